@@ -1,0 +1,46 @@
+/**
+ * The one SQLite helper for the session object: bound parameters only, errors carry the
+ * statement, and a versioned schema applied idempotently in the constructor.
+ */
+export class Sql {
+  constructor(private readonly storage: DurableObjectStorage) {}
+
+  all<T = Record<string, SqlStorageValue>>(query: string, ...params: SqlStorageValue[]): T[] {
+    try {
+      return this.storage.sql.exec(query, ...params).toArray() as T[];
+    } catch (error) {
+      throw new Error(`SQL failed (${query.split("\n")[0]!.trim().slice(0, 80)}): ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  one<T = Record<string, SqlStorageValue>>(query: string, ...params: SqlStorageValue[]): T | undefined {
+    return this.all<T>(query, ...params)[0];
+  }
+
+  run(query: string, ...params: SqlStorageValue[]): void {
+    this.all(query, ...params);
+  }
+}
+
+const SCHEMA_VERSION = 1;
+
+const MIGRATIONS: Record<number, string[]> = {
+  1: [
+    `CREATE TABLE IF NOT EXISTS turns (
+       turn_id TEXT PRIMARY KEY,
+       tenant_id TEXT NOT NULL,
+       spec TEXT NOT NULL,
+       counters TEXT NOT NULL,
+       created_at INTEGER NOT NULL
+     )`,
+  ],
+};
+
+export function applySchema(sql: Sql): void {
+  sql.run("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+  const row = sql.one<{ version: number }>("SELECT version FROM schema_version LIMIT 1");
+  const current = row?.version ?? 0;
+  for (let v = current + 1; v <= SCHEMA_VERSION; v++) for (const stmt of MIGRATIONS[v] ?? []) sql.run(stmt);
+  if (current === 0) sql.run("INSERT INTO schema_version (version) VALUES (?)", SCHEMA_VERSION);
+  else if (current < SCHEMA_VERSION) sql.run("UPDATE schema_version SET version = ?", SCHEMA_VERSION);
+}

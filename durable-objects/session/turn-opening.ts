@@ -1,0 +1,49 @@
+import { buildCatalog } from "../../src/catalog/build-catalog";
+import type { ClientToolSpec } from "../../src/catalog/types";
+import { resolveActivation, resolveCodeModeOptions, type GatewayConfig } from "../../src/config";
+import type { ToolPlugin } from "../../src/tools/types";
+import { modelSurface, type ModelTool } from "../../src/turns/surface";
+import type { TurnSpec } from "../../src/turns/turn-spec";
+
+/** A validated `POST …/turns` body (the HTTP layer checks shapes; this decides policy). */
+export type OpenTurnRequest = {
+  agentId?: string;
+  model?: string;
+  allow?: string[];
+  deny?: string[];
+  disableTools?: boolean;
+  clientTools?: ClientToolSpec[];
+  mcpServers?: Record<string, { url: string; headers?: Record<string, string> }>;
+};
+
+/**
+ * The seed's activation order: effective tools → allow/deny → activation → surface.
+ * Runs that intentionally have no tools (`disableTools`, empty allow list) engage nothing.
+ */
+export function planTurn(
+  config: GatewayConfig,
+  plugins: readonly ToolPlugin[],
+  req: OpenTurnRequest,
+  ids: { turnId: string; tenantId: string; sessionId: string; counterScope: string; now: number },
+): { spec: TurnSpec; tools: ModelTool[] } {
+  const toolsActive = req.disableTools !== true && !(req.allow !== undefined && req.allow.length === 0);
+  const catalog = toolsActive
+    ? buildCatalog({ plugins, clientTools: req.clientTools, policy: { allow: req.allow, deny: req.deny } })
+    : { entries: [], direct: [] };
+  const activation = resolveActivation(config, { agentId: req.agentId, model: req.model });
+  const engaged = toolsActive && activation.engaged;
+  const options = resolveCodeModeOptions(config, req.agentId);
+  const spec: TurnSpec = {
+    turnId: ids.turnId,
+    tenantId: ids.tenantId,
+    sessionId: ids.sessionId,
+    ...(req.agentId !== undefined ? { agentId: req.agentId } : {}),
+    ...(req.model !== undefined ? { model: req.model } : {}),
+    codeModeEngaged: engaged,
+    options,
+    catalog,
+    counterScope: ids.counterScope,
+    createdAt: ids.now,
+  };
+  return { spec, tools: toolsActive ? modelSurface(catalog, engaged, options.languages) : [] };
+}

@@ -1,0 +1,39 @@
+import type { TurnCounters, TurnSpec } from "../../src/turns/turn-spec";
+import type { Sql } from "./sql";
+
+export type StoredTurn = { spec: TurnSpec; counters: TurnCounters };
+
+/** Turns of one session (tenant-scoped rows in the session object's SQLite). */
+export class TurnStore {
+  constructor(private readonly sql: Sql) {}
+
+  insert(spec: TurnSpec, counters: TurnCounters): void {
+    this.sql.run(
+      "INSERT INTO turns (turn_id, tenant_id, spec, counters, created_at) VALUES (?, ?, ?, ?, ?)",
+      spec.turnId,
+      spec.tenantId,
+      JSON.stringify(spec),
+      JSON.stringify(counters),
+      spec.createdAt,
+    );
+  }
+
+  get(tenantId: string, turnId: string): StoredTurn | undefined {
+    const row = this.sql.one<{ spec: string; counters: string }>(
+      "SELECT spec, counters FROM turns WHERE turn_id = ? AND tenant_id = ?",
+      turnId,
+      tenantId,
+    );
+    return row ? { spec: JSON.parse(row.spec) as TurnSpec, counters: JSON.parse(row.counters) as TurnCounters } : undefined;
+  }
+
+  saveCounters(turnId: string, counters: TurnCounters): void {
+    this.sql.run("UPDATE turns SET counters = ? WHERE turn_id = ?", JSON.stringify(counters), turnId);
+  }
+
+  delete(turnId: string): boolean {
+    const had = this.sql.one("SELECT 1 AS x FROM turns WHERE turn_id = ?", turnId) !== undefined;
+    this.sql.run("DELETE FROM turns WHERE turn_id = ?", turnId);
+    return had;
+  }
+}

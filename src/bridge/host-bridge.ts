@@ -1,0 +1,198 @@
+import type { GuestHost } from "../runtime/guest-vm";
+
+/** A bridge result for one guest request: JSON text for the guest, or an error message. */
+export type Settlement = { ok: true; text: string | undefined } | { ok: false; message: string };
+
+export type ToolRequest = { id: number; tool: string; input: unknown };
+
+/** What the bridge needs from the turn: the tool executor path and catalog lookups. */
+export interface BridgeHandlers {
+  call(request: ToolRequest, signal: AbortSignal): Promise<Settlement>;
+  search(query: string, limit: number | null): Settlement;
+  describe(tool: string): Settlement;
+  /** Output items go to the cell's shared output budget. */
+  output(kind: "text" | "json", text: string): void;
+}
+
+export type BridgeLimits = { maxPendingToolCalls: number; maxRequestBytes: number };
+
+type Raw = { id: number; op: string; text: string };
+type Inflight = { id: number; kind: "tool" | "timer"; tool?: string; input?: unknown; dueAt?: number; abort: AbortController };
+
+const TOOL_OPS = new Set(["call", "search", "describe"]);
+
+/**
+ * Host half of the JSON-only bridge. Guest requests are only *recorded* while guest code
+ * runs (the host callback is synchronous); `dispatch()` starts them once the guest yields,
+ * which is where the pending-call cap is checked: a batch that would exceed
+ * `maxPendingToolCalls` is rejected whole before any call in it starts.
+ */
+export class HostBridge implements GuestHost {
+  private batch: Raw[] = [];
+  private readonly inflight = new Map<number, Inflight>();
+  private ready: Array<{ id: number; settlement: Settlement }> = [];
+  private wake: (() => void) | null = null;
+  private closed = false;
+  yieldRequest: { id: number; reason: string | null } | null = null;
+
+  constructor(
+    private readonly handlers: BridgeHandlers,
+    private readonly limits: BridgeLimits,
+    private readonly timers: { now(): number },
+  ) {}
+
+  // ---- GuestHost (synchronous, inside guest execution) ----
+  request(id: number, op: string, text: string): void {
+    if (this.closed) throw "the code mode run is closed";
+    if (!Number.isInteger(id) || id <= 0) throw "invalid bridge request";
+    if (text.length > this.limits.maxRequestBytes) throw `bridge request too large (over ${this.limits.maxRequestBytes} bytes)`;
+    if (!TOOL_OPS.has(op) && op !== "timer" && op !== "yield") throw `unknown bridge operation`;
+    this.batch.push({ id, op, text });
+  }
+
+  output(kind: "text" | "json", text: string): void {
+    this.handlers.output(kind, text);
+  }
+
+  cancel(id: number): void {
+    this.batch = this.batch.filter((r) => r.id !== id);
+    const f = this.inflight.get(id);
+    if (f) {
+      f.abort.abort();
+      this.inflight.delete(id);
+    }
+  }
+
+  // ---- host side ----
+  get inflightCount(): number {
+    return this.inflight.size;
+  }
+
+  get hasWork(): boolean {
+    return this.batch.length > 0 || this.ready.length > 0;
+  }
+
+  /** Tool calls in flight (for a `waiting` result's pendingToolCalls). */
+  pendingTools(): ToolRequest[] {
+    const out: ToolRequest[] = [];
+    for (const f of this.inflight.values()) if (f.kind === "tool" && f.tool !== undefined) out.push({ id: f.id, tool: f.tool, input: f.input });
+    return out;
+  }
+
+  /** Start everything the guest asked for since the last call. */
+  dispatch(): void {
+    const batch = this.batch;
+    if (batch.length === 0) return;
+    this.batch = [];
+    const calls = batch.filter((r) => r.op === "call");
+    const inflightCalls = [...this.inflight.values()].filter((f) => f.kind === "tool").length;
+    const overCap = inflightCalls + calls.length > this.limits.maxPendingToolCalls;
+    for (const r of batch) {
+      let payload: any;
+      try {
+        payload = JSON.parse(r.text);
+      } catch {
+        this.settle(r.id, { ok: false, message: "malformed bridge request" });
+        continue;
+      }
+      switch (r.op) {
+        case "call": {
+          if (overCap) {
+            this.settle(r.id, {
+              ok: false,
+              message:
+                `too many pending tool calls: ${inflightCalls + calls.length} requested, maxPendingToolCalls is ` +
+                `${this.limits.maxPendingToolCalls}; no call in this batch was started. Await fewer calls at once.`,
+            });
+            break;
+          }
+          const tool = typeof payload?.tool === "string" ? payload.tool : "";
+          const input = payload?.input;
+          const abort = new AbortController();
+          this.inflight.set(r.id, { id: r.id, kind: "tool", tool, input, abort });
+          this.handlers.call({ id: r.id, tool, input }, abort.signal).then(
+            (s) => this.complete(r.id, s),
+            () => this.complete(r.id, { ok: false, message: `${tool} failed` }),
+          );
+          break;
+        }
+        case "search":
+          this.settle(r.id, this.handlers.search(typeof payload?.query === "string" ? payload.query : "", payload?.limit ?? null));
+          break;
+        case "describe":
+          this.settle(r.id, this.handlers.describe(typeof payload?.tool === "string" ? payload.tool : ""));
+          break;
+        case "timer": {
+          const delayMs = Math.min(Math.max(0, Number(payload?.delayMs) || 0), 2 ** 31 - 1);
+          this.startTimer(r.id, this.timers.now() + delayMs);
+          break;
+        }
+        case "yield":
+          this.yieldRequest = { id: r.id, reason: typeof payload?.reason === "string" ? payload.reason : null };
+          break;
+      }
+    }
+  }
+
+  /** A timer due at `dueAt` on the injected clock; fires through the ordinary settle path. */
+  startTimer(id: number, dueAt: number): void {
+    const abort = new AbortController();
+    this.inflight.set(id, { id, kind: "timer", dueAt, abort });
+    const delay = Math.max(0, dueAt - this.timers.now());
+    const handle = setTimeout(() => this.complete(id, { ok: true, text: undefined }), delay);
+    abort.signal.addEventListener("abort", () => clearTimeout(handle));
+  }
+
+  timersInFlight(): Array<{ id: number; dueAt: number }> {
+    const out: Array<{ id: number; dueAt: number }> = [];
+    for (const f of this.inflight.values()) if (f.kind === "timer") out.push({ id: f.id, dueAt: f.dueAt! });
+    return out;
+  }
+
+  private settle(id: number, settlement: Settlement): void {
+    this.ready.push({ id, settlement });
+    this.wake?.();
+  }
+
+  private complete(id: number, settlement: Settlement): void {
+    if (!this.inflight.has(id)) return; // cancelled, or the run closed
+    this.inflight.delete(id);
+    this.settle(id, settlement);
+  }
+
+  /** Deliver a result that arrived from outside (e.g. stored while parked). */
+  deliver(id: number, settlement: Settlement): void {
+    this.settle(id, settlement);
+  }
+
+  takeReady(): Array<{ id: number; settlement: Settlement }> {
+    const r = this.ready;
+    this.ready = [];
+    return r;
+  }
+
+  /** Resolve when something is ready, `ms` passes, or `signal` aborts. */
+  waitForWork(ms: number, signal: AbortSignal): Promise<void> {
+    if (this.ready.length > 0 || signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        this.wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      signal.addEventListener("abort", done);
+      this.wake = done;
+    });
+  }
+
+  /** Stop everything: abort in-flight host work; late results are dropped. */
+  close(): void {
+    this.closed = true;
+    for (const f of this.inflight.values()) f.abort.abort();
+    this.inflight.clear();
+    this.batch = [];
+    this.ready = [];
+  }
+}

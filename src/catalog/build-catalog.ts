@@ -1,0 +1,70 @@
+import type { ToolPlugin } from "../tools/types";
+import { assignCallableNames } from "./callable-names";
+import { opaqueToolId } from "./opaque-id";
+import { isToolAllowed, type ToolPolicy } from "./tool-policy";
+import type { CatalogEntry, CatalogProjection, ClientToolSpec, ToolOrigin } from "./types";
+
+/** Control tools never enter the catalog (the shell-style `exec` of a plugin does). */
+export const CONTROL_TOOL_NAMES = new Set(["wait", "tool_search_code", "tool_search", "tool_describe", "tool_call"]);
+const ORIGIN_ORDER: Record<ToolOrigin, number> = { core: 0, bundled: 1, external: 2, mcp: 3, client: 4 };
+
+export type CatalogInput = {
+  plugins: readonly ToolPlugin[];
+  clientTools?: readonly ClientToolSpec[];
+  policy: ToolPolicy;
+};
+
+/**
+ * The run-scoped catalog: effective tools after policy, one winner per exact tool name
+ * (later sources win an exact-name shadow, as in direct mode), in the seed's order:
+ * core, bundled plugins, external plugins, MCP, client tools.
+ */
+export function buildCatalog(input: CatalogInput): CatalogProjection {
+  const candidates: Omit<CatalogEntry, "callableName">[] = [];
+  const plugins = [...input.plugins].sort((a, b) => ORIGIN_ORDER[a.origin] - ORIGIN_ORDER[b.origin]);
+  for (const plugin of plugins) {
+    for (const tool of plugin.tools) {
+      candidates.push({
+        id: opaqueToolId(plugin.origin, plugin.id, tool.name),
+        toolName: tool.name,
+        origin: plugin.origin,
+        source: "openclaw",
+        pluginId: plugin.id,
+        ...(tool.label ? { label: tool.label } : {}),
+        description: tool.description,
+        parameters: tool.parameters,
+        ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
+        directOnly: tool.directOnly === true,
+      });
+    }
+  }
+  for (const client of input.clientTools ?? []) {
+    candidates.push({
+      id: opaqueToolId("client", "", client.name),
+      toolName: client.name,
+      origin: "client",
+      source: "client",
+      description: client.description ?? "",
+      // Untrusted: kept for describe(), never promoted to hints; no output contract.
+      parameters: client.parameters ?? { type: "object" },
+      directOnly: false,
+    });
+  }
+
+  // One effective winner per exact name: the later candidate shadows the earlier one.
+  const winners = new Map<string, Omit<CatalogEntry, "callableName">>();
+  for (const c of candidates) {
+    if (CONTROL_TOOL_NAMES.has(c.toolName)) continue;
+    if (c.toolName === "exec" && c.origin === "client") continue; // never shadows the control tool
+    if (!isToolAllowed(input.policy, c.toolName)) continue;
+    winners.delete(c.toolName);
+    winners.set(c.toolName, c);
+  }
+  const ordered = [...winners.values()].sort((a, b) => ORIGIN_ORDER[a.origin] - ORIGIN_ORDER[b.origin]);
+  const cataloged = ordered.filter((c) => !c.directOnly);
+  const names = assignCallableNames(cataloged);
+  return {
+    entries: cataloged.map((c) => ({ ...c, callableName: names.get(c.id)! })),
+    direct: ordered.filter((c) => c.directOnly).map((c) => ({ ...c, callableName: c.toolName })),
+  };
+}

@@ -1,0 +1,77 @@
+import { fnv1a64 } from "./opaque-id";
+
+const RESERVED_WORDS = new Set(
+  (
+    "break case catch class const continue debugger default delete do else enum export extends false finally for " +
+    "function if import in instanceof new null return super switch this throw true try typeof var void while with " +
+    "yield let static implements interface package private protected public await arguments eval undefined NaN Infinity"
+  ).split(" "),
+);
+
+/**
+ * Globals a raw tool never overwrites: the code-mode guest API (seed "Guest runtime API"
+ * and "Tool names and collisions", Swarm globals included) and the language's own built-ins.
+ */
+export const SPECIALIZED_GLOBALS = new Set(
+  (
+    "catalog MCP API nodes skills namespaces text json yield_control setTimeout clearTimeout agents phase log " +
+    "globalThis Object Function Array Number String Boolean Symbol BigInt Math JSON Date RegExp Error TypeError " +
+    "RangeError SyntaxError ReferenceError EvalError URIError AggregateError InternalError Promise Proxy Reflect Map Set " +
+    "WeakMap WeakSet WeakRef FinalizationRegistry ArrayBuffer SharedArrayBuffer DataView Atomics Int8Array Uint8Array " +
+    "Uint8ClampedArray Int16Array Uint16Array Int32Array Uint32Array Float32Array Float64Array BigInt64Array " +
+    "BigUint64Array Iterator isNaN isFinite parseInt parseFloat encodeURI decodeURI encodeURIComponent " +
+    "decodeURIComponent escape unescape queueMicrotask structuredClone console performance"
+  ).split(" "),
+);
+
+const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+export function isJsSafeName(name: string): boolean {
+  return IDENT.test(name) && !RESERVED_WORDS.has(name) && !SPECIALIZED_GLOBALS.has(name) && !name.startsWith("__");
+}
+
+/** Invalid identifier characters become `_`; a still-invalid first character gets `tool_`. */
+export function normalizeToolName(name: string): string {
+  let out = name.replace(/[^A-Za-z0-9_$]/g, "_");
+  if (out.length === 0 || !/^[A-Za-z_$]/.test(out)) out = "tool_" + out;
+  return out;
+}
+
+/**
+ * Final guest callable names for tools in catalog order. Exact JS-safe names win their
+ * unsuffixed spelling; normalised names come next when free; reserved words, specialized
+ * globals and collisions get a short suffix derived from the host-only identity.
+ * Computed once per turn; the result is stored with the turn and reused across resumes.
+ */
+export function assignCallableNames(tools: ReadonlyArray<{ id: string; toolName: string }>): Map<string, string> {
+  const names = new Map<string, string>();
+  const taken = new Set<string>();
+  // Pass 1: exact safe names claim their spelling.
+  for (const t of tools) {
+    if (isJsSafeName(t.toolName) && !taken.has(t.toolName)) {
+      names.set(t.id, t.toolName);
+      taken.add(t.toolName);
+    }
+  }
+  // Pass 2: normalised names when free and safe.
+  for (const t of tools) {
+    if (names.has(t.id)) continue;
+    const base = normalizeToolName(t.toolName);
+    if (isJsSafeName(base) && !taken.has(base)) {
+      names.set(t.id, base);
+      taken.add(base);
+    }
+  }
+  // Pass 3: deterministic suffix from the opaque identity.
+  for (const t of tools) {
+    if (names.has(t.id)) continue;
+    const base = normalizeToolName(t.toolName).replace(/^__+/, "_");
+    const digest = fnv1a64(t.id);
+    let len = 4;
+    let candidate = `${base}_${digest.slice(0, len)}`;
+    while (taken.has(candidate) && len < digest.length) candidate = `${base}_${digest.slice(0, ++len)}`;
+    names.set(t.id, candidate);
+    taken.add(candidate);
+  }
+  return names;
+}

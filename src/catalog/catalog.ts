@@ -1,0 +1,68 @@
+import { inputHint, outputHint } from "./schema-hints";
+import { SearchIndex } from "./search-index";
+import type { CatalogEntry, CatalogProjection, ToolCatalogMetadata } from "./types";
+
+/**
+ * A turn's catalog at run time: lookup by callable name (the only key the guest has),
+ * guest metadata, search. Built from the stored projection; never sees ids leave.
+ */
+export class Catalog {
+  private readonly byCallable = new Map<string, CatalogEntry>();
+  private index?: SearchIndex;
+
+  constructor(readonly projection: CatalogProjection) {
+    for (const e of projection.entries) this.byCallable.set(e.callableName, e);
+  }
+
+  /** Entries the guest may see generically (MCP lives only under `MCP`). */
+  get guestEntries(): CatalogEntry[] {
+    return this.projection.entries.filter((e) => e.source !== "mcp");
+  }
+
+  lookup(callableName: string): CatalogEntry | undefined {
+    const e = this.byCallable.get(callableName);
+    return e && e.source !== "mcp" ? e : undefined;
+  }
+
+  search(query: string, limit: number): CatalogEntry[] {
+    this.index ??= new SearchIndex(this.guestEntries);
+    return this.index.search(query, limit);
+  }
+
+  sourceCounts(): { openclaw: number; mcp: number; client: number } {
+    const counts = { openclaw: 0, mcp: 0, client: 0 };
+    for (const e of this.projection.entries) counts[e.source]++;
+    return counts;
+  }
+}
+
+/** Bounded guest metadata for a handle (`toJSON()` result). Never includes the id. */
+export function guestMetadata(entry: CatalogEntry): ToolCatalogMetadata {
+  const meta: ToolCatalogMetadata = {
+    callableName: entry.callableName,
+    toolName: entry.toolName,
+    ...(entry.label ? { label: entry.label } : {}),
+    description: entry.description.length > 400 ? entry.description.slice(0, 399) + "…" : entry.description,
+    source: entry.source === "client" ? "client" : "openclaw",
+  };
+  if (entry.source === "client") {
+    meta.input = "unknown";
+  } else {
+    meta.input = inputHint(entry.parameters);
+    const out = entry.origin !== "mcp" ? outputHint(entry.outputSchema) : undefined;
+    if (out) meta.output = out;
+  }
+  return meta;
+}
+
+/** Full schema on demand (`describe()`); name + parameters + trusted outputSchema. */
+export function guestDescription(entry: CatalogEntry) {
+  const { toolName: _omit, ...meta } = guestMetadata(entry);
+  return {
+    ...meta,
+    description: entry.description,
+    name: entry.toolName,
+    parameters: entry.parameters,
+    ...(entry.outputSchema && entry.source === "openclaw" ? { outputSchema: entry.outputSchema } : {}),
+  };
+}

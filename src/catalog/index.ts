@@ -1,0 +1,8 @@
+export { buildCatalog, CONTROL_TOOL_NAMES, type CatalogInput } from "./build-catalog";
+export { assignCallableNames, isJsSafeName, normalizeToolName, SPECIALIZED_GLOBALS } from "./callable-names";
+export { Catalog, guestDescription, guestMetadata } from "./catalog";
+export { opaqueToolId } from "./opaque-id";
+export { inputHint, outputHint } from "./schema-hints";
+export { SearchIndex, tokenize } from "./search-index";
+export { isToolAllowed, type ToolPolicy } from "./tool-policy";
+export type { CatalogEntry, CatalogProjection, ClientToolSpec, ToolCatalogMetadata, ToolOrigin } from "./types";

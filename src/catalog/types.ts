@@ -1,0 +1,47 @@
+import type { JsonSchema, ToolDefinition } from "../tools/types";
+
+/** Where a cataloged tool came from, in the seed's catalog order. */
+export type ToolOrigin = "core" | "bundled" | "external" | "mcp" | "client";
+
+/** A client-provided tool as the turn declared it (untrusted metadata). */
+export type ClientToolSpec = { name: string; description?: string; parameters?: JsonSchema };
+
+/**
+ * One effective tool of a turn. `id` is the opaque host-only routing identity: it never
+ * appears in the prompt, guest metadata, descriptions or errors.
+ */
+export type CatalogEntry = {
+  id: string;
+  toolName: string;
+  callableName: string;
+  origin: ToolOrigin;
+  /** Guest-visible source value: plugins are "openclaw" too. */
+  source: "openclaw" | "mcp" | "client";
+  pluginId?: string;
+  label?: string;
+  description: string;
+  parameters: JsonSchema;
+  /** Trusted (core/plugin) output contract only. */
+  outputSchema?: JsonSchema;
+  directOnly: boolean;
+};
+
+/** The persisted projection of a turn's tools (no functions; re-linked to plugins on load). */
+export type CatalogProjection = {
+  /** Cataloged tools (hidden from the model in code mode), in catalog order. */
+  entries: CatalogEntry[];
+  /** Direct-only tools: stay model-visible, never in the catalog. */
+  direct: CatalogEntry[];
+};
+
+export type ResolvedTool = { entry: CatalogEntry; definition?: ToolDefinition };
+
+export type ToolCatalogMetadata = {
+  callableName: string;
+  toolName: string;
+  label?: string;
+  description: string;
+  source: "openclaw" | "client";
+  input?: string;
+  output?: string;
+};

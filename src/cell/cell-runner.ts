@@ -1,0 +1,171 @@
+import type { CodeModeErrorCode, CodeModeResult, CodeModeTelemetry } from "../code-mode/types";
+import { OutputBudget } from "../code-mode/output-budget";
+import type { ResolvedCodeModeOptions } from "../config";
+import { HostBridge, type BridgeHandlers } from "../bridge/host-bridge";
+import type { Clock } from "../runtime/clock";
+import { GuestFaultError, GuestVm } from "../runtime/guest-vm";
+import { InterruptGuard } from "../runtime/interrupt-guard";
+import { checkModuleAccess, checkShellCommand } from "../runtime/source-checks";
+import type { ToolCatalogMetadata } from "../catalog/types";
+import { parseExecInput } from "./exec-input";
+
+export type CellEnvironment = {
+  options: ResolvedCodeModeOptions;
+  clock: Clock;
+  signal: AbortSignal;
+  /** Guest globals / `catalog.all()` handles, in catalog order. */
+  tools: ToolCatalogMetadata[];
+  handlers: Omit<BridgeHandlers, "output">;
+  telemetry(): CodeModeTelemetry;
+};
+
+/** A cell that stopped with host work outstanding; the session decides whether to park it. */
+export type LiveCell = { vm: GuestVm; bridge: HostBridge; budget: OutputBudget; guard: InterruptGuard };
+
+export type CellEnd =
+  | { kind: "result"; result: CodeModeResult }
+  | { kind: "suspended"; reason: "pending_tools" | "yield"; cell: LiveCell };
+
+/** Requests larger than this never reach a tool (guest → host direction). */
+const MIN_REQUEST_BYTES = 1024 * 1024;
+
+export function failed(error: string, code: CodeModeErrorCode | undefined, telemetry: CodeModeTelemetry): CodeModeResult {
+  return { status: "failed", error, ...(code ? { code } : {}), telemetry };
+}
+
+/** `exec`: validate input, reject module access and shell commands, transpile, run in a fresh VM. */
+export async function runExec(rawInput: unknown, env: CellEnvironment): Promise<CellEnd> {
+  const parsed = parseExecInput(rawInput, env.options.languages);
+  if (!parsed.ok) return { kind: "result", result: failed(parsed.message, "invalid_input", env.telemetry()) };
+  let source = parsed.input.code;
+
+  const shell = checkShellCommand(source);
+  if (!shell.ok) return { kind: "result", result: failed(shell.message, "invalid_input", env.telemetry()) };
+  const modules = checkModuleAccess(source);
+  if (!modules.ok) return { kind: "result", result: failed(modules.message, "invalid_input", env.telemetry()) };
+
+  if (parsed.input.language === "typescript") {
+    // Loaded lazily: JavaScript cells never evaluate the compiler.
+    const { transpileTypeScript } = await import("../runtime/typescript-transform");
+    const out = await transpileTypeScript(source);
+    if (!out.ok) return { kind: "result", result: failed(`TypeScript transform failed: ${out.message}`, "invalid_input", env.telemetry()) };
+    source = out.code;
+  }
+
+  const deadline = env.clock.now() + env.options.timeoutMs;
+  const guard = new InterruptGuard(env.clock, deadline, env.options.timeoutMs);
+  const budget = new OutputBudget(env.options.maxOutputBytes);
+  const bridge = new HostBridge(
+    { ...env.handlers, output: (kind, text) => (kind === "json" ? budget.pushJson(text) : budget.pushText(text)) },
+    { maxPendingToolCalls: env.options.maxPendingToolCalls, maxRequestBytes: Math.max(MIN_REQUEST_BYTES, env.options.maxOutputBytes) },
+    env.clock,
+  );
+  let vm: GuestVm;
+  try {
+    vm = await GuestVm.create({ memoryLimitBytes: env.options.memoryLimitBytes }, guard, bridge);
+  } catch (error) {
+    bridge.close();
+    if (error instanceof GuestFaultError) return { kind: "result", result: faultResult(error, env, budget) };
+    return { kind: "result", result: failed("QuickJS-WASI runtime is unavailable", "runtime_unavailable", env.telemetry()) };
+  }
+  const cell: LiveCell = { vm, bridge, budget, guard };
+  try {
+    vm.installTools(JSON.stringify(env.tools));
+    vm.start(source);
+  } catch (error) {
+    return { kind: "result", result: endCell(cell, error, env) };
+  }
+  return driveCell(cell, deadline, env);
+}
+
+/**
+ * Run a cell until it settles, fails, asks to yield, or its deadline passes with host
+ * work outstanding. Bridge results that arrive within the deadline are delivered in the
+ * same call, so a cell awaiting several fast tools completes in one `exec`/`wait`.
+ */
+export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvironment): Promise<CellEnd> {
+  const { vm, bridge } = cell;
+  try {
+    for (;;) {
+      if (env.signal.aborted) {
+        cell.guard.trip();
+        return { kind: "result", result: closeWith(cell, failed("the code mode run was aborted", "aborted", env.telemetry())) };
+      }
+      bridge.dispatch();
+      const ready = bridge.takeReady();
+      if (ready.length > 0) {
+        for (const { id, settlement } of ready) {
+          vm.settle(id, settlement.ok, settlement.ok ? settlement.text : settlement.message);
+        }
+        continue;
+      }
+      if (bridge.yieldRequest) return { kind: "suspended", reason: "yield", cell };
+      const status = vm.status();
+      if (status.state === "failed" || status.state === "unserializable") {
+        const message = vm.errorMessage() ?? "the program failed";
+        const code = status.syntax ? "invalid_input" : status.state === "unserializable" ? "output_limit_exceeded" : undefined;
+        return { kind: "result", result: closeWith(cell, failedWithBudget(cell, message, code, env)) };
+      }
+      if (status.state === "completed" && bridge.inflightCount === 0) {
+        if (status.failure) {
+          return { kind: "result", result: closeWith(cell, failedWithBudget(cell, vm.errorMessage() ?? "unhandled rejection", undefined, env)) };
+        }
+        const projected = cell.budget.completed(vm.valueJson());
+        const result: CodeModeResult = { status: "completed", value: projected.value, ...(projected.output ? { output: projected.output } : {}), telemetry: env.telemetry() };
+        return { kind: "result", result: closeWith(cell, result) };
+      }
+      if (bridge.inflightCount === 0) {
+        return {
+          kind: "result",
+          result: closeWith(cell, failedWithBudget(cell, "the program awaits a promise that nothing will settle (no tool call or timer is pending)", undefined, env)),
+        };
+      }
+      const remaining = deadline - env.clock.now();
+      if (remaining <= 0) return { kind: "suspended", reason: "pending_tools", cell };
+      await bridge.waitForWork(remaining, env.signal);
+    }
+  } catch (error) {
+    return { kind: "result", result: endCell(cell, error, env) };
+  }
+}
+
+function failedWithBudget(cell: LiveCell, message: string, code: CodeModeErrorCode | undefined, env: CellEnvironment): CodeModeResult {
+  const projected = cell.budget.failed(message);
+  return { status: "failed", error: projected.error, ...(code ? { code } : {}), ...(projected.output ? { output: projected.output } : {}), telemetry: env.telemetry() };
+}
+
+function faultResult(error: GuestFaultError, env: CellEnvironment, budget: OutputBudget): CodeModeResult {
+  const fault = error.fault;
+  const o = env.options;
+  let message: string;
+  let code: CodeModeErrorCode | undefined;
+  if (fault.kind === "interrupted") {
+    if (env.signal.aborted) {
+      message = "the code mode run was aborted";
+      code = "aborted";
+    } else {
+      message = `code mode cell exceeded its execution budget (timeoutMs ${o.timeoutMs}) and was stopped`;
+      code = "timeout";
+    }
+  } else if (fault.kind === "out_of_memory") {
+    message = `code mode cell exceeded memoryLimitBytes (${o.memoryLimitBytes}) and its VM was terminated`;
+  } else {
+    // Never echo engine internals beyond their one-line summary.
+    message = `the code mode VM stopped unexpectedly (${fault.detail.split("\n")[0]!.slice(0, 200)})`;
+    code = /stack|recursion/i.test(fault.detail) ? undefined : "internal_error";
+  }
+  const projected = budget.failed(message);
+  return { status: "failed", error: projected.error, ...(code ? { code } : {}), ...(projected.output ? { output: projected.output } : {}), telemetry: env.telemetry() };
+}
+
+/** A guest call threw: classify, dispose the VM, report. */
+function endCell(cell: LiveCell, error: unknown, env: CellEnvironment): CodeModeResult {
+  if (error instanceof GuestFaultError) return closeWith(cell, faultResult(error, env, cell.budget));
+  return closeWith(cell, failed("internal error in the code mode runtime", "internal_error", env.telemetry()));
+}
+
+export function closeWith(cell: LiveCell, result: CodeModeResult): CodeModeResult {
+  cell.bridge.close();
+  cell.vm.dispose();
+  return result;
+}

@@ -1,0 +1,65 @@
+/**
+ * The seed's (002) model-facing contract for `exec` / `wait`. Every cell outcome is one of
+ * these values: failures are data, never exceptions crossing the HTTP edge.
+ */
+
+export type CodeModeErrorCode =
+  | "invalid_input"
+  | "runtime_unavailable"
+  | "aborted"
+  | "timeout"
+  | "output_limit_exceeded"
+  | "snapshot_limit_exceeded"
+  | "internal_error";
+
+export type CodeModeOutput = { type: "text"; text: string } | { type: "json"; value: unknown };
+
+export type CodeModeTelemetry = {
+  /** Hidden catalog size (every cataloged tool, MCP included). */
+  catalogSize: number;
+  catalogSources: { openclaw: number; mcp: number; client: number };
+  /** Cumulative bridge counters for the turn's catalog. */
+  counters: { search: number; describe: number; call: number };
+  /** One counter lifetime: changes when the catalog is replaced or restored. */
+  counterScope: string;
+  controlTools: ["exec", "wait"];
+};
+
+export type CodeModePendingToolCall = { callId: string; tool: string; input: unknown };
+
+export type CodeModeCompletedResult = {
+  status: "completed";
+  value: unknown;
+  output?: CodeModeOutput[];
+  telemetry: CodeModeTelemetry;
+};
+
+export type CodeModeWaitingResult = {
+  status: "waiting";
+  runId: string;
+  reason: "pending_tools" | "yield";
+  pendingToolCalls?: CodeModePendingToolCall[];
+  output?: CodeModeOutput[];
+  telemetry: CodeModeTelemetry;
+};
+
+export type CodeModeFailedResult = {
+  status: "failed";
+  error: string;
+  code?: CodeModeErrorCode;
+  output?: CodeModeOutput[];
+  telemetry: CodeModeTelemetry;
+};
+
+export type CodeModeResult = CodeModeCompletedResult | CodeModeWaitingResult | CodeModeFailedResult;
+
+export type CodeModeLanguage = "javascript" | "typescript";
+
+export type CodeModeExecInput = {
+  code?: string;
+  command?: string;
+  language?: CodeModeLanguage;
+  restartSafe?: boolean;
+};
+
+export type CodeModeWaitInput = { runId: string };

@@ -1,0 +1,6 @@
+import type { AgentEntry, GatewayConfig } from "./GatewayConfig";
+
+/** `agents.entries.<agentId>`, or undefined for an unknown agent (own keys only). */
+export function findAgent(config: GatewayConfig, agentId: string): AgentEntry | undefined {
+  return Object.hasOwn(config.agents.entries, agentId) ? config.agents.entries[agentId] : undefined;
+}

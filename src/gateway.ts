@@ -1,0 +1,16 @@
+import { createSessionObject } from "../durable-objects/session/session-object";
+import { createApp, type GatewayEnv } from "./http/app";
+import type { ToolPlugin } from "./tools/types";
+
+/**
+ * Assemble a gateway from tool plugins: the Worker's fetch handler and the session Durable
+ * Object class bound to the same plugin set. Users embedding the gateway write their own
+ * entry with their own plugins (tools are code; config is policy).
+ */
+export function createGateway(options: { plugins: readonly ToolPlugin[] }) {
+  const app = createApp();
+  return {
+    worker: { fetch: (req: Request, env: GatewayEnv, ctx: ExecutionContext) => app.fetch(req, env, ctx) } satisfies ExportedHandler<GatewayEnv>,
+    SessionDurableObject: createSessionObject(options.plugins),
+  };
+}

@@ -1,0 +1,113 @@
+import { Hono, type Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { SessionReply } from "../../durable-objects/session/session-object";
+import { loadGatewayConfig } from "../config";
+import { authenticate } from "./auth";
+import { HttpError, statusFor } from "./http-error";
+import { validateOpenTurn } from "./validate-turn";
+import { VERSION } from "../version";
+
+/** The Worker's bindings. */
+export type GatewayEnv = {
+  SESSIONS: DurableObjectNamespace<SessionRpc>;
+  GATEWAY_TOKENS?: string;
+  CODEMODE_CONFIG?: string;
+};
+
+/** What the router needs from the session object (its RPC surface). */
+export interface SessionRpc extends Rpc.DurableObjectBranded {
+  openTurn(tenantId: string, sessionId: string, req: unknown): Promise<SessionReply<unknown>>;
+  callTool(tenantId: string, turnId: string, toolName: string, input: unknown): Promise<SessionReply<unknown>>;
+  deleteTurn(tenantId: string, turnId: string): Promise<SessionReply<unknown>>;
+}
+
+/** Bodies over 1 MiB are refused with 413 before they are read whole. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+const SESSION_ID = /^[A-Za-z0-9._\-]{1,128}$/;
+const TURN_ID = /^[A-Za-z0-9\-]{1,64}$/;
+const TOOL_NAME = /^[A-Za-z0-9_.\-]{1,128}$/;
+
+type Vars = { Variables: { tenant: string } };
+
+async function readJson(c: Context): Promise<unknown> {
+  const text = await c.req.text();
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new HttpError("invalid_request", "body is not valid JSON", "");
+  }
+}
+
+function sessionStub(c: Context<{ Bindings: GatewayEnv } & Vars>) {
+  const sessionId = c.req.param("sessionId") ?? "";
+  if (!SESSION_ID.test(sessionId)) throw new HttpError("invalid_request", "sessionId must be 1-128 characters of [A-Za-z0-9._-]", "sessionId");
+  // One object per tenant + session: another tenant's session is a different object.
+  const id = c.env.SESSIONS.idFromName(`${c.get("tenant")}:${sessionId}`);
+  return { stub: c.env.SESSIONS.get(id), sessionId };
+}
+
+function param(c: Context, name: string, pattern: RegExp): string {
+  const v = c.req.param(name) ?? "";
+  if (!pattern.test(v)) throw new HttpError("not_found", `unknown ${name === "turnId" ? "turn" : "tool"}`);
+  return v;
+}
+
+function reply(c: Context, r: SessionReply<unknown>): Response {
+  if (r.ok) return c.json(r.body as object, r.status as 200);
+  return c.json({ error: { code: r.code, message: r.message } }, statusFor(r.code));
+}
+
+export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
+  const app = new Hono<{ Bindings: GatewayEnv } & Vars>();
+
+  app.get("/healthz", (c) => {
+    const config = loadGatewayConfig(c.env);
+    if (!config.ok) throw new HttpError("invalid_config", `invalid CODEMODE_CONFIG: ${config.error.message}`, config.error.path);
+    return c.json({ ok: true, runtime: "quickjs-wasi", version: VERSION });
+  });
+
+  app.use("/v1/*", async (c, next) => {
+    const config = loadGatewayConfig(c.env);
+    if (!config.ok) throw new HttpError("invalid_config", `invalid CODEMODE_CONFIG: ${config.error.message}`, config.error.path);
+    c.set("tenant", authenticate(c.req.header("authorization"), c.env.GATEWAY_TOKENS));
+    await next();
+  });
+  app.use(
+    "/v1/*",
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new HttpError("payload_too_large", `request body exceeds ${MAX_BODY_BYTES} bytes`);
+      },
+    }),
+  );
+
+  app.post("/v1/sessions/:sessionId/turns", async (c) => {
+    const body = validateOpenTurn(await readJson(c));
+    const { stub, sessionId } = sessionStub(c);
+    return reply(c, await stub.openTurn(c.get("tenant"), sessionId, body));
+  });
+
+  app.post("/v1/sessions/:sessionId/turns/:turnId/tools/:toolName", async (c) => {
+    const input = await readJson(c);
+    const { stub } = sessionStub(c);
+    const turnId = param(c, "turnId", TURN_ID);
+    const toolName = param(c, "toolName", TOOL_NAME);
+    return reply(c, await stub.callTool(c.get("tenant"), turnId, toolName, input ?? {}));
+  });
+
+  app.delete("/v1/sessions/:sessionId/turns/:turnId", async (c) => {
+    const { stub } = sessionStub(c);
+    return reply(c, await stub.deleteTurn(c.get("tenant"), param(c, "turnId", TURN_ID)));
+  });
+
+  app.notFound((c) => c.json({ error: { code: "not_found", message: "no such route" } }, 404));
+  app.onError((err, c) => {
+    if (err instanceof HttpError) return c.json(err.toJSON(), err.status);
+    // Unknown throws never leak a stack or internal detail.
+    console.error("unhandled gateway error", err);
+    return c.json({ error: { code: "internal_error", message: "internal error" } }, 500);
+  });
+  return app;
+}

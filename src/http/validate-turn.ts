@@ -1,0 +1,77 @@
+import type { OpenTurnRequest } from "../../durable-objects/session/turn-opening";
+import { HttpError } from "./http-error";
+
+const NAME = /^[A-Za-z0-9_.:\-/ ]{1,128}$/;
+const MAX_LIST = 512;
+const MAX_CLIENT_TOOLS = 256;
+
+function fail(path: string, message: string): never {
+  throw new HttpError("invalid_request", message, path);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+function stringList(v: unknown, path: string): string[] {
+  if (!Array.isArray(v)) fail(path, `${path} must be an array of strings`);
+  if (v.length > MAX_LIST) fail(path, `${path} has more than ${MAX_LIST} entries`);
+  v.forEach((s, i) => {
+    if (typeof s !== "string" || s.length === 0 || s.length > 128) fail(`${path}[${i}]`, `${path}[${i}] must be a non-empty string of at most 128 characters`);
+  });
+  return v as string[];
+}
+
+const KEYS = new Set(["agentId", "model", "allow", "deny", "disableTools", "clientTools", "mcpServers"]);
+
+/** Validate the `POST …/turns` body at the edge; inner modules trust the typed result. */
+export function validateOpenTurn(body: unknown): OpenTurnRequest {
+  if (body === undefined) return {};
+  if (!isObject(body)) fail("", "body must be a JSON object");
+  for (const key of Object.keys(body)) if (!KEYS.has(key)) fail(key, `unknown field ${key}`);
+  const out: OpenTurnRequest = {};
+  if (body.agentId !== undefined) {
+    if (typeof body.agentId !== "string" || !NAME.test(body.agentId)) fail("agentId", "agentId must be a short string");
+    out.agentId = body.agentId;
+  }
+  if (body.model !== undefined) {
+    if (typeof body.model !== "string" || !/^[^/\s]+\/\S+$/.test(body.model) || body.model.length > 200) {
+      fail("model", 'model must look like "provider/model"');
+    }
+    out.model = body.model;
+  }
+  if (body.allow !== undefined) out.allow = stringList(body.allow, "allow");
+  if (body.deny !== undefined) out.deny = stringList(body.deny, "deny");
+  if (body.disableTools !== undefined) {
+    if (typeof body.disableTools !== "boolean") fail("disableTools", "disableTools must be a boolean");
+    out.disableTools = body.disableTools;
+  }
+  if (body.clientTools !== undefined) {
+    if (!Array.isArray(body.clientTools)) fail("clientTools", "clientTools must be an array");
+    if (body.clientTools.length > MAX_CLIENT_TOOLS) fail("clientTools", `clientTools has more than ${MAX_CLIENT_TOOLS} entries`);
+    const seen = new Set<string>();
+    out.clientTools = body.clientTools.map((t, i) => {
+      const p = `clientTools[${i}]`;
+      if (!isObject(t)) fail(p, `${p} must be an object`);
+      if (typeof t.name !== "string" || !/^[A-Za-z0-9_.\-]{1,64}$/.test(t.name)) fail(`${p}.name`, `${p}.name must be 1-64 characters of [A-Za-z0-9_.-]`);
+      if (seen.has(t.name)) fail(`${p}.name`, `duplicate client tool ${t.name}`);
+      seen.add(t.name);
+      if (t.description !== undefined && (typeof t.description !== "string" || t.description.length > 4096)) fail(`${p}.description`, `${p}.description must be a string of at most 4096 characters`);
+      if (t.parameters !== undefined && !isObject(t.parameters)) fail(`${p}.parameters`, `${p}.parameters must be a JSON Schema object`);
+      return { name: t.name, ...(t.description !== undefined ? { description: t.description as string } : {}), ...(t.parameters !== undefined ? { parameters: t.parameters as Record<string, unknown> } : {}) };
+    });
+  }
+  if (body.mcpServers !== undefined) {
+    if (!isObject(body.mcpServers)) fail("mcpServers", "mcpServers must be an object of { url, headers? }");
+    const servers: NonNullable<OpenTurnRequest["mcpServers"]> = {};
+    for (const [name, s] of Object.entries(body.mcpServers)) {
+      const p = `mcpServers.${name}`;
+      if (!/^[A-Za-z0-9_\-]{1,64}$/.test(name)) fail(p, `MCP server name ${JSON.stringify(name)} must be 1-64 characters of [A-Za-z0-9_-]`);
+      if (!isObject(s) || typeof s.url !== "string" || !/^https?:\/\//.test(s.url)) fail(`${p}.url`, `${p}.url must be an http(s) URL`);
+      if (s.headers !== undefined && (!isObject(s.headers) || Object.values(s.headers).some((h) => typeof h !== "string"))) fail(`${p}.headers`, `${p}.headers must map names to strings`);
+      servers[name] = { url: s.url as string, ...(s.headers ? { headers: s.headers as Record<string, string> } : {}) };
+    }
+    out.mcpServers = servers;
+  }
+  return out;
+}

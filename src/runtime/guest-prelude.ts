@@ -1,0 +1,267 @@
+/**
+ * Guest-side half of the bridge, evaluated once in every fresh VM before model code.
+ *
+ * Everything async lives in guest memory: promises, their resolvers, timer callbacks and
+ * unhandled-rejection bookkeeping. The host only ever records requests synchronously and
+ * later calls `settle(id, ok, text)`; it never holds a guest promise. That is what lets a
+ * snapshot taken mid-flight resume in another process (see ARCHITECTURE.md, bridge).
+ *
+ * Values cross as strings only: JSON text or error messages produced *inside* the guest,
+ * so Proxy traps, getters and toJSON hooks run under the guest's own CPU and memory limits
+ * and never on the host.
+ */
+
+/** Host callbacks, registered by these stable names so `restore` can re-register them. */
+export const HOST_REQUEST = "__cm_host_request";
+export const HOST_OUTPUT = "__cm_host_output";
+export const HOST_CANCEL = "__cm_host_cancel";
+/** Hidden, frozen guest object the host drives the cell through. */
+export const GUEST_CONTROL = "__codemode";
+
+export const GUEST_PRELUDE = String.raw`
+(function (g) {
+  "use strict";
+  const hostRequest = g.${HOST_REQUEST};
+  const hostOutput = g.${HOST_OUTPUT};
+  const hostCancel = g.${HOST_CANCEL};
+  delete g.${HOST_REQUEST};
+  delete g.${HOST_OUTPUT};
+  delete g.${HOST_CANCEL};
+
+  // Intrinsics captured before model code can replace them.
+  const stringify = JSON.stringify;
+  const parse = JSON.parse;
+  const freeze = Object.freeze;
+  const defineProperty = Object.defineProperty;
+  const PromiseCtor = Promise;
+  const ErrorCtor = Error;
+  const TypeErrorCtor = TypeError;
+  const StringCtor = String;
+  const NumberCtor = Number;
+  const MapCtor = Map;
+  const objectToString = Object.prototype.toString;
+  const isArray = Array.isArray;
+  const AsyncFunction = (async function () {}).constructor;
+  const mapGet = MapCtor.prototype.get, mapSet = MapCtor.prototype.set, mapDelete = MapCtor.prototype.delete;
+  const mapHas = MapCtor.prototype.has, mapSize = Object.getOwnPropertyDescriptor(MapCtor.prototype, "size").get;
+  const mapValues = MapCtor.prototype.values;
+  const call = Function.prototype.call.bind(Function.prototype.call);
+
+  function safeString(v) {
+    try { return StringCtor(v); } catch (e) {
+      try { return call(objectToString, v); } catch (e2) { return "[unprintable value]"; }
+    }
+  }
+  function describeError(e) {
+    try {
+      if (e !== null && (typeof e === "object" || typeof e === "function")) {
+        let name, message;
+        try { name = e.name; } catch (x) {}
+        try { message = e.message; } catch (x) {}
+        if (typeof message === "string") {
+          return (typeof name === "string" && name ? name + ": " : "") + message;
+        }
+      }
+      return "Uncaught " + safeString(e);
+    } catch (x) {
+      return "Uncaught exception";
+    }
+  }
+  function replacer(key, value) {
+    return typeof value === "bigint" ? StringCtor(value) : value;
+  }
+  function toJsonText(value) {
+    return stringify(value, replacer);
+  }
+
+  // ---- requests to the host --------------------------------------------------------
+  const pending = new MapCtor();   // request id -> { resolve, reject }
+  let nextId = 1;
+  function request(op, payload) {
+    const id = nextId++;
+    let text;
+    try {
+      text = toJsonText(payload === undefined ? null : payload);
+    } catch (e) {
+      return PromiseCtor.reject(new TypeErrorCtor("tool input must be JSON-compatible: " + describeError(e)));
+    }
+    return new PromiseCtor(function (resolve, reject) {
+      call(mapSet, pending, id, { resolve: resolve, reject: reject });
+      try {
+        hostRequest(id, op, text);
+      } catch (e) {
+        call(mapDelete, pending, id);
+        throw e;
+      }
+    });
+  }
+  function settle(id, ok, text) {
+    const entry = call(mapGet, pending, id);
+    if (!entry) return false;
+    call(mapDelete, pending, id);
+    if (ok) {
+      let value;
+      try { value = text === undefined ? undefined : parse(text); }
+      catch (e) { entry.reject(new ErrorCtor("malformed bridge result")); return true; }
+      entry.resolve(value);
+    } else {
+      entry.reject(new ErrorCtor(StringCtor(text)));
+    }
+    return true;
+  }
+
+  // ---- uncaught errors and unhandled rejections --------------------------------------
+  const unhandled = new MapCtor();  // promise -> reason (kept in guest memory across snapshots)
+  let uncaught;                      // first uncaught error message (timer callbacks)
+  function noteRejection(promise, reason) { call(mapSet, unhandled, promise, reason); }
+  function noteHandled(promise) { call(mapDelete, unhandled, promise); }
+  function firstFailure() {
+    if (uncaught !== undefined) return uncaught;
+    if (call(mapSize, unhandled) === 0) return undefined;
+    const first = call(mapValues, unhandled).next().value;
+    return "Unhandled promise rejection: " + describeError(first);
+  }
+
+  // ---- timers, bridged through the host so they survive snapshot/resume ---------------
+  const timers = new MapCtor();     // timer id -> { requestId, cb, args }
+  let nextTimer = 1;
+  function setTimeout(cb, delay) {
+    if (typeof cb !== "function") throw new TypeErrorCtor("setTimeout callback must be a function");
+    const args = [];
+    for (let i = 2; i < arguments.length; i++) args.push(arguments[i]);
+    const timerId = nextTimer++;
+    const requestId = nextId++;
+    let ms = NumberCtor(delay);
+    if (!(ms > 0)) ms = 0;
+    call(mapSet, timers, timerId, { requestId: requestId, cb: cb, args: args });
+    call(mapSet, pending, requestId, {
+      resolve: function () { fire(timerId); },
+      reject: function () { call(mapDelete, timers, timerId); },
+    });
+    hostRequest(requestId, "timer", stringify({ delayMs: ms }));
+    return timerId;
+  }
+  function clearTimeout(timerId) {
+    const t = call(mapGet, timers, timerId);
+    if (!t) return;
+    call(mapDelete, timers, timerId);
+    call(mapDelete, pending, t.requestId);
+    hostCancel(t.requestId);
+  }
+  function fire(timerId) {
+    const t = call(mapGet, timers, timerId);
+    if (!t) return;
+    call(mapDelete, timers, timerId);
+    try {
+      t.cb.apply(undefined, t.args);
+    } catch (e) {
+      if (uncaught === undefined) uncaught = "Uncaught error in timer callback: " + describeError(e);
+    }
+  }
+
+  // ---- output ---------------------------------------------------------------------------
+  function text(value) {
+    hostOutput("text", typeof value === "string" ? value : safeString(value));
+  }
+  function json(value) {
+    let t;
+    try { t = toJsonText(value); } catch (e) {
+      throw new TypeErrorCtor("json() value is not JSON-compatible: " + describeError(e));
+    }
+    hostOutput("json", t === undefined ? "null" : t);
+  }
+  function yield_control(reason) {
+    return request("yield", { reason: reason === undefined ? null : safeString(reason) }).then(function () {});
+  }
+
+  // ---- tools ------------------------------------------------------------------------------
+  function makeHandle(meta) {
+    const callableName = meta.callableName;
+    const handle = function (input) { return request("call", { tool: callableName, input: input }); };
+    const metadata = freeze(meta);
+    for (const key in metadata) defineProperty(handle, key, { value: metadata[key], enumerable: true });
+    defineProperty(handle, "describe", { value: function describe() { return request("describe", { tool: callableName }); } });
+    defineProperty(handle, "toJSON", { value: function toJSON() { return metadata; } });
+    return freeze(handle);
+  }
+  function makeHandles(list) {
+    const out = [];
+    for (let i = 0; i < list.length; i++) out.push(makeHandle(list[i]));
+    return freeze(out);
+  }
+  let allHandles;
+  const catalog = freeze({
+    search: function search(query, options) {
+      const limit = options !== null && typeof options === "object" ? options.limit : undefined;
+      return request("search", { query: query === undefined ? null : safeString(query), limit: limit === undefined ? null : limit })
+        .then(makeHandles);
+    },
+    all: function all() { return allHandles; },
+  });
+
+  function installTools(metaJson) {
+    const list = parse(metaJson);
+    allHandles = makeHandles(list);
+    for (let i = 0; i < allHandles.length; i++) {
+      const h = allHandles[i];
+      defineProperty(g, h.callableName, { value: h, writable: true, configurable: true, enumerable: false });
+    }
+  }
+
+  // ---- the cell ---------------------------------------------------------------------------
+  const cell = { state: "idle", valueJson: undefined, error: undefined };
+  function start(source) {
+    let fn;
+    try {
+      fn = new AsyncFunction(source);
+    } catch (e) {
+      cell.state = "failed";
+      cell.error = describeError(e);
+      cell.syntax = true;
+      return;
+    }
+    cell.state = "running";
+    let p;
+    try { p = fn(); } catch (e) { finish(false, e); return; }
+    PromiseCtor.resolve(p).then(function (v) { finish(true, v); }, function (e) { finish(false, e); });
+  }
+  function finish(ok, v) {
+    if (cell.state !== "running") return;
+    if (!ok) { cell.state = "failed"; cell.error = describeError(v); return; }
+    try {
+      cell.valueJson = toJsonText(v);
+      cell.state = "completed";
+    } catch (e) {
+      cell.state = "unserializable";
+      cell.error = "return value is not JSON-compatible: " + describeError(e);
+    }
+  }
+  function status() {
+    const failure = firstFailure();
+    return stringify({
+      state: cell.state,
+      syntax: cell.syntax === true,
+      hasValue: cell.valueJson !== undefined,
+      failure: failure !== undefined,
+      pending: call(mapSize, pending),
+    });
+  }
+  // Large strings are handed over raw, never re-encoded inside another JSON document.
+  function value() { return cell.valueJson; }
+  function error() {
+    if (cell.state === "failed" || cell.state === "unserializable") return cell.error;
+    return firstFailure();
+  }
+
+  defineProperty(g, "${GUEST_CONTROL}", {
+    value: freeze({ start: start, settle: settle, status: status, value: value, error: error, installTools: installTools,
+      noteRejection: noteRejection, noteHandled: noteHandled, describeError: describeError }),
+    enumerable: false, writable: false, configurable: false,
+  });
+  const globals = { text: text, json: json, setTimeout: setTimeout, clearTimeout: clearTimeout,
+    yield_control: yield_control, catalog: catalog };
+  for (const name in globals) {
+    defineProperty(g, name, { value: globals[name], writable: true, configurable: true, enumerable: false });
+  }
+})(globalThis);
+`;

@@ -1,0 +1,279 @@
+import { JSException, QuickJS, type JSValueHandle, type Snapshot } from "quickjs-wasi";
+import { QUICKJS_MODULE } from "../../wasm/quickjs";
+import { GUEST_CONTROL, GUEST_PRELUDE, HOST_CANCEL, HOST_OUTPUT, HOST_REQUEST } from "./guest-prelude";
+import type { InterruptGuard } from "./interrupt-guard";
+
+/** What the guest asks of the host. Callbacks run synchronously inside a guest call. */
+export interface GuestHost {
+  /** Record a bridge request; throw a string to reject it in the guest at once. */
+  request(id: number, op: string, payloadText: string): void;
+  output(kind: "text" | "json", text: string): void;
+  cancel(id: number): void;
+}
+
+export type GuestLimits = { memoryLimitBytes: number };
+
+/** Why a guest call could not finish. */
+export type GuestFault =
+  | { kind: "interrupted" }
+  | { kind: "out_of_memory" }
+  | { kind: "crashed"; detail: string };
+
+export class GuestFaultError extends Error {
+  constructor(readonly fault: GuestFault) {
+    super(fault.kind);
+  }
+}
+
+export type CellStatus = {
+  state: "idle" | "running" | "completed" | "failed" | "unserializable";
+  syntax: boolean;
+  hasValue: boolean;
+  /** An uncaught timer error or unhandled rejection is on record. */
+  failure: boolean;
+  pending: number;
+};
+
+/** QuickJS's own stack guard must trip before workerd's native stack runs out. */
+const GUEST_MAX_STACK_BYTES = 256 * 1024;
+
+/**
+ * Owner of one QuickJS-WASI instance (one per exec and per resume). Every call into the
+ * guest goes through here; engine-level failures (interrupt, out of memory, a wasm trap)
+ * become a `GuestFaultError` and poison the VM, which is then only good for `dispose()`.
+ */
+export class GuestVm {
+  private disposed = false;
+  private faulted: GuestFault | null = null;
+  private rejections: Array<{ promise: JSValueHandle; reason?: JSValueHandle; handled: boolean }> = [];
+
+  private constructor(
+    private readonly vm: QuickJS,
+    private readonly guard: InterruptGuard,
+  ) {}
+
+  static async create(limits: GuestLimits, guard: InterruptGuard, host: GuestHost): Promise<GuestVm> {
+    let guest: GuestVm | undefined;
+    const vm = await QuickJS.create({
+      wasm: QUICKJS_MODULE,
+      memoryLimit: limits.memoryLimitBytes,
+      maxStackSize: GUEST_MAX_STACK_BYTES,
+      interruptHandler: guard.handler,
+      timezoneOffset: 0,
+      onUnhandledRejection: (promise, reason, isHandled) => guest?.recordRejection(promise, reason, isHandled),
+    });
+    guest = new GuestVm(vm, guard);
+    guest.registerHost(host, true);
+    try {
+      guest.guarded(() => vm.evalCode(GUEST_PRELUDE, "<codemode-prelude>").dispose());
+    } catch (error) {
+      guest.dispose();
+      throw error;
+    }
+    return guest;
+  }
+
+  static async restore(snapshot: Snapshot, limits: GuestLimits, guard: InterruptGuard, host: GuestHost): Promise<GuestVm> {
+    let guest: GuestVm | undefined;
+    const vm = await QuickJS.restore(snapshot, {
+      wasm: QUICKJS_MODULE,
+      memoryLimit: limits.memoryLimitBytes,
+      maxStackSize: GUEST_MAX_STACK_BYTES,
+      interruptHandler: guard.handler,
+      timezoneOffset: 0,
+      onUnhandledRejection: (promise, reason, isHandled) => guest?.recordRejection(promise, reason, isHandled),
+    });
+    guest = new GuestVm(vm, guard);
+    guest.registerHost(host, false);
+    return guest;
+  }
+
+  /** Host callbacks by stable name; they throw strings only, so no host stack reaches the guest. */
+  private registerHost(host: GuestHost, fresh: boolean): void {
+    const str = (h: JSValueHandle | undefined): string => (h !== undefined && h.isString ? h.toString() : "");
+    const num = (h: JSValueHandle | undefined): number => (h !== undefined && h.isNumber ? h.toNumber() : NaN);
+    const wrap = (fn: (args: JSValueHandle[]) => void) => (...args: JSValueHandle[]) => {
+      try {
+        fn(args);
+      } catch (error) {
+        throw typeof error === "string" ? error : "bridge request failed";
+      }
+      return this.vm.undefined;
+    };
+    const callbacks: Array<[string, (...args: JSValueHandle[]) => JSValueHandle]> = [
+      [HOST_REQUEST, wrap((a) => host.request(num(a[0]), str(a[1]), str(a[2])))],
+      [HOST_OUTPUT, wrap((a) => host.output(str(a[0]) === "json" ? "json" : "text", str(a[1])))],
+      [HOST_CANCEL, wrap((a) => host.cancel(num(a[0])))],
+    ];
+    for (const [name, fn] of callbacks) {
+      if (fresh) {
+        const handle = this.vm.newFunction(name, fn);
+        this.vm.setProp(this.vm.global, name, handle);
+        handle.dispose();
+      } else {
+        this.vm.registerHostCallback(name, fn);
+      }
+    }
+  }
+
+  private recordRejection(promise: JSValueHandle, reason: JSValueHandle, isHandled: boolean): void {
+    // Called from inside the engine: only keep references; the guest is told afterwards.
+    this.rejections.push(isHandled ? { promise: promise.dup(), handled: true } : { promise: promise.dup(), reason: reason.dup(), handled: false });
+  }
+
+  get isDisposed(): boolean {
+    return this.disposed;
+  }
+
+  get fault(): GuestFault | null {
+    return this.faulted;
+  }
+
+  /** Run `fn` against the engine, turning engine-level failures into a GuestFaultError. */
+  private guarded<T>(fn: () => T): T {
+    if (this.disposed) throw new GuestFaultError({ kind: "crashed", detail: "the VM was disposed" });
+    if (this.faulted) throw new GuestFaultError(this.faulted);
+    try {
+      return fn();
+    } catch (error) {
+      this.faulted = classify(error, this.guard);
+      if (error instanceof JSException) error.dispose();
+      throw new GuestFaultError(this.faulted);
+    }
+  }
+
+  private control(method: string, ...args: Array<string | number | boolean | undefined>): JSValueHandle {
+    return this.guarded(() => {
+      const vm = this.vm;
+      const ctl = vm.global.getProp(GUEST_CONTROL);
+      const fn = ctl.getProp(method);
+      const handles = args.map((a) =>
+        a === undefined ? vm.undefined : typeof a === "string" ? vm.newString(a) : typeof a === "number" ? vm.newNumber(a) : a ? vm.true : vm.false,
+      );
+      try {
+        return vm.callFunction(fn, vm.undefined, ...handles);
+      } finally {
+        for (const h of handles) if (typeof h !== "undefined" && !isSingleton(vm, h)) h.dispose();
+        fn.dispose();
+        ctl.dispose();
+      }
+    });
+  }
+
+  /** Start the model program (a function body). */
+  start(source: string): void {
+    this.control("start", source).dispose();
+    this.drain();
+  }
+
+  installTools(metadataJson: string): void {
+    this.control("installTools", metadataJson).dispose();
+  }
+
+  /** Deliver one bridge result into its guest-held resolver, then run the jobs it unblocks. */
+  settle(id: number, ok: boolean, text: string | undefined): void {
+    this.control("settle", id, ok, text).dispose();
+    this.drain();
+  }
+
+  status(): CellStatus {
+    const handle = this.control("status");
+    try {
+      return JSON.parse(handle.isString ? handle.toString() : "{}") as CellStatus;
+    } finally {
+      handle.dispose();
+    }
+  }
+
+  /** The completed value's JSON text (undefined when the program returned nothing). */
+  valueJson(): string | undefined {
+    const h = this.control("value");
+    try {
+      return h.isString ? h.toString() : undefined;
+    } finally {
+      h.dispose();
+    }
+  }
+
+  /** The failure message: the program's error, or the first uncaught/unhandled one. */
+  errorMessage(): string | undefined {
+    const h = this.control("error");
+    try {
+      return h.isString ? h.toString() : undefined;
+    } finally {
+      h.dispose();
+    }
+  }
+
+  /** Run pending jobs, then tell the guest which promises were rejected or later handled. */
+  drain(): void {
+    this.guarded(() => this.vm.executePendingJobs());
+    while (this.rejections.length > 0) {
+      const batch = this.rejections;
+      this.rejections = [];
+      for (const r of batch) {
+        try {
+          this.guarded(() => {
+            const ctl = this.vm.global.getProp(GUEST_CONTROL);
+            const fn = ctl.getProp(r.handled ? "noteHandled" : "noteRejection");
+            try {
+              const args = r.handled ? [r.promise] : [r.promise, r.reason!];
+              this.vm.callFunction(fn, this.vm.undefined, ...args).dispose();
+            } finally {
+              fn.dispose();
+              ctl.dispose();
+            }
+          });
+        } finally {
+          r.promise.dispose();
+          r.reason?.dispose();
+        }
+      }
+      this.guarded(() => this.vm.executePendingJobs());
+    }
+  }
+
+  snapshot(): Snapshot {
+    return this.guarded(() => this.vm.snapshot());
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const r of this.rejections) {
+      try {
+        r.promise.dispose();
+        r.reason?.dispose();
+      } catch {
+        // The instance may already be unusable after a trap.
+      }
+    }
+    this.rejections = [];
+    try {
+      this.vm.dispose();
+    } catch {
+      // A trapped instance cannot always be torn down cleanly; dropping it is enough.
+    }
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+}
+
+function isSingleton(vm: QuickJS, h: JSValueHandle): boolean {
+  return h === vm.undefined || h === vm.true || h === vm.false || h === vm.null;
+}
+
+function classify(error: unknown, guard: InterruptGuard): GuestFault {
+  if (error instanceof JSException) {
+    if (guard.reason !== null || error.message === "interrupted") return { kind: "interrupted" };
+    if (error.message === "out of memory") return { kind: "out_of_memory" };
+    return { kind: "crashed", detail: `${error.name}: ${error.message}` };
+  }
+  if (guard.reason !== null) return { kind: "interrupted" };
+  // A wasm trap (e.g. the native stack running out) leaves the instance unusable.
+  const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  if (/out of memory|memory access out of bounds|Cannot allocate/i.test(detail)) return { kind: "out_of_memory" };
+  return { kind: "crashed", detail };
+}

@@ -1,0 +1,47 @@
+import type { Clock } from "./clock";
+
+/**
+ * QuickJS calls the interrupt handler every few thousand bytecode steps (~12k/s for
+ * `while(true){}`, ~1.7k/s for arithmetic loops, far less inside long built-ins; see
+ * EDGE-NOTES.md). In production the clock is frozen during synchronous execution, so a
+ * call-count budget is the guard that always fires; the clock deadline catches slow-tick
+ * code where the clock moves. Whichever trips first stops the guest; `memoryLimit` bounds
+ * built-ins and the platform's `limits.cpu_ms` is the last resort.
+ */
+export const INTERRUPT_TICKS_PER_TIMEOUT_MS = 3;
+
+export class InterruptGuard {
+  private ticks = 0;
+  private tripped: "deadline" | "cpu_budget" | null = null;
+  private readonly maxTicks: number;
+
+  constructor(
+    private readonly clock: Clock,
+    private deadline: number,
+    timeoutMs: number,
+  ) {
+    this.maxTicks = Math.max(1, Math.floor(timeoutMs * INTERRUPT_TICKS_PER_TIMEOUT_MS));
+  }
+
+  /** Handler given to QuickJS; must stay cheap. */
+  readonly handler = (): boolean => {
+    if (this.tripped) return true;
+    this.ticks++;
+    if (this.ticks > this.maxTicks) this.tripped = "cpu_budget";
+    else if (this.clock.now() >= this.deadline) this.tripped = "deadline";
+    return this.tripped !== null;
+  };
+
+  get reason(): "deadline" | "cpu_budget" | null {
+    return this.tripped;
+  }
+
+  get ticksUsed(): number {
+    return this.ticks;
+  }
+
+  /** Force every further guest step to stop (abort, teardown). */
+  trip(reason: "deadline" | "cpu_budget" = "deadline"): void {
+    this.tripped ??= reason;
+  }
+}

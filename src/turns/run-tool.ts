@@ -1,0 +1,52 @@
+import { Catalog } from "../catalog/catalog";
+import { runExec, type CellEnd } from "../cell/cell-runner";
+import type { CodeModeResult } from "../code-mode/types";
+import type { Clock } from "../runtime/clock";
+import { executeTool } from "../tools/executor";
+import type { ToolContext } from "../tools/types";
+import { guestMetadata } from "../catalog/catalog";
+import { turnTelemetry } from "./telemetry";
+import { turnHandlers, type ToolResolver } from "./tool-handlers";
+import type { TurnCounters, TurnSpec } from "./turn-spec";
+
+export type ToolRouteResult =
+  | { kind: "code_mode"; result: CodeModeResult }
+  | { kind: "direct"; result: { status: "completed"; value: unknown } | { status: "failed"; error: string } }
+  | { kind: "not_found"; message: string };
+
+export type TurnDeps = {
+  clock: Clock;
+  signal: AbortSignal;
+  resolve: ToolResolver;
+  context: Omit<ToolContext, "signal">;
+};
+
+/** Outcome of `exec` before the session decides about parking. */
+export type ExecEnd = { end: CellEnd; catalog: Catalog };
+
+export function execCell(spec: TurnSpec, counters: TurnCounters, input: unknown, deps: TurnDeps): Promise<CellEnd> {
+  const catalog = new Catalog(spec.catalog);
+  const restartSafe = typeof input === "object" && input !== null && (input as { restartSafe?: unknown }).restartSafe === true;
+  return runExec(input, {
+    options: spec.options,
+    clock: deps.clock,
+    signal: deps.signal,
+    tools: catalog.guestEntries.map(guestMetadata),
+    handlers: turnHandlers(spec, catalog, counters, deps.resolve, deps.context, { restartSafe }),
+    telemetry: () => turnTelemetry(spec, catalog, counters),
+  });
+}
+
+/** A model-visible tool called directly: direct-only tools in code mode, every tool otherwise. */
+export async function callDirectTool(spec: TurnSpec, toolName: string, input: unknown, deps: TurnDeps): Promise<ToolRouteResult> {
+  const visible = spec.codeModeEngaged ? spec.catalog.direct : [...spec.catalog.entries, ...spec.catalog.direct];
+  const entry = visible.find((e) => e.toolName === toolName);
+  if (!entry) return { kind: "not_found", message: `unknown tool ${JSON.stringify(toolName)} for this turn` };
+  const definition = deps.resolve(entry);
+  if (!definition) {
+    if (entry.source === "client") return { kind: "direct", result: { status: "failed", error: `${toolName} is a client tool: the client runs it` } };
+    return { kind: "direct", result: { status: "failed", error: `${toolName} is no longer available` } };
+  }
+  const outcome = await executeTool(definition, input, { ...deps.context, signal: deps.signal });
+  return { kind: "direct", result: outcome.ok ? { status: "completed", value: outcome.details } : { status: "failed", error: outcome.message } };
+}

@@ -1,0 +1,62 @@
+import type { CatalogEntry, CatalogProjection } from "../catalog/types";
+import type { CodeModeLanguage } from "../code-mode/types";
+import type { JsonSchema } from "../tools/types";
+import { renderQuickIndex } from "./quick-index";
+
+/** A tool definition exactly as a provider would receive it. */
+export type ModelTool = { name: string; description: string; parameters: JsonSchema };
+
+function execDescription(entries: readonly CatalogEntry[], languages: readonly CodeModeLanguage[]): string {
+  const { lines, omitted } = renderQuickIndex(entries);
+  const parts = [
+    `Run a short ${languages.join(" or ")} program in a sandbox; its return value is the result. ` +
+      "Top-level await and return work. Every tool below is an async global function taking one object; " +
+      "text(value) and json(value) add output items. No import/require, filesystem, network or shell.",
+    "When a line ends in -> ?, the output shape is unknown: return that call's raw value unchanged, observe it, " +
+      "then filter or map it in a later exec. Declared outputs may feed later calls in the same program.",
+    'If a result has status "waiting", call wait with its runId.',
+  ];
+  if (lines.length > 0) parts.push("Tools:\n" + lines.join("\n"));
+  if (omitted > 0) parts.push(`${omitted} more tools are not listed: find them with await catalog.search("what you need"); results are callable.`);
+  else parts.push('catalog.search("query") returns callable handles; handle.describe() gives the full schema.');
+  return parts.join("\n\n");
+}
+
+/** `exec` parameters: the seed's flat schema (language is a flat string enum, no oneOf/anyOf). */
+function execParameters(languages: readonly CodeModeLanguage[]): JsonSchema {
+  return {
+    type: "object",
+    properties: {
+      code: { type: "string", description: "JavaScript or TypeScript program (a function body)." },
+      command: { type: "string", description: "Alias of code for exec-compatible callers; not a shell command." },
+      language: { type: "string", enum: [...languages], description: 'Source language; defaults to "javascript".' },
+      restartSafe: { type: "boolean", description: "Leave unset. Only for replay the gateway explicitly requests." },
+    },
+    additionalProperties: false,
+  };
+}
+
+const WAIT_TOOL: ModelTool = {
+  name: "wait",
+  description: 'Resume a code-mode run whose exec or wait result had status "waiting". Pass its top-level runId.',
+  parameters: {
+    type: "object",
+    properties: { runId: { type: "string", description: "runId from the waiting result." } },
+    required: ["runId"],
+    additionalProperties: false,
+  },
+};
+
+function directTool(entry: CatalogEntry): ModelTool {
+  return { name: entry.toolName, description: entry.description, parameters: entry.parameters };
+}
+
+/** What the model is sent: `exec` + `wait` + direct-only tools in code mode; the normal tools otherwise. */
+export function modelSurface(catalog: CatalogProjection, engaged: boolean, languages: readonly CodeModeLanguage[]): ModelTool[] {
+  if (!engaged) return [...catalog.entries, ...catalog.direct].map(directTool);
+  return [
+    { name: "exec", description: execDescription(catalog.entries, languages), parameters: execParameters(languages) },
+    WAIT_TOOL,
+    ...catalog.direct.map(directTool),
+  ];
+}

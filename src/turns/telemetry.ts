@@ -1,0 +1,13 @@
+import { Catalog } from "../catalog/catalog";
+import type { CodeModeTelemetry } from "../code-mode/types";
+import type { TurnCounters, TurnSpec } from "./turn-spec";
+
+export function turnTelemetry(spec: TurnSpec, catalog: Catalog, counters: TurnCounters): CodeModeTelemetry {
+  return {
+    catalogSize: spec.catalog.entries.length,
+    catalogSources: catalog.sourceCounts(),
+    counters: { ...counters },
+    counterScope: spec.counterScope,
+    controlTools: ["exec", "wait"],
+  };
+}

@@ -1,0 +1,45 @@
+import { SELF } from "cloudflare:test";
+
+export const TOKEN_A = "test-token-a";
+export const TOKEN_B = "test-token-b";
+
+export async function api(method: string, path: string, body?: unknown, token: string | null = TOKEN_A): Promise<{ status: number; json: any }> {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (token) headers.authorization = `Bearer ${token}`;
+  const res = await SELF.fetch(`http://gateway${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json: any;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = text;
+  }
+  return { status: res.status, json };
+}
+
+let counter = 0;
+export function sessionId(): string {
+  return `s-${Date.now().toString(36)}-${(counter++).toString(36)}`;
+}
+
+export async function openTurn(session: string, body: unknown = {}, token: string = TOKEN_A): Promise<string> {
+  const r = await api("POST", `/v1/sessions/${session}/turns`, body, token);
+  if (r.status !== 201) throw new Error(`openTurn failed: ${r.status} ${JSON.stringify(r.json)}`);
+  return r.json.turnId;
+}
+
+export async function exec(session: string, turnId: string, code: string, extra: Record<string, unknown> = {}, token: string = TOKEN_A) {
+  const r = await api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, { code, ...extra }, token);
+  if (r.status !== 200) throw new Error(`exec failed: ${r.status} ${JSON.stringify(r.json)}`);
+  return r.json;
+}
+
+/** A fresh session + turn with the default (demo) config. */
+export async function freshTurn(body: unknown = {}): Promise<{ session: string; turnId: string }> {
+  const session = sessionId();
+  return { session, turnId: await openTurn(session, body) };
+}
