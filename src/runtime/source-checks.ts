@@ -356,6 +356,18 @@ function tokenize(source: string): Token[] {
 const GLOBAL_OBJECTS = new Set(["globalThis", "global", "self", "window", "module"]);
 const PROCESS_LOADERS = new Set(["mainModule", "binding", "_linkedBinding", "dlopen"]);
 
+/** Index of the `)` matching the `(` at `open`, or -1. */
+function matchingParen(tokens: Token[], open: number): number {
+  let depth = 0;
+  for (let j = open; j < tokens.length; j++) {
+    const t = tokens[j]!;
+    if (t.type !== "punct") continue;
+    if (t.value === "(") depth++;
+    else if (t.value === ")" && --depth === 0) return j;
+  }
+  return -1;
+}
+
 function moduleAccessMessage(what: string, line: number): string {
   return (
     `Module access is not available in code mode (found ${what} on line ${line}). ` +
@@ -393,7 +405,14 @@ export function checkModuleAccess(source: string): SourceCheck {
     switch (tok.value) {
       case "import":
         if (property || objectKey) break;
-        if (isPunct(next, "(")) return fail("dynamic `import(...)`");
+        if (isPunct(next, "(")) {
+          // A method named `import` (`get import() {`, `{ import() { ... } }`): the parameter
+          // list is followed by a body on the same line, which a call expression never is.
+          const close = matchingParen(tokens, i + 1);
+          const after = close === -1 ? undefined : at(close + 1);
+          if (isPunct(after, "{") && after!.line === tokens[close]!.line) break;
+          return fail("dynamic `import(...)`");
+        }
         if (isPunct(next, ".") && isName(next2, "meta")) return fail("`import.meta`");
         return fail("an `import` declaration");
       case "export":

@@ -34,9 +34,45 @@ export function isTypeScriptCompilerLoaded(): boolean {
   return compiler !== undefined;
 }
 
+/**
+ * `typescript.js` picks its host "system" when it is first evaluated: if `process` looks like
+ * Node's (`process.nextTick` set, `process.browser` unset) and `require` exists, it builds a
+ * Node file-system host that reads `__filename`, `process.cwd()`, `fs`, `os` ... With
+ * `nodejs_compat` (on by default for this compatibility date) workerd has such a `process`, and
+ * a bundled Worker has esbuild's `require` shim, so evaluation throws
+ * "__filename is not defined". `process.browser = true` is the switch TypeScript itself honours
+ * for browser-like hosts; it is set only while the compiler module evaluates and then restored.
+ * A transpile-only compiler never needs a host system.
+ */
+async function importCompilerAsBrowserHost(): Promise<unknown> {
+  const proc = (globalThis as { process?: Record<string, unknown> }).process;
+  const patch = proc !== undefined && proc !== null && typeof proc === "object" && !proc.browser;
+  const hadOwn = patch && Object.prototype.hasOwnProperty.call(proc, "browser");
+  const previous = patch ? proc.browser : undefined;
+  if (patch) {
+    try {
+      proc.browser = true;
+    } catch {
+      // A frozen `process`: nothing to restore; the import reports its own error if any.
+    }
+  }
+  try {
+    return await import("typescript");
+  } finally {
+    if (patch) {
+      try {
+        if (hadOwn) proc.browser = previous;
+        else delete proc.browser;
+      } catch {
+        // ignore
+      }
+    }
+  }
+}
+
 async function loadCompiler(): Promise<TypeScriptApi> {
   if (compiler) return compiler;
-  loading ??= import("typescript").then((mod) => {
+  loading ??= importCompilerAsBrowserHost().then((mod) => {
     // `typescript` is CommonJS: bundlers expose `module.exports` as `default` (and sometimes
     // copy its properties onto the namespace too).
     const api = ((mod as { default?: TypeScriptApi }).default ?? mod) as TypeScriptApi;

@@ -43,3 +43,24 @@ export async function freshTurn(body: unknown = {}): Promise<{ session: string; 
   const session = sessionId();
   return { session, turnId: await openTurn(session, body) };
 }
+
+import { env, runInDurableObject } from "cloudflare:test";
+import type { Clock } from "../../src/runtime/clock";
+
+/** The session object behind (tenant, session), for clock injection and eviction. */
+export function sessionStub(session: string, tenant = "tenant-a") {
+  const ns = (env as any).SESSIONS as DurableObjectNamespace;
+  return ns.get(ns.idFromName(`${tenant}:${session}`));
+}
+
+export async function setClock(session: string, clock: Clock, tenant = "tenant-a"): Promise<void> {
+  await runInDurableObject(sessionStub(session, tenant), (instance: any) => {
+    instance.clock = clock;
+  });
+}
+
+/** After anything hostile, the same session must still run a trivial cell. */
+export async function expectHealthy(session: string, turnId: string): Promise<void> {
+  const r = await exec(session, turnId, "return 1 + 2");
+  if (r.status !== "completed" || r.value !== 3) throw new Error(`session unhealthy: ${JSON.stringify(r)}`);
+}

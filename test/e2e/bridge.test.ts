@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { exec, freshTurn } from "./helpers";
+
+describe("the JSON bridge and the executor path", () => {
+  it("nested tool errors are catchable plain Errors with no host details", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(
+      session,
+      turnId,
+      `try { await shipping_get({ id: 'zzz' }); } catch (e) {
+         return { isError: e instanceof Error, message: e.message, proto: Object.getPrototypeOf(e) === Error.prototype,
+                  keys: Object.getOwnPropertyNames(e).sort(), stackHasHost: /\\.ts|node_modules|workers/.test(String(e.stack)) };
+       }`,
+    );
+    expect(r.value).toEqual({ isError: true, message: "shipment zzz not found", proto: true, keys: ["message"], stackHasHost: false });
+  });
+
+  it("invalid tool input is reported by the executor", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(session, turnId, "try { await shipping_get({}); } catch (e) { return e.message }");
+    expect(r.value).toMatch(/^invalid input for shipping_get: .*id/);
+  });
+
+  it("tool results are JSON details, with no envelope", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(session, turnId, "return await shipping_get({ id: 'SH-1004' })");
+    expect(r.value).toEqual({ id: "SH-1004", paid: true, tons: 31 });
+  });
+
+  it("a non-JSON tool input is rejected in the guest before it reaches the host", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(session, turnId, "const a = {}; a.a = a; try { await echo(a) } catch (e) { return e.message }");
+    expect(r.value).toMatch(/JSON-compatible/);
+    expect(r.telemetry.counters.call).toBe(0);
+  });
+
+  it("Promise.all of parallel calls up to maxPendingToolCalls completes in one exec", async () => {
+    const { session, turnId } = await freshTurn({ agentId: "tight" });
+    const r = await exec(session, turnId, "return await Promise.all([1,2,3,4].map((n) => echo({ value: n, delayMs: 20 })))");
+    expect(r).toMatchObject({ status: "completed", value: [1, 2, 3, 4] });
+    expect(r.telemetry.counters.call).toBe(4);
+  });
+
+  it("an oversized batch fails before any call in it is dispatched", async () => {
+    const { session, turnId } = await freshTurn({ agentId: "tight" });
+    const r = await exec(
+      session,
+      turnId,
+      `try { await Promise.all([1,2,3,4,5].map((n) => notes_write({ key: 'k' + n, text: 'x' }))); }
+       catch (e) { const listed = await notes_read({ prefix: 'k' }); return { error: e.message, written: listed.length }; }`,
+    );
+    expect(r.status).toBe("completed");
+    expect(r.value.error).toMatch(/too many pending tool calls: 5 requested, maxPendingToolCalls is 4/);
+    expect(r.value.written).toBe(0);
+  });
+
+  it("dispatched calls are drained before a cell completes", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(session, turnId, "notes_write({ key: 'late', text: 'written' }); return 'returned first';");
+    expect(r).toMatchObject({ status: "completed", value: "returned first" });
+    const r2 = await exec(session, turnId, "return await notes_read({ key: 'late' })");
+    expect(r2.value).toEqual([{ key: "late", text: "written" }]);
+  });
+
+  it("setTimeout and clearTimeout work within a cell", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(
+      session,
+      turnId,
+      `const order = [];
+       const t = setTimeout(() => order.push('cancelled'), 5);
+       clearTimeout(t);
+       await new Promise((r) => setTimeout(() => { order.push('fired'); r(); }, 10));
+       return order;`,
+    );
+    expect(r.value).toEqual(["fired"]);
+  });
+
+  it("an output contract mismatch fails the call without printing the value", async () => {
+    // notes_read declares Array<{key,text}>; the demo never violates it, so check the executor directly in a unit test.
+    const { session, turnId } = await freshTurn();
+    const r = await exec(session, turnId, "return (await notes_read({ prefix: 'none-' })).length");
+    expect(r.value).toBe(0);
+  });
+});
