@@ -1,0 +1,169 @@
+/**
+ * Bench-only worker: times QuickJS-WASI VM create / eval / dispose inside workerd.
+ * Not part of the production worker. Started by bench/run.mjs under `wrangler dev`.
+ *
+ * Caveat: local workerd lets `performance.now()` advance during synchronous code; production
+ * Workers freeze it between I/O, so these in-isolate timings can only be taken locally.
+ *
+ *   GET /clock               timer resolution probe
+ *   GET /raw?n=200&batch=10&warmup=20         QuickJS.create({wasm}) / evalCode("1+2") / dispose
+ *   GET /raw-limits?n=200&batch=10&warmup=20  QuickJS.create with GuestVm's options / dispose
+ *   GET /guest?n=200&batch=10&warmup=20       GuestVm.create (+ host callbacks + prelude) / run "return 1 + 2" / dispose
+ */
+import { QuickJS } from "quickjs-wasi";
+import quickjsModule from "quickjs-wasi/quickjs.wasm";
+import { GuestVm, type GuestHost } from "../src/runtime/guest-vm";
+import { InterruptGuard } from "../src/runtime/interrupt-guard";
+import { systemClock } from "../src/runtime/clock";
+import { CODE_MODE_DEFAULTS } from "../src/config/codeModeOptions";
+
+const MAX_N = 2000;
+const MAX_WARMUP = 200;
+const MAX_BATCH = 50;
+
+type Phase = Record<string, number>;
+
+function stats(samples: number[]) {
+  const s = [...samples].sort((a, b) => a - b);
+  const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
+  const mean = s.reduce((a, b) => a + b, 0) / s.length;
+  return { n: s.length, median: q(0.5), p90: q(0.9), min: s[0]!, max: s[s.length - 1]!, mean };
+}
+
+function summarize(rows: Phase[], wallMeanMs: number) {
+  const keys = Object.keys(rows[0] ?? {});
+  const out: Record<string, ReturnType<typeof stats>> = {};
+  for (const k of keys) out[k] = stats(rows.map((r) => r[k]!));
+  return { phases: out, wallMeanPerIterationMs: wallMeanMs };
+}
+
+function intParam(url: URL, name: string, dflt: number, max: number): number {
+  const v = Number(url.searchParams.get(name) ?? dflt);
+  return Number.isInteger(v) && v >= 0 ? Math.min(v, max) : dflt;
+}
+
+/**
+ * workerd's performance.now() has a 1 ms resolution (see /clock), coarser than one VM.
+ * So each sample is a batch of K VMs timed phase by phase (K creates, then K evals, then K
+ * disposes) and divided by K: a resolution of 1/K ms per operation. Medians and p90 are
+ * over batches.
+ */
+type Batch = (k: number) => Promise<Phase>;
+
+const rawBatch: Batch = async (k) => {
+  const vms: QuickJS[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < k; i++) vms.push(await QuickJS.create({ wasm: quickjsModule }));
+  const t1 = performance.now();
+  for (const vm of vms) {
+    const h = vm.evalCode("1+2");
+    const value = h.toNumber();
+    h.dispose();
+    if (value !== 3) throw new Error(`raw eval returned ${value}`);
+  }
+  const t2 = performance.now();
+  for (const vm of vms) vm.dispose();
+  const t3 = performance.now();
+  return { create: (t1 - t0) / k, eval: (t2 - t1) / k, dispose: (t3 - t2) / k, total: (t3 - t0) / k };
+};
+
+/** QuickJS.create with the options GuestVm uses, but no host callbacks and no prelude. */
+const rawLimitsBatch: Batch = async (k) => {
+  const opts = CODE_MODE_DEFAULTS;
+  const vms: QuickJS[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < k; i++) {
+    const guard = new InterruptGuard(systemClock, systemClock.now() + opts.timeoutMs, opts.timeoutMs);
+    vms.push(
+      await QuickJS.create({
+        wasm: quickjsModule,
+        memoryLimit: opts.memoryLimitBytes,
+        maxStackSize: 256 * 1024,
+        interruptHandler: guard.handler,
+        timezoneOffset: 0,
+      }),
+    );
+  }
+  const t1 = performance.now();
+  for (const vm of vms) vm.dispose();
+  const t2 = performance.now();
+  return { create: (t1 - t0) / k, dispose: (t2 - t1) / k, total: (t2 - t0) / k };
+};
+
+const noopHost: GuestHost = { request() {}, output() {}, cancel() {} };
+
+/** The project's path, as cell-runner.ts drives it for `return 1 + 2` (default limits). */
+const guestBatch: Batch = async (k) => {
+  const opts = CODE_MODE_DEFAULTS;
+  const vms: GuestVm[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < k; i++) {
+    const guard = new InterruptGuard(systemClock, systemClock.now() + opts.timeoutMs, opts.timeoutMs);
+    vms.push(await GuestVm.create({ memoryLimitBytes: opts.memoryLimitBytes }, guard, noopHost));
+  }
+  const t1 = performance.now();
+  for (const vm of vms) {
+    vm.installTools("[]");
+    vm.start("return 1 + 2");
+    const status = vm.status();
+    const valueJson = vm.valueJson();
+    if (status.state !== "completed" || valueJson !== "3") throw new Error(`guest run: ${JSON.stringify(status)} ${valueJson}`);
+  }
+  const t2 = performance.now();
+  for (const vm of vms) vm.dispose();
+  const t3 = performance.now();
+  return { createWithPrelude: (t1 - t0) / k, run: (t2 - t1) / k, dispose: (t3 - t2) / k, total: (t3 - t0) / k };
+};
+
+async function run(batch: Batch, n: number, k: number, warmup: number) {
+  const batches = Math.max(1, Math.ceil(n / k));
+  for (let i = 0; i < Math.ceil(warmup / k); i++) await batch(k);
+  const rows: Phase[] = [];
+  const start = performance.now();
+  for (let i = 0; i < batches; i++) rows.push(await batch(k));
+  const wallMs = performance.now() - start;
+  return { iterations: batches * k, batchSize: k, ...summarize(rows, wallMs / (batches * k)) };
+}
+
+function clockProbe() {
+  // Smallest non-zero step of performance.now() seen in a short busy loop.
+  let minStep = Infinity;
+  let steps = 0;
+  let prev = performance.now();
+  const end = prev + 20;
+  for (let i = 0; i < 5_000_000; i++) {
+    const t = performance.now();
+    if (t !== prev) {
+      minStep = Math.min(minStep, t - prev);
+      steps++;
+      prev = t;
+      if (t >= end) break;
+    }
+  }
+  return { minStepMs: Number.isFinite(minStep) ? minStep : null, steps, advances: steps > 0 };
+}
+
+export default {
+  async fetch(req: Request): Promise<Response> {
+    const url = new URL(req.url);
+    const n = intParam(url, "n", 200, MAX_N);
+    const warmup = intParam(url, "warmup", 20, MAX_WARMUP);
+    const k = Math.max(1, intParam(url, "batch", 10, MAX_BATCH));
+    try {
+      switch (url.pathname) {
+        case "/clock":
+          return Response.json(clockProbe());
+        case "/raw":
+          return Response.json(await run(rawBatch, n, k, warmup));
+        case "/raw-limits":
+          return Response.json(await run(rawWithLimitsIteration, n, warmup));
+        case "/guest":
+          return Response.json(await run(guestBatch, n, k, warmup));
+        default:
+          return Response.json({ error: "no such route" }, { status: 404 });
+      }
+    } catch (error) {
+      return Response.json({ error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }, { status: 500 });
+    }
+  },
+} satisfies ExportedHandler;

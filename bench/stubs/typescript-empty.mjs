@@ -1,0 +1,3 @@
+// Stand-in for the `typescript` package when measuring the bundle without the lazily
+// loaded compiler (bench/run.mjs passes `--alias typescript:<this file>`). Never executed.
+export default {};
