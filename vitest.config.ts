@@ -7,6 +7,9 @@ export default defineConfig({
     cloudflareTest({
       wrangler: { configPath: "./wrangler.toml" },
       miniflare: {
+        // The test runner ships each dependency to workerd as one WebSocket message; the
+        // TypeScript compiler (~9 MB) needs more than the default 1 MiB. Test runner only.
+        compatibilityFlags: ["increase_websocket_message_size"],
         bindings: {
           GATEWAY_TOKENS: JSON.stringify({ "test-token-a": "tenant-a", "test-token-b": "tenant-b" }),
           CODEMODE_CONFIG: JSON.stringify(TEST_CONFIG),

@@ -5,9 +5,18 @@ export type Settlement = { ok: true; text: string | undefined } | { ok: false; m
 
 export type ToolRequest = { id: number; tool: string; input: unknown };
 
+/** Host work a parked run still waits for; persisted with the snapshot (plain JSON). */
+export type PendingRequest =
+  | { id: number; kind: "tool"; tool: string; input: unknown }
+  | { id: number; kind: "client"; tool: string; input: unknown; callId: string }
+  | { id: number; kind: "timer"; dueAt: number }
+  | { id: number; kind: "yield"; reason: string | null };
+
 /** What the bridge needs from the turn: the tool executor path and catalog lookups. */
 export interface BridgeHandlers {
   call(request: ToolRequest, signal: AbortSignal): Promise<Settlement>;
+  /** Client tools are run by the caller: the call parks the cell instead of executing. */
+  isClientTool(tool: string): boolean;
   search(query: string, limit: number | null): Settlement;
   describe(tool: string): Settlement;
   /** Output items go to the cell's shared output budget. */
@@ -17,7 +26,15 @@ export interface BridgeHandlers {
 export type BridgeLimits = { maxPendingToolCalls: number; maxRequestBytes: number };
 
 type Raw = { id: number; op: string; text: string };
-type Inflight = { id: number; kind: "tool" | "timer"; tool?: string; input?: unknown; dueAt?: number; abort: AbortController };
+type Inflight = {
+  id: number;
+  kind: "tool" | "client" | "timer";
+  tool?: string;
+  input?: unknown;
+  dueAt?: number;
+  callId?: string;
+  abort: AbortController;
+};
 
 const TOOL_OPS = new Set(["call", "search", "describe"]);
 
@@ -34,6 +51,8 @@ export class HostBridge implements GuestHost {
   private wake: (() => void) | null = null;
   private closed = false;
   yieldRequest: { id: number; reason: string | null } | null = null;
+  /** Set while the run is parked: results that settle then are stored durably. */
+  onSettled: ((id: number, settlement: Settlement) => void) | null = null;
 
   constructor(
     private readonly handlers: BridgeHandlers,
@@ -72,11 +91,35 @@ export class HostBridge implements GuestHost {
     return this.batch.length > 0 || this.ready.length > 0;
   }
 
-  /** Tool calls in flight (for a `waiting` result's pendingToolCalls). */
-  pendingTools(): ToolRequest[] {
-    const out: ToolRequest[] = [];
-    for (const f of this.inflight.values()) if (f.kind === "tool" && f.tool !== undefined) out.push({ id: f.id, tool: f.tool, input: f.input });
+  /** Host work (tools, timers) that can still make progress without the caller. */
+  get hasHostWork(): boolean {
+    for (const f of this.inflight.values()) if (f.kind !== "client") return true;
+    return false;
+  }
+
+  /** Everything outstanding, as persisted with a parked run. */
+  pending(): PendingRequest[] {
+    const out: PendingRequest[] = [];
+    for (const f of this.inflight.values()) {
+      if (f.kind === "tool") out.push({ id: f.id, kind: "tool", tool: f.tool!, input: f.input });
+      else if (f.kind === "client") out.push({ id: f.id, kind: "client", tool: f.tool!, input: f.input, callId: f.callId! });
+      else out.push({ id: f.id, kind: "timer", dueAt: f.dueAt! });
+    }
+    if (this.yieldRequest) out.push({ id: this.yieldRequest.id, kind: "yield", reason: this.yieldRequest.reason });
     return out;
+  }
+
+  /** Re-create outstanding requests after a restore in a fresh bridge (tools are not re-run). */
+  adopt(request: PendingRequest): void {
+    if (request.kind === "timer") this.startTimer(request.id, request.dueAt);
+    else if (request.kind === "client") {
+      this.inflight.set(request.id, { id: request.id, kind: "client", tool: request.tool, input: request.input, callId: request.callId, abort: new AbortController() });
+    }
+  }
+
+  /** The guest is continuing past a yield (its promise is settled by `deliver`). */
+  clearYield(): void {
+    this.yieldRequest = null;
   }
 
   /** Start everything the guest asked for since the last call. */
@@ -85,7 +128,7 @@ export class HostBridge implements GuestHost {
     if (batch.length === 0) return;
     this.batch = [];
     const calls = batch.filter((r) => r.op === "call");
-    const inflightCalls = [...this.inflight.values()].filter((f) => f.kind === "tool").length;
+    const inflightCalls = [...this.inflight.values()].filter((f) => f.kind !== "timer").length;
     const overCap = inflightCalls + calls.length > this.limits.maxPendingToolCalls;
     for (const r of batch) {
       let payload: any;
@@ -109,6 +152,11 @@ export class HostBridge implements GuestHost {
           const tool = typeof payload?.tool === "string" ? payload.tool : "";
           const input = payload?.input;
           const abort = new AbortController();
+          if (this.handlers.isClientTool(tool)) {
+            const callId = `call_${r.id}_${crypto.randomUUID().slice(0, 8)}`;
+            this.inflight.set(r.id, { id: r.id, kind: "client", tool, input, callId, abort });
+            break;
+          }
           this.inflight.set(r.id, { id: r.id, kind: "tool", tool, input, abort });
           this.handlers.call({ id: r.id, tool, input }, abort.signal).then(
             (s) => this.complete(r.id, s),
@@ -157,11 +205,14 @@ export class HostBridge implements GuestHost {
   private complete(id: number, settlement: Settlement): void {
     if (!this.inflight.has(id)) return; // cancelled, or the run closed
     this.inflight.delete(id);
+    this.onSettled?.(id, settlement);
     this.settle(id, settlement);
   }
 
-  /** Deliver a result that arrived from outside (e.g. stored while parked). */
+  /** Deliver a result that arrived from outside (stored while parked, or a client result). */
   deliver(id: number, settlement: Settlement): void {
+    if (this.inflight.get(id)?.kind === "timer") return; // timers fire on their own schedule
+    this.inflight.delete(id);
     this.settle(id, settlement);
   }
 

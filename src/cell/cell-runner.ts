@@ -114,12 +114,14 @@ export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvir
         const result: CodeModeResult = { status: "completed", value: projected.value, ...(projected.output ? { output: projected.output } : {}), telemetry: env.telemetry() };
         return { kind: "result", result: closeWith(cell, result) };
       }
-      if (bridge.inflightCount === 0) {
+      if (bridge.inflightCount === 0 && !status.failure) {
         return {
           kind: "result",
           result: closeWith(cell, failedWithBudget(cell, "the program awaits a promise that nothing will settle (no tool call or timer is pending)", undefined, env)),
         };
       }
+      // Only client tools are outstanding: nothing here can settle them, so park now.
+      if (!bridge.hasHostWork) return { kind: "suspended", reason: "pending_tools", cell };
       const remaining = deadline - env.clock.now();
       if (remaining <= 0) return { kind: "suspended", reason: "pending_tools", cell };
       await bridge.waitForWork(remaining, env.signal);

@@ -47,6 +47,9 @@ export function turnHandlers(
       if (!outcome.ok) return { ok: false, message: outcome.message };
       return { ok: true, text: boundedJson(outcome.details, maxBytes) };
     },
+    isClientTool(tool): boolean {
+      return catalog.lookup(tool)?.source === "client";
+    },
     search(query, limit): Settlement {
       counters.search++;
       const o = spec.options;

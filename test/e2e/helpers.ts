@@ -49,14 +49,20 @@ import type { Clock } from "../../src/runtime/clock";
 
 /** The session object behind (tenant, session), for clock injection and eviction. */
 export function sessionStub(session: string, tenant = "tenant-a") {
-  const ns = (env as any).SESSIONS as DurableObjectNamespace;
-  return ns.get(ns.idFromName(`${tenant}:${session}`));
+  const ns = (env as any).SESSIONS;
+  return ns.get(ns.idFromName(`${tenant}:${session}`)) as DurableObjectStub;
+}
+
+/** Run `fn` against the live session object instance (test-only access). */
+export function inSession<R>(session: string, fn: (instance: any, state: DurableObjectState) => R | Promise<R>, tenant = "tenant-a"): Promise<R> {
+  const run = runInDurableObject as unknown as (stub: unknown, cb: (i: any, s: DurableObjectState) => R | Promise<R>) => Promise<R>;
+  return run(sessionStub(session, tenant), fn);
 }
 
 export async function setClock(session: string, clock: Clock, tenant = "tenant-a"): Promise<void> {
-  await runInDurableObject(sessionStub(session, tenant), (instance: any) => {
+  await inSession(session, (instance) => {
     instance.clock = clock;
-  });
+  }, tenant);
 }
 
 /** After anything hostile, the same session must still run a trivial cell. */

@@ -33,6 +33,12 @@ describe("checkModuleAccess", () => {
     ["const r = require; r('fs')", "`require`"],
     ['\\u0072equire("fs")', "`require(...)`"],
     ['const a = 1 / 2; const b = import("x") / 3', "dynamic `import(...)`"],
+    // Division, not a regex: the import really runs.
+    ["x = {} / import('fs') / 1", "dynamic `import(...)`"],
+    ['const x = a\n/import("fs")/i.test(y)', "dynamic `import(...)`"],
+    ["a++ / import('x')", "dynamic `import(...)`"],
+    ["return (x) / import('x')", "dynamic `import(...)`"],
+    ["return typeof require", "`require`"],
   ];
 
   it.each(rejectedInputs)("rejects %j", (source, what) => {
@@ -74,6 +80,11 @@ describe("checkModuleAccess", () => {
     "const re = [/\"/, /'/, /`/]; return re.length",
     "// import('fs')\nreturn `\n${'`'}import x from 'y'\n`",
     "class A { #import = 1; get import() { return this.#import } } return new A().import",
+    "const o = { import() { return 1 } }; return o.import()",
+    // A regex after a block or an `if (...)` head, not a division.
+    "if (a) {} /import('fs')/.test(z)",
+    "const r = /[/]import('x')/; return r",
+    "x\n.import('fs')",
   ];
 
   it.each(acceptedInputs)("accepts %j", (source) => {

@@ -44,6 +44,8 @@ describe("laziness", () => {
     const result = await pending;
     expect(result).toEqual({ ok: true, code: "    const n = 1;\n    return n;" });
     expect(isTypeScriptCompilerLoaded()).toBe(true);
+    // The temporary `process.browser` switch used while the compiler evaluates is restored.
+    expect((globalThis as { process?: { browser?: unknown } }).process?.browser).toBeUndefined();
   }, 120_000); // the first load transforms and ships ~9 MB of compiler through the test runner
 });
 
