@@ -397,7 +397,7 @@ function dryRun(label, extraArgs) {
         files[f.endsWith(".wasm") ? "quickjs.wasm" : f] = fs.statSync(path.join(outdir, f)).size;
       }
       const js = fs.readFileSync(path.join(outdir, "index.js"), "utf8");
-      resolve({ uploadKiB: Number(m[1]), gzipKiB: Number(m[2]), files, hasCompiler: js.includes("function transpileModule(") });
+      resolve({ uploadKiB: Number(m[1]), gzipKiB: Number(m[2]), files, hasCompiler: js.includes("ts_transpileModule_6153") /* a TypeScript diagnostic key: survives minification */ });
     });
   });
 }

@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { exec, freshTurn, inSession } from "./helpers";
+
+async function compilerLoaded(session: string): Promise<boolean> {
+  return inSession(session, async () => (await import("../../src/runtime/typescript-transform")).isTypeScriptCompilerLoaded());
+}
+
+describe("TypeScript cells", () => {
+  // Order matters: the first test proves JavaScript cells never load the compiler.
+  it("JavaScript cells do not load the TypeScript compiler", async () => {
+    const { session, turnId } = await freshTurn();
+    expect((await exec(session, turnId, "return [1, 2].map((x) => x * 2)")).value).toEqual([2, 4]);
+    expect((await exec(session, turnId, "const s = await shipping_list({}); return s.length")).value).toBe(6);
+    expect(await compilerLoaded(session)).toBe(false);
+  });
+
+  it("a TypeScript cell is transpiled, run, and loads the compiler only then", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(
+      session,
+      turnId,
+      `interface Shipment { id: string; paid: boolean; tons: number }
+       enum Kind { Heavy = "heavy" }
+       const list = (await shipping_list({})) as Shipment[];
+       const heavy = list.filter((s: Shipment): boolean => s.tons > 20).map((s) => ({ id: s.id, kind: Kind.Heavy } as const));
+       return heavy;`,
+      { language: "typescript" },
+    );
+    expect(r).toMatchObject({ status: "completed", value: [{ id: "SH-1004", kind: "heavy" }, { id: "SH-1005", kind: "heavy" }] });
+    expect(await compilerLoaded(session)).toBe(true);
+  });
+
+  it("transform diagnostics are a failed invalid_input result with a line number", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(session, turnId, "const x: number = 1;\nconst y = (;\nreturn x;", { language: "typescript" });
+    expect(r).toMatchObject({ status: "failed", code: "invalid_input" });
+    expect(r.error).toMatch(/TypeScript transform failed: .*line 2:\d+ - error TS1109/);
+  });
+
+  it("module syntax in TypeScript is rejected", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(session, turnId, "import fs from 'fs';\nreturn 1", { language: "typescript" });
+    expect(r).toMatchObject({ status: "failed", code: "invalid_input" });
+  });
+});
