@@ -48,7 +48,7 @@ export async function runExec(rawInput: unknown, env: CellEnvironment): Promise<
     // Loaded lazily: JavaScript cells never evaluate the compiler.
     const { transpileTypeScript } = await import("../runtime/typescript-transform");
     const out = await transpileTypeScript(source);
-    if (!out.ok) return { kind: "result", result: failed(`TypeScript transform failed: ${out.message}`, "invalid_input", env.telemetry()) };
+    if (!out.ok) return { kind: "result", result: failed(out.message, "invalid_input", env.telemetry()) };
     source = out.code;
   }
 

@@ -34,7 +34,7 @@ describe("TypeScript cells", () => {
     const { session, turnId } = await freshTurn();
     const r = await exec(session, turnId, "const x: number = 1;\nconst y = (;\nreturn x;", { language: "typescript" });
     expect(r).toMatchObject({ status: "failed", code: "invalid_input" });
-    expect(r.error).toMatch(/TypeScript transform failed: .*line 2:\d+ - error TS1109/);
+    expect(r.error).toMatch(/^TypeScript transform failed:\s+line 2:\d+ - error TS1109/);
   });
 
   it("module syntax in TypeScript is rejected", async () => {
