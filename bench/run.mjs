@@ -2,17 +2,22 @@
 /**
  * `npm run bench`: the codemode-edge benchmark harness. Writes BENCHMARKS.md at the repo root.
  *
- *   1. exec of `return 1 + 2` over HTTP → Worker → session Durable Object → VM → JSON
- *      (`wrangler dev`, loopback only) against a Node child process per cell (`node -e`).
+ *   1. exec of `return 1 + 2` over HTTP → Worker → session Durable Object → VM → JSON against a
+ *      Node child process per cell (`node -e`).
  *   2. QuickJS-WASI VM create / eval / dispose inside workerd (bench/bench-worker.ts), raw and
  *      through the project's GuestVm (+ prelude).
  *   3. Bundle size of the production worker (`wrangler deploy --dry-run`) with and without the
  *      lazily loaded TypeScript compiler (`--alias typescript:bench/stubs/typescript-empty.mjs`).
  *
+ * Workers are built once with `wrangler deploy --dry-run --outdir` (the production build of
+ * 3. is the artefact 1. runs) and served by bench/serve.mjs (Miniflare → workerd, the runtime
+ * `wrangler dev` uses) on 127.0.0.1, which pins the code for the whole run (no file watching)
+ * and has no dev proxy in front of the worker.
+ *
  * Every figure is reported as an absolute median/p90 and as a ratio against a baseline measured
- * in the same run. Every loop is bounded, every request has a timeout, wrangler children run in
- * their own process group and are killed on exit (normal, error, signal or watchdog), and a
- * watchdog stops the whole run after WATCHDOG_MS. Nothing binds outside 127.0.0.1.
+ * in the same run. Every loop is bounded, every request has a timeout, children run in their
+ * own process group and are killed on exit (normal, error, signal or watchdog), and a watchdog
+ * stops the whole run after WATCHDOG_MS. Nothing binds outside 127.0.0.1.
  *
  * Options: --quick (fewer iterations, for trying the harness; figures not representative),
  *          --no-write (print the report, leave BENCHMARKS.md alone).
@@ -30,6 +35,7 @@ const WRANGLER_JS = path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler
 const BUNDLED_NODE = path.join(ROOT, "node_modules", ".bin", "node");
 const OUTPUT = path.join(ROOT, "BENCHMARKS.md");
 const STUB = path.join(BENCH_DIR, "stubs", "typescript-empty.mjs");
+const SERVE = path.join(BENCH_DIR, "serve.mjs");
 const BENCH_CONFIG = path.join(BENCH_DIR, "wrangler.bench.toml");
 const ROOT_CONFIG = path.join(ROOT, "wrangler.toml");
 
@@ -67,7 +73,7 @@ const CONFIG = {
   vmWarmup: 20,
   requestTimeoutMs: 15_000,
   childTimeoutMs: 15_000,
-  readyTimeoutMs: 90_000,
+  readyTimeoutMs: 60_000,
   dryRunTimeoutMs: 90_000,
 };
 const WATCHDOG_MS = 170_000;
@@ -168,31 +174,25 @@ function tail(child, limit = 60) {
   return () => lines.join("\n");
 }
 
-/** Start `wrangler dev` on 127.0.0.1 in its own process group; resolves once `readyPath` answers 200. */
-async function startWrangler(label, config, extraArgs, readyPath) {
+/** Everything the server needs from a wrangler config (read by wrangler itself). */
+async function readWranglerConfig(configPath) {
+  const wrangler = await import("wrangler");
+  const c = wrangler.unstable_readConfig({ config: configPath });
+  const durableObjects = {};
+  for (const b of c.durable_objects?.bindings ?? []) durableObjects[b.name] = b.class_name;
+  return { compatibilityDate: c.compatibility_date, compatibilityFlags: c.compatibility_flags ?? [], durableObjects };
+}
+
+/**
+ * Serve a built bundle (bench/serve.mjs: Miniflare → workerd) on 127.0.0.1 in its own process
+ * group; resolves once `readyPath` answers 200. Its stdin stays open: if this process dies, the
+ * server sees EOF and stops too.
+ */
+async function serveBundle(label, bundle, config, bindings, readyPath) {
+  const { outdir } = bundle;
   const port = await freePort();
-  const inspectorPort = await freePort();
-  const args = [
-    WRANGLER_JS,
-    "dev",
-    "-c",
-    config,
-    "--ip",
-    "127.0.0.1",
-    "--port",
-    String(port),
-    "--inspector-ip",
-    "127.0.0.1",
-    "--inspector-port",
-    String(inspectorPort),
-    "--persist-to",
-    path.join(tmpRoot, `state-${label}`),
-    "--show-interactive-dev-session=false",
-    "--log-level",
-    "warn",
-    ...extraArgs,
-  ];
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: wranglerEnv(), stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const opts = { name: label, outdir, entry: bundle.entry, port, ...config, bindings };
+  const child = spawn(process.execPath, [SERVE, JSON.stringify(opts)], { cwd: ROOT, env: wranglerEnv(), stdio: ["pipe", "pipe", "pipe"], detached: true });
   groups.add(child);
   const output = tail(child);
   let exited = null;
@@ -202,7 +202,7 @@ async function startWrangler(label, config, extraArgs, readyPath) {
   const base = `http://127.0.0.1:${port}`;
   const deadline = performance.now() + CONFIG.readyTimeoutMs;
   while (performance.now() < deadline) {
-    if (exited) throw new Error(`wrangler dev (${label}) exited early (${JSON.stringify(exited)}):\n${output()}`);
+    if (exited) throw new Error(`server (${label}) exited early (${JSON.stringify(exited)}):\n${output()}`);
     try {
       const res = await fetch(base + readyPath, { signal: AbortSignal.timeout(5_000) });
       await res.arrayBuffer();
@@ -210,12 +210,12 @@ async function startWrangler(label, config, extraArgs, readyPath) {
     } catch {
       // not listening yet
     }
-    await sleep(250);
+    await sleep(200);
   }
-  throw new Error(`wrangler dev (${label}) not ready after ${CONFIG.readyTimeoutMs} ms:\n${output()}`);
+  throw new Error(`server (${label}) not ready after ${CONFIG.readyTimeoutMs} ms:\n${output()}`);
 }
 
-async function stopWrangler(server) {
+async function stopServer(server) {
   const { child } = server;
   if (!groups.has(child)) return;
   const gone = new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once("exit", r)));
@@ -287,10 +287,11 @@ function nodeCellOnce() {
   });
 }
 
-async function benchExec() {
-  log("1/3 exec: starting wrangler dev (production worker)");
+async function benchExec(bundle) {
+  log("1/3 exec: serving the production bundle");
+  const config = await readWranglerConfig(ROOT_CONFIG);
   const tokens = JSON.stringify({ [CONFIG.token]: CONFIG.tenant });
-  const server = await startWrangler("gateway", ROOT_CONFIG, ["--var", `GATEWAY_TOKENS:${tokens}`], "/healthz");
+  const server = await serveBundle("gateway", bundle, config, { GATEWAY_TOKENS: tokens }, "/healthz");
   try {
     const headers = { authorization: `Bearer ${CONFIG.token}`, "content-type": "application/json" };
     const session = `bench-${Date.now().toString(36)}`;
@@ -334,7 +335,7 @@ async function benchExec() {
     log(`1/3 exec: ${exec.length} exec, ${healthz.length} healthz, ${node.length} node -e — all verified`);
     return { exec: stats(exec), healthz: stats(healthz), node: stats(node) };
   } finally {
-    await stopWrangler(server);
+    await stopServer(server);
   }
 }
 
@@ -342,8 +343,10 @@ async function benchExec() {
 // 2. VM costs inside workerd.
 
 async function benchVm() {
-  log("2/3 vm: starting wrangler dev (bench worker)");
-  const server = await startWrangler("vm", BENCH_CONFIG, [], "/clock");
+  log("2/3 vm: building the bench worker (wrangler deploy --dry-run -c bench/wrangler.bench.toml)");
+  const bundle = await dryRun("bench-worker", BENCH_CONFIG, []);
+  log("2/3 vm: serving the bench worker");
+  const server = await serveBundle("vm", bundle, await readWranglerConfig(BENCH_CONFIG), {}, "/clock");
   try {
     const q = `n=${CONFIG.vmIterations}&batch=${CONFIG.vmBatch}&warmup=${CONFIG.vmWarmup}`;
     const get = async (route) => {
@@ -358,17 +361,17 @@ async function benchVm() {
     log(`2/3 vm: done (${raw.iterations} iterations per measure, batches of ${raw.batchSize})`);
     return { clock, raw, rawLimits, guest };
   } finally {
-    await stopWrangler(server);
+    await stopServer(server);
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // 3. Bundle size.
 
-function dryRun(label, extraArgs) {
+function dryRun(label, configPath, extraArgs) {
   return new Promise((resolve, reject) => {
     const outdir = path.join(tmpRoot, `bundle-${label}`);
-    const child = spawn(process.execPath, [WRANGLER_JS, "deploy", "--dry-run", "--outdir", outdir, "-c", ROOT_CONFIG, ...extraArgs], {
+    const child = spawn(process.execPath, [WRANGLER_JS, "deploy", "--dry-run", "--outdir", outdir, "-c", configPath, ...extraArgs], {
       cwd: ROOT,
       env: wranglerEnv(),
       stdio: ["ignore", "pipe", "pipe"],
@@ -389,24 +392,33 @@ function dryRun(label, extraArgs) {
     child.on("close", (code) => {
       clearTimeout(timer);
       groups.delete(child);
-      const m = /Total Upload:\s*([\d.]+)\s*KiB\s*\/\s*gzip:\s*([\d.]+)\s*KiB/.exec(out);
-      if (code !== 0 || !m) return reject(new Error(`wrangler deploy --dry-run (${label}) failed (exit ${code}):\n${out.slice(-3000)}`));
-      const files = {};
-      for (const f of fs.readdirSync(outdir)) {
-        if (f.endsWith(".map") || f === "README.md") continue;
-        files[f.endsWith(".wasm") ? "quickjs.wasm" : f] = fs.statSync(path.join(outdir, f)).size;
+      try {
+        const m = /Total Upload:\s*([\d.]+)\s*KiB\s*\/\s*gzip:\s*([\d.]+)\s*KiB/.exec(out);
+        if (code !== 0 || !m) throw new Error(`wrangler deploy --dry-run (${label}) failed (exit ${code}):\n${out.slice(-3000)}`);
+        const files = {};
+        let entry;
+        for (const f of fs.readdirSync(outdir)) {
+          if (f.endsWith(".map") || f === "README.md") continue;
+          if (f.endsWith(".js")) entry = f;
+          files[f.endsWith(".wasm") ? "quickjs.wasm" : f.endsWith(".js") ? "entry.js" : f] = fs.statSync(path.join(outdir, f)).size;
+        }
+        if (!entry) throw new Error(`wrangler deploy --dry-run (${label}): no .js entry in ${outdir}`);
+        const js = fs.readFileSync(path.join(outdir, entry), "utf8");
+        // A TypeScript diagnostic key: survives minification, present only with the compiler.
+        const hasCompiler = js.includes("ts_transpileModule_6153");
+        resolve({ outdir, entry, uploadKiB: Number(m[1]), gzipKiB: Number(m[2]), files, hasCompiler });
+      } catch (error) {
+        reject(error);
       }
-      const js = fs.readFileSync(path.join(outdir, "index.js"), "utf8");
-      resolve({ uploadKiB: Number(m[1]), gzipKiB: Number(m[2]), files, hasCompiler: js.includes("ts_transpileModule_6153") /* a TypeScript diagnostic key: survives minification */ });
     });
   });
 }
 
 async function benchBundle() {
-  log("3/3 bundle: wrangler deploy --dry-run (with TypeScript compiler)");
-  const withTs = await dryRun("with-typescript", []);
+  log("3/3 bundle: wrangler deploy --dry-run (production build, with the TypeScript compiler)");
+  const withTs = await dryRun("with-typescript", ROOT_CONFIG, []);
   log("3/3 bundle: wrangler deploy --dry-run (typescript aliased to an empty stub)");
-  const withoutTs = await dryRun("without-typescript", ["--alias", `typescript:${STUB}`]);
+  const withoutTs = await dryRun("without-typescript", ROOT_CONFIG, ["--alias", `typescript:${STUB}`]);
   if (!withTs.hasCompiler) throw new Error("the production bundle does not contain the TypeScript compiler; the comparison is meaningless");
   if (withoutTs.hasCompiler) throw new Error("the stubbed bundle still contains the TypeScript compiler");
   return { withTs, withoutTs };
@@ -424,10 +436,14 @@ function machineNote() {
   const cpus = os.cpus();
   const load = os.loadavg().map((l) => l.toFixed(2)).join(" / ");
   let workerd = "";
-  try {
-    workerd = JSON.parse(fs.readFileSync(path.join(ROOT, "node_modules", "workerd", "package.json"), "utf8")).version;
-  } catch {
-    // unknown
+  // The workerd that wrangler's Miniflare runs (nested under wrangler when versions differ).
+  for (const dir of [path.join(ROOT, "node_modules", "wrangler", "node_modules", "workerd"), path.join(ROOT, "node_modules", "workerd")]) {
+    try {
+      workerd = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")).version;
+      break;
+    } catch {
+      // try the next one
+    }
   }
   let wrangler = "";
   try {
@@ -438,7 +454,7 @@ function machineNote() {
   return [
     `- Date: ${new Date().toISOString()}`,
     `- Machine: ${cpus.length} cores (${cpus[0]?.model?.trim() ?? "unknown CPU"}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.platform()} ${os.release()}; load average at the end of the run (1/5/15 min): ${load}`,
-    `- Runtime: local workerd ${workerd} via \`wrangler dev\` ${wrangler} (loopback, 127.0.0.1), Node ${process.versions.node}`,
+    `- Runtime: local workerd ${workerd} (Miniflare, as bundled with wrangler ${wrangler}) serving \`wrangler deploy --dry-run\` builds on 127.0.0.1; Node ${process.versions.node}`,
     QUICK ? "- **--quick run: reduced iteration counts, figures not representative.**" : "",
   ].filter(Boolean);
 }
@@ -476,8 +492,10 @@ function report({ execR, vmR, bundleR, elapsedS }) {
 
   L("## 1. `exec` of a trivial cell: HTTP → Worker → session Durable Object → VM → JSON");
   L();
-  L(`\`POST /v1/sessions/<sid>/turns/<turnId>/tools/exec\` with \`{"code":"${CONFIG.execCode}"}\` against \`wrangler dev\` on 127.0.0.1,`);
-  L(`sequential, one session and turn, keep-alive \`fetch\` from Node; every response checked (\`status: "completed"\`, \`value: ${CONFIG.expectedValue}\`).`);
+  L(`\`POST /v1/sessions/<sid>/turns/<turnId>/tools/exec\` with \`{"code":"${CONFIG.execCode}"}\`, sequential, one session and turn, keep-alive`);
+  L(`\`fetch\` from Node; every response checked (\`status: "completed"\`, \`value: ${CONFIG.expectedValue}\`). The worker is the production build`);
+  L("(`wrangler deploy --dry-run` of wrangler.toml, as measured in 3.) served by Miniflare/workerd on 127.0.0.1 with `GATEWAY_TOKENS` set;");
+  L("`wrangler dev` is not used for timing because it reloads on source edits and adds a dev-only proxy worker (a second workerd hop).");
   L(`Baseline: a process per cell, \`node -e\` running the same code wrapped in an async function and printing JSON`);
   L(`(spawn → exit, output parsed and checked). Warm-up: ${CONFIG.execWarmup} exec, ${CONFIG.nodeWarmup} node. The measurements are interleaved in ${CONFIG.rounds} rounds`);
   L("so background load hits both sides. `GET /healthz` (HTTP → Worker, no Durable Object, no VM) shows the HTTP floor.");
@@ -527,7 +545,7 @@ function report({ execR, vmR, bundleR, elapsedS }) {
   L("| bundle | total upload (KiB) | gzip (KiB) | index.js (KiB) | quickjs.wasm (KiB) | ratio vs without (gzip) |");
   L("|---|---|---|---|---|---|");
   const row3 = (name, b, base) =>
-    L(`| ${name} | ${b.uploadKiB.toFixed(2)} | ${b.gzipKiB.toFixed(2)} | ${kib(b.files["index.js"] ?? 0)} | ${kib(b.files["quickjs.wasm"] ?? 0)} | ${base ? ratio(b.gzipKiB, base.gzipKiB) : "1×"} |`);
+    L(`| ${name} | ${b.uploadKiB.toFixed(2)} | ${b.gzipKiB.toFixed(2)} | ${kib(b.files["entry.js"] ?? 0)} | ${kib(b.files["quickjs.wasm"] ?? 0)} | ${base ? ratio(b.gzipKiB, base.gzipKiB) : "1×"} |`);
   row3("**baseline**: without the TypeScript compiler", wo);
   row3("with the TypeScript compiler (as deployed)", w, wo);
   L();
@@ -542,9 +560,10 @@ function report({ execR, vmR, bundleR, elapsedS }) {
 async function main() {
   if (!fs.existsSync(WRANGLER_JS)) throw new Error(`wrangler not installed (${WRANGLER_JS}); run npm install`);
   log(`temp dir ${tmpRoot}${QUICK ? " (--quick)" : ""}`);
-  const execR = await benchExec();
-  const vmR = await benchVm();
+  // The production build first: its output is also what benchmark 1 serves.
   const bundleR = await benchBundle();
+  const execR = await benchExec(bundleR.withTs);
+  const vmR = await benchVm();
   const elapsedS = (performance.now() - START) / 1000;
   const md = report({ execR, vmR, bundleR, elapsedS });
   if (WRITE) {

@@ -1,16 +1,18 @@
 import { DurableObject } from "cloudflare:workers";
 import { Catalog } from "../../src/catalog/catalog";
 import type { CatalogEntry } from "../../src/catalog/types";
-import type { CellEnd } from "../../src/cell/cell-runner";
-import { closeWith, failed } from "../../src/cell/cell-runner";
-import type { CodeModeResult } from "../../src/code-mode/types";
+import { failed } from "../../src/cell/cell-runner";
+import type { CodeModeResult, CodeModeTelemetry } from "../../src/code-mode/types";
 import { loadGatewayConfig } from "../../src/config";
 import { systemClock, type Clock } from "../../src/runtime/clock";
+import { RunLifecycle } from "../../src/runs/run-lifecycle";
+import { SnapshotStore } from "../../src/snapshot-store/snapshot-store";
 import type { ToolDefinition, ToolPlugin } from "../../src/tools/types";
-import { callDirectTool, execCell, type TurnDeps } from "../../src/turns/run-tool";
-import { turnTelemetry } from "../../src/turns/telemetry";
+import { boundedJson } from "../../src/turns/tool-handlers";
+import { callDirectTool, cellEnvironment, execCell, isRestartSafe, type TurnDeps } from "../../src/turns/run-tool";
 import type { ModelTool } from "../../src/turns/surface";
-import type { CodeModeTelemetry } from "../../src/code-mode/types";
+import { turnTelemetry } from "../../src/turns/telemetry";
+import type { TurnCounters, TurnSpec } from "../../src/turns/turn-spec";
 import { planTurn, type OpenTurnRequest } from "./turn-opening";
 import { sessionKv } from "./session-kv";
 import { applySchema, Sql } from "./sql";
@@ -21,11 +23,14 @@ export type SessionEnv = { CODEMODE_CONFIG?: string };
 /** Replies cross the RPC boundary as data; the HTTP layer maps them to responses. */
 export type SessionReply<T> = { ok: true; status: number; body: T } | { ok: false; status: number; code: string; message: string };
 
+export type ClientResultBody = { callId: string; value?: unknown; error?: { message: string } };
+
 const notFound = (message: string): SessionReply<never> => ({ ok: false, status: 404, code: "not_found", message });
 
 /**
- * The session Durable Object: a thin shell that owns the session's turns, runs its cells
- * one at a time, and hands each concern to its module (turn planning, cell runner, stores).
+ * The session Durable Object: a thin shell that owns the session's turns and parked runs,
+ * runs its cells one at a time, and hands each concern to its module (turn planning, cell
+ * runner, run lifecycle, stores).
  */
 export function createSessionObject(plugins: readonly ToolPlugin[]) {
   const definitions = new Map<string, ToolDefinition>();
@@ -36,16 +41,23 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
   return class SessionDurableObject extends DurableObject<SessionEnv> {
     /** Injected in tests (a frozen or manual clock); production uses the system clock. */
     clock: Clock = systemClock;
-    private readonly sql: Sql;
     private readonly turns: TurnStore;
+    readonly snapshots: SnapshotStore;
+    private readonly runs: RunLifecycle;
     private readonly active = new Map<string, Set<AbortController>>();
     private queue: Promise<unknown> = Promise.resolve();
 
     constructor(ctx: DurableObjectState, env: SessionEnv) {
       super(ctx, env);
-      this.sql = new Sql(ctx.storage);
-      applySchema(this.sql);
-      this.turns = new TurnStore(this.sql);
+      const sql = new Sql(ctx.storage);
+      applySchema(sql);
+      this.turns = new TurnStore(sql);
+      this.snapshots = new SnapshotStore(sql);
+      this.runs = new RunLifecycle({
+        store: this.snapshots,
+        now: () => this.clock.now(),
+        scheduleExpiry: (at) => void this.scheduleAlarm(at),
+      });
     }
 
     /** Cells of one session run one at a time (input gates open while tools are awaited). */
@@ -72,21 +84,27 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
       });
       const counters = { search: 0, describe: 0, call: 0 };
       this.turns.insert(spec, counters);
-      const telemetry = turnTelemetry(spec, new Catalog(spec.catalog), counters);
-      return { ok: true, status: 201, body: { turnId, codeModeEngaged: spec.codeModeEngaged, tools, telemetry } };
+      return { ok: true, status: 201, body: { turnId, codeModeEngaged: spec.codeModeEngaged, tools, telemetry: this.telemetry(spec, counters) } };
     }
 
     async callTool(tenantId: string, turnId: string, toolName: string, input: unknown): Promise<SessionReply<unknown>> {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
       const { spec } = turn;
-      if (spec.codeModeEngaged && (toolName === "exec" || toolName === "wait")) {
-        return this.serial(async () => {
-          const fresh = this.turns.get(tenantId, turnId);
-          if (!fresh) return notFound("unknown turn");
-          const result = toolName === "exec" ? await this.exec(fresh, input) : this.unavailableRun(fresh);
-          return { ok: true, status: 200, body: result };
-        });
+      if (spec.codeModeEngaged && toolName === "exec") {
+        return this.serial(() => this.withTurn(tenantId, turnId, (t, signal) => this.exec(t, input, signal)));
+      }
+      if (spec.codeModeEngaged && toolName === "wait") {
+        // Claimed before queueing: a second concurrent wait for one runId fails at once.
+        const claim = this.runs.claim(spec, input);
+        if (!claim.ok) return { ok: true, status: 200, body: failed(claim.message, "invalid_input", this.telemetry(spec, turn.counters)) };
+        return this.serial(() =>
+          this.withTurn(tenantId, turnId, (t, signal) =>
+            this.runs.resume(t.spec, claim.runId, (s, claimSignal, restartSafe) =>
+              cellEnvironment(s, t.counters, this.deps(s, anySignal(signal, claimSignal)), restartSafe),
+            ),
+          ),
+        ).finally(() => this.runs.release(claim.runId));
       }
       const abort = this.track(turnId);
       try {
@@ -98,43 +116,71 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
       }
     }
 
+    async clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<{ accepted: true }>> {
+      const turn = this.turns.get(tenantId, turnId);
+      if (!turn) return notFound("unknown turn");
+      const settlement = body.error
+        ? ({ ok: false, message: body.error.message } as const)
+        : ({ ok: true, text: boundedJson(body.value ?? null, turn.spec.options.maxOutputBytes) } as const);
+      const r = this.runs.deliverClientResult(turnId, body.callId, settlement);
+      if (!r.ok) return { ok: false, status: r.status, code: r.status === 409 ? "conflict" : "not_found", message: r.message };
+      return { ok: true, status: 202, body: { accepted: true } };
+    }
+
     async deleteTurn(tenantId: string, turnId: string): Promise<SessionReply<{ telemetry: CodeModeTelemetry }>> {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
       for (const c of this.active.get(turnId) ?? []) c.abort();
+      this.runs.closeTurn(turnId);
       this.turns.delete(turnId);
-      return { ok: true, status: 200, body: { telemetry: turnTelemetry(turn.spec, new Catalog(turn.spec.catalog), turn.counters) } };
+      return { ok: true, status: 200, body: { telemetry: this.telemetry(turn.spec, turn.counters) } };
     }
 
-    private async exec(turn: StoredTurn, input: unknown): Promise<CodeModeResult> {
-      const abort = this.track(turn.spec.turnId);
+    /** TTL expiry of parked runs, enforced by the alarm rather than only on the next wait. */
+    async alarm(): Promise<void> {
+      this.runs.expire();
+    }
+
+    private async exec(turn: StoredTurn, input: unknown, signal: AbortSignal): Promise<CodeModeResult> {
+      const restartSafe = isRestartSafe(input);
+      const env = cellEnvironment(turn.spec, turn.counters, this.deps(turn.spec, signal), restartSafe);
+      const end = await execCell(env, input);
+      return this.runs.finish(turn.spec, end, env, { restartSafe });
+    }
+
+    /** Re-read the turn inside the queue, track its abort signal, persist counters after. */
+    private async withTurn(
+      tenantId: string,
+      turnId: string,
+      fn: (turn: StoredTurn, signal: AbortSignal) => Promise<CodeModeResult>,
+    ): Promise<SessionReply<unknown>> {
+      const turn = this.turns.get(tenantId, turnId);
+      if (!turn) return notFound("unknown turn");
+      const abort = this.track(turnId);
       try {
-        const end: CellEnd = await execCell(turn.spec, turn.counters, input, this.deps(turn.spec, abort.signal));
-        return this.settle(turn, end);
+        return { ok: true, status: 200, body: await fn(turn, abort.signal) };
       } finally {
-        this.untrack(turn.spec.turnId, abort);
-        if (this.turns.get(turn.spec.tenantId, turn.spec.turnId)) this.turns.saveCounters(turn.spec.turnId, turn.counters);
+        this.untrack(turnId, abort);
+        if (this.turns.get(tenantId, turnId)) this.turns.saveCounters(turnId, turn.counters);
       }
     }
 
-    /** Until parking lands, a cell that outlives its deadline fails with `timeout`. */
-    private settle(turn: StoredTurn, end: CellEnd): CodeModeResult {
-      if (end.kind === "result") return end.result;
-      const telemetry = turnTelemetry(turn.spec, new Catalog(turn.spec.catalog), turn.counters);
-      return closeWith(end.cell, failed(`exec deadline (timeoutMs ${turn.spec.options.timeoutMs}) passed with host work still pending`, "timeout", telemetry));
+    private telemetry(spec: TurnSpec, counters: TurnCounters): CodeModeTelemetry {
+      return turnTelemetry(spec, new Catalog(spec.catalog), counters);
     }
 
-    private unavailableRun(turn: StoredTurn): CodeModeResult {
-      return failed("code mode run is unavailable or expired.", "invalid_input", turnTelemetry(turn.spec, new Catalog(turn.spec.catalog), turn.counters));
-    }
-
-    private deps(spec: StoredTurn["spec"], signal: AbortSignal): TurnDeps {
+    private deps(spec: TurnSpec, signal: AbortSignal): TurnDeps {
       return {
         clock: this.clock,
         signal,
         resolve,
         context: { tenantId: spec.tenantId, sessionId: spec.sessionId, turnId: spec.turnId, store: sessionKv(this.ctx.storage) },
       };
+    }
+
+    private async scheduleAlarm(at: number): Promise<void> {
+      const current = await this.ctx.storage.getAlarm();
+      if (current === null || current > at) await this.ctx.storage.setAlarm(at);
     }
 
     private track(turnId: string): AbortController {
@@ -151,4 +197,8 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
       if (set && set.size === 0) this.active.delete(turnId);
     }
   };
+}
+
+function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+  return AbortSignal.any([a, b]);
 }

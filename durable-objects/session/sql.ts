@@ -22,7 +22,9 @@ export class Sql {
   }
 }
 
-const SCHEMA_VERSION = 1;
+import { SNAPSHOT_SCHEMA } from "../../src/snapshot-store/snapshot-store";
+
+const SCHEMA_VERSION = 2;
 
 const MIGRATIONS: Record<number, string[]> = {
   1: [
@@ -34,6 +36,7 @@ const MIGRATIONS: Record<number, string[]> = {
        created_at INTEGER NOT NULL
      )`,
   ],
+  2: SNAPSHOT_SCHEMA,
 };
 
 export function applySchema(sql: Sql): void {

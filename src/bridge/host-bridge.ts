@@ -7,7 +7,7 @@ export type ToolRequest = { id: number; tool: string; input: unknown };
 
 /** Host work a parked run still waits for; persisted with the snapshot (plain JSON). */
 export type PendingRequest =
-  | { id: number; kind: "tool"; tool: string; input: unknown }
+  | { id: number; kind: "tool"; tool: string; input: unknown; callId: string }
   | { id: number; kind: "client"; tool: string; input: unknown; callId: string }
   | { id: number; kind: "timer"; dueAt: number }
   | { id: number; kind: "yield"; reason: string | null };
@@ -101,7 +101,7 @@ export class HostBridge implements GuestHost {
   pending(): PendingRequest[] {
     const out: PendingRequest[] = [];
     for (const f of this.inflight.values()) {
-      if (f.kind === "tool") out.push({ id: f.id, kind: "tool", tool: f.tool!, input: f.input });
+      if (f.kind === "tool") out.push({ id: f.id, kind: "tool", tool: f.tool!, input: f.input, callId: f.callId! });
       else if (f.kind === "client") out.push({ id: f.id, kind: "client", tool: f.tool!, input: f.input, callId: f.callId! });
       else out.push({ id: f.id, kind: "timer", dueAt: f.dueAt! });
     }
@@ -152,12 +152,12 @@ export class HostBridge implements GuestHost {
           const tool = typeof payload?.tool === "string" ? payload.tool : "";
           const input = payload?.input;
           const abort = new AbortController();
+          const callId = `call_${r.id}_${crypto.randomUUID().slice(0, 8)}`;
           if (this.handlers.isClientTool(tool)) {
-            const callId = `call_${r.id}_${crypto.randomUUID().slice(0, 8)}`;
             this.inflight.set(r.id, { id: r.id, kind: "client", tool, input, callId, abort });
             break;
           }
-          this.inflight.set(r.id, { id: r.id, kind: "tool", tool, input, abort });
+          this.inflight.set(r.id, { id: r.id, kind: "tool", tool, input, callId, abort });
           this.handlers.call({ id: r.id, tool, input }, abort.signal).then(
             (s) => this.complete(r.id, s),
             () => this.complete(r.id, { ok: false, message: `${tool} failed` }),

@@ -1,10 +1,10 @@
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { SessionReply } from "../../durable-objects/session/session-object";
+import type { ClientResultBody, SessionReply } from "../../durable-objects/session/session-object";
 import { loadGatewayConfig } from "../config";
 import { authenticate } from "./auth";
 import { HttpError, statusFor } from "./http-error";
-import { validateOpenTurn } from "./validate-turn";
+import { validateClientResult, validateOpenTurn } from "./validate-turn";
 import { VERSION } from "../version";
 
 /** The Worker's bindings. */
@@ -19,6 +19,7 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   openTurn(tenantId: string, sessionId: string, req: unknown): Promise<SessionReply<unknown>>;
   callTool(tenantId: string, turnId: string, toolName: string, input: unknown): Promise<SessionReply<unknown>>;
   deleteTurn(tenantId: string, turnId: string): Promise<SessionReply<unknown>>;
+  clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<unknown>>;
 }
 
 /** Bodies over 1 MiB are refused with 413 before they are read whole. */
@@ -95,6 +96,12 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
     const turnId = param(c, "turnId", TURN_ID);
     const toolName = param(c, "toolName", TOOL_NAME);
     return reply(c, await stub.callTool(c.get("tenant"), turnId, toolName, input ?? {}));
+  });
+
+  app.post("/v1/sessions/:sessionId/turns/:turnId/client-results", async (c) => {
+    const body = validateClientResult(await readJson(c));
+    const { stub } = sessionStub(c);
+    return reply(c, await stub.clientResult(c.get("tenant"), param(c, "turnId", TURN_ID), body));
   });
 
   app.delete("/v1/sessions/:sessionId/turns/:turnId", async (c) => {

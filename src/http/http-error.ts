@@ -1,12 +1,13 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 /** The one error type of the HTTP edge; `onError` turns it into the contract's JSON shape. */
-export type HttpErrorCode = "invalid_request" | "unauthorized" | "not_found" | "payload_too_large" | "invalid_config" | "internal_error";
+export type HttpErrorCode = "invalid_request" | "unauthorized" | "not_found" | "conflict" | "payload_too_large" | "invalid_config" | "internal_error";
 
 const STATUS: Record<HttpErrorCode, ContentfulStatusCode> = {
   invalid_request: 400,
   unauthorized: 401,
   not_found: 404,
+  conflict: 409,
   payload_too_large: 413,
   invalid_config: 500,
   internal_error: 500,

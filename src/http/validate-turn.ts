@@ -1,3 +1,4 @@
+import type { ClientResultBody } from "../../durable-objects/session/session-object";
 import type { OpenTurnRequest } from "../../durable-objects/session/turn-opening";
 import { HttpError } from "./http-error";
 
@@ -74,4 +75,19 @@ export function validateOpenTurn(body: unknown): OpenTurnRequest {
     out.mcpServers = servers;
   }
   return out;
+}
+
+/** `POST …/client-results`: `{ callId, value }` or `{ callId, error: { message } }`. */
+export function validateClientResult(body: unknown): ClientResultBody {
+  if (!isObject(body)) fail("", "body must be { callId, value } or { callId, error: { message } }");
+  for (const key of Object.keys(body)) if (key !== "callId" && key !== "value" && key !== "error") fail(key, `unknown field ${key}`);
+  if (typeof body.callId !== "string" || body.callId.length === 0 || body.callId.length > 128) fail("callId", "callId must be the callId from pendingToolCalls");
+  const hasValue = "value" in body;
+  const hasError = body.error !== undefined;
+  if (hasValue === hasError) fail("", "give exactly one of value or error");
+  if (hasError) {
+    if (!isObject(body.error) || typeof body.error.message !== "string") fail("error.message", "error must be { message: string }");
+    return { callId: body.callId, error: { message: body.error.message.slice(0, 4096) } };
+  }
+  return { callId: body.callId, value: body.value };
 }

@@ -1,5 +1,5 @@
 import { Catalog } from "../catalog/catalog";
-import { runExec, type CellEnd } from "../cell/cell-runner";
+import { runExec, type CellEnd, type CellEnvironment } from "../cell/cell-runner";
 import type { CodeModeResult } from "../code-mode/types";
 import type { Clock } from "../runtime/clock";
 import { executeTool } from "../tools/executor";
@@ -21,20 +21,26 @@ export type TurnDeps = {
   context: Omit<ToolContext, "signal">;
 };
 
-/** Outcome of `exec` before the session decides about parking. */
-export type ExecEnd = { end: CellEnd; catalog: Catalog };
-
-export function execCell(spec: TurnSpec, counters: TurnCounters, input: unknown, deps: TurnDeps): Promise<CellEnd> {
+/** The cell environment of a turn: limits, guest tool metadata, bridge handlers, telemetry. */
+export function cellEnvironment(spec: TurnSpec, counters: TurnCounters, deps: TurnDeps, restartSafe: boolean): CellEnvironment {
   const catalog = new Catalog(spec.catalog);
-  const restartSafe = typeof input === "object" && input !== null && (input as { restartSafe?: unknown }).restartSafe === true;
-  return runExec(input, {
+  return {
     options: spec.options,
     clock: deps.clock,
     signal: deps.signal,
     tools: catalog.guestEntries.map(guestMetadata),
     handlers: turnHandlers(spec, catalog, counters, deps.resolve, deps.context, { restartSafe }),
     telemetry: () => turnTelemetry(spec, catalog, counters),
-  });
+  };
+}
+
+export function isRestartSafe(input: unknown): boolean {
+  return typeof input === "object" && input !== null && (input as { restartSafe?: unknown }).restartSafe === true;
+}
+
+/** `exec`: a fresh VM; the caller decides about parking a suspended end. */
+export function execCell(env: CellEnvironment, input: unknown): Promise<CellEnd> {
+  return runExec(input, env);
 }
 
 /** A model-visible tool called directly: direct-only tools in code mode, every tool otherwise. */

@@ -1,0 +1,5 @@
+/** The seed's exact strings (matched verbatim by clients and tests). */
+export const RUN_UNAVAILABLE = "code mode run is unavailable or expired.";
+export const RUN_OTHER_SESSION = "code mode run belongs to a different session.";
+export const TOO_MANY_SUSPENDED = "too many suspended code mode runs.";
+export const WAIT_IN_FLIGHT = "a wait is already in flight for this code mode run.";

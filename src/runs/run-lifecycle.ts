@@ -1,0 +1,285 @@
+import { HostBridge, type Settlement } from "../bridge/host-bridge";
+import { fnv1a64 } from "../catalog/opaque-id";
+import { closeWith, driveCell, failed, type CellEnd, type CellEnvironment, type LiveCell } from "../cell/cell-runner";
+import { OutputBudget } from "../code-mode/output-budget";
+import type { CodeModeOutput, CodeModePendingToolCall, CodeModeResult } from "../code-mode/types";
+import { MAX_SUSPENDED_RUNS } from "../limits";
+import { GuestVm } from "../runtime/guest-vm";
+import { InterruptGuard } from "../runtime/interrupt-guard";
+import { compress, decompress, deserializeSnapshot, serializeSnapshot } from "../snapshot-store/snapshot-codec";
+import type { ParkedRunState } from "../snapshot-store/parked-run";
+import type { SnapshotStore } from "../snapshot-store/snapshot-store";
+import type { TurnSpec } from "../turns/turn-spec";
+import { RUN_OTHER_SESSION, RUN_UNAVAILABLE, TOO_MANY_SUSPENDED, WAIT_IN_FLIGHT } from "./messages";
+import { newRunId, runIdScope } from "./run-id";
+
+/** Per-cell host state kept in memory while a run is parked (lost on eviction, by design). */
+type Live = { bridge: HostBridge; budget: OutputBudget };
+
+export type RunDeps = {
+  store: SnapshotStore;
+  now(): number;
+  /** Ask for an alarm at (or before) `at` so expiry does not wait for the next request. */
+  scheduleExpiry(at: number): void;
+};
+
+/** What a turn contributes to a cell: limits, handlers, telemetry (without the output sink). */
+export type CellEnvFactory = (spec: TurnSpec, signal: AbortSignal, restartSafe: boolean) => CellEnvironment;
+
+const encoder = new TextEncoder();
+
+/**
+ * One owner per cell across exec, suspension and every resume: parks cells as durable
+ * snapshots, resumes them for `wait`, stores results that arrive while parked, enforces the
+ * 64-slot cap, TTL expiry and teardown.
+ */
+export class RunLifecycle {
+  private readonly live = new Map<string, Live>();
+  private readonly resuming = new Map<string, { abort: AbortController; bridge?: HostBridge }>();
+
+  constructor(private readonly deps: RunDeps) {}
+
+  /** Turn an exec/wait end into the model-facing result, parking the cell if it suspended. */
+  async finish(spec: TurnSpec, end: CellEnd, env: CellEnvironment, opts: { runId?: string; restartSafe: boolean; delivered?: ParkedRunState["delivered"] }): Promise<CodeModeResult> {
+    if (end.kind === "result") {
+      if (opts.runId) this.drop(opts.runId);
+      return withIncrementalOutput(end.result, opts.delivered);
+    }
+    return this.park(spec, end.cell, end.reason, env, opts);
+  }
+
+  private async park(
+    spec: TurnSpec,
+    cell: LiveCell,
+    reason: "pending_tools" | "yield",
+    env: CellEnvironment,
+    opts: { runId?: string; restartSafe: boolean; delivered?: ParkedRunState["delivered"] },
+  ): Promise<CodeModeResult> {
+    const { store } = this.deps;
+    if (!opts.runId && store.count() >= MAX_SUSPENDED_RUNS) {
+      return closeWith(cell, failed(TOO_MANY_SUSPENDED, "invalid_input", env.telemetry()));
+    }
+    const runId = opts.runId ?? newRunId(spec.tenantId, spec.sessionId);
+    let raw: Uint8Array;
+    try {
+      raw = serializeSnapshot(cell.vm.snapshot());
+    } catch {
+      this.drop(runId);
+      return closeWith(cell, failed("the code mode VM could not be snapshotted", "internal_error", env.telemetry()));
+    }
+    const pending = cell.bridge.pending();
+    const output = cell.budget.pending();
+    const now = this.deps.now();
+    const state: ParkedRunState = {
+      runId,
+      turnId: spec.turnId,
+      tenantId: spec.tenantId,
+      sessionId: spec.sessionId,
+      reason,
+      pending,
+      budget: cell.budget.toJSON(),
+      delivered: deliveredMark(output),
+      restartSafe: opts.restartSafe,
+      createdAt: now,
+      expiresAt: now + spec.options.snapshotTtlSeconds * 1000,
+    };
+    // The limit covers the raw snapshot plus its metadata, checked before anything is stored.
+    const size = raw.length + encoder.encode(JSON.stringify(state)).length;
+    if (size > spec.options.maxSnapshotBytes) {
+      this.drop(runId);
+      return closeWith(
+        cell,
+        failed(`code mode snapshot is ${size} bytes, over maxSnapshotBytes (${spec.options.maxSnapshotBytes}); the run was dropped`, "snapshot_limit_exceeded", env.telemetry()),
+      );
+    }
+    const bytes = await compress(raw);
+    store.clearResults(runId);
+    store.put(state, bytes);
+    this.deps.scheduleExpiry(state.expiresAt);
+    cell.vm.dispose();
+
+    // Host work keeps running while parked; what settles is stored durably for the next wait.
+    if (cell.bridge.hasHostWork) {
+      cell.bridge.onSettled = (id, settlement) => {
+        if (this.deps.store.state(runId)) this.deps.store.storeResult(runId, id, settlement);
+      };
+      this.live.set(runId, { bridge: cell.bridge, budget: cell.budget });
+    } else {
+      cell.bridge.close();
+      this.live.delete(runId);
+    }
+    const newOutput = sliceDelivered(output, opts.delivered);
+    return {
+      status: "waiting",
+      runId,
+      reason,
+      ...(pendingCalls(pending).length ? { pendingToolCalls: pendingCalls(pending) } : {}),
+      ...(newOutput?.length ? { output: newOutput } : {}),
+      telemetry: env.telemetry(),
+    };
+  }
+
+  /**
+   * Validate a wait before queueing it. Marks the run as resuming synchronously, so a second
+   * concurrent wait for the same runId fails instead of queueing behind the first.
+   */
+  claim(spec: TurnSpec, input: unknown): { ok: true; runId: string } | { ok: false; message: string } {
+    const runId = input !== null && typeof input === "object" ? (input as { runId?: unknown }).runId : undefined;
+    if (typeof runId !== "string" || runId.length === 0) return { ok: false, message: "wait needs { runId } from a waiting result." };
+    if (input !== null && typeof input === "object" && Object.keys(input).some((k) => k !== "runId")) {
+      return { ok: false, message: "wait takes only { runId }." };
+    }
+    const scope = runIdScope(runId, spec.tenantId, spec.sessionId);
+    if (scope === "other-session") return { ok: false, message: RUN_OTHER_SESSION };
+    if (scope === "malformed") return { ok: false, message: RUN_UNAVAILABLE };
+    if (this.resuming.has(runId)) return { ok: false, message: WAIT_IN_FLIGHT };
+    const state = this.deps.store.state(runId);
+    if (!state) return { ok: false, message: RUN_UNAVAILABLE };
+    if (state.turnId !== spec.turnId) return { ok: false, message: RUN_OTHER_SESSION };
+    if (state.expiresAt <= this.deps.now()) {
+      this.drop(runId);
+      return { ok: false, message: RUN_UNAVAILABLE };
+    }
+    this.resuming.set(runId, { abort: new AbortController() });
+    return { ok: true, runId };
+  }
+
+  /** `wait`: restore, deliver what settled, drive until completed, failed or waiting again. */
+  async resume(spec: TurnSpec, runId: string, makeEnv: CellEnvFactory): Promise<CodeModeResult> {
+    const claim = this.resuming.get(runId)!;
+    try {
+      const state = this.deps.store.state(runId);
+      const env0 = makeEnv(spec, claim.abort.signal, state?.restartSafe ?? false);
+      if (!state) return failed(RUN_UNAVAILABLE, "invalid_input", env0.telemetry());
+      const bytes = this.deps.store.bytes(runId);
+      const results = this.deps.store.results(runId);
+      const live = this.live.get(runId);
+      this.live.delete(runId);
+
+      // A host call that was in flight when the object was evicted has no result and no
+      // owner: resuming would hand the guest a missing result, so the run fails instead.
+      if (!live) {
+        const lost = state.pending.filter((p) => p.kind === "tool" && !results.has(p.id));
+        if (lost.length > 0) {
+          this.drop(runId);
+          const names = [...new Set(lost.map((p) => (p.kind === "tool" ? p.tool : "")))].join(", ");
+          return failed(
+            `code mode run lost ${lost.length} nested tool call(s) (${names}) that were still running when the session object was restarted; their outcome is unknown. Inspect state before retrying; the run cannot be resumed.`,
+            "aborted",
+            env0.telemetry(),
+          );
+        }
+      }
+
+      const budget = live?.budget ?? OutputBudget.fromJSON(state.budget);
+      const deadline = this.deps.now() + spec.options.timeoutMs;
+      const guard = new InterruptGuard({ now: () => this.deps.now() }, deadline, spec.options.timeoutMs);
+      const env: CellEnvironment = { ...env0, clock: env0.clock };
+      let bridge: HostBridge;
+      if (live) {
+        bridge = live.bridge;
+        bridge.onSettled = null;
+      } else {
+        bridge = new HostBridge(
+          { ...env.handlers, output: (kind, text) => (kind === "json" ? budget.pushJson(text) : budget.pushText(text)) },
+          { maxPendingToolCalls: spec.options.maxPendingToolCalls, maxRequestBytes: Math.max(1024 * 1024, spec.options.maxOutputBytes) },
+          env.clock,
+        );
+        for (const p of state.pending) bridge.adopt(p);
+      }
+      claim.bridge = bridge;
+      let vm: GuestVm;
+      try {
+        if (!bytes) throw new Error("snapshot bytes missing");
+        vm = await GuestVm.restore(deserializeSnapshot(await decompress(bytes)), { memoryLimitBytes: spec.options.memoryLimitBytes }, guard, bridge);
+      } catch {
+        bridge.close();
+        this.drop(runId);
+        return failed("code mode run could not be restored; it cannot be resumed.", "invalid_input", env.telemetry());
+      }
+      for (const [id, settlement] of results) bridge.deliver(id, settlement);
+      const y = state.pending.find((p) => p.kind === "yield");
+      if (y) {
+        bridge.clearYield();
+        bridge.deliver(y.id, { ok: true, text: undefined });
+      }
+      const cell: LiveCell = { vm, bridge, budget, guard };
+      const end = await driveCell(cell, deadline, env);
+      return await this.finish(spec, end, env, { runId, restartSafe: state.restartSafe, delivered: state.delivered });
+    } finally {
+      this.resuming.delete(runId);
+    }
+  }
+
+  /** Release a claim whose wait never ran (e.g. the turn was closed while it was queued). */
+  release(runId: string): void {
+    this.resuming.delete(runId);
+  }
+
+  /** A client tool result for a parked (or resuming) run of this turn. */
+  deliverClientResult(turnId: string, callId: string, settlement: Settlement): { ok: true } | { ok: false; status: 404 | 409; message: string } {
+    for (const state of this.deps.store.runsOfTurn(turnId)) {
+      const call = state.pending.find((p) => p.kind === "client" && p.callId === callId);
+      if (!call) continue;
+      if (!this.deps.store.storeResult(state.runId, call.id, settlement)) {
+        return { ok: false, status: 409, message: `a result for ${callId} was already delivered` };
+      }
+      this.resuming.get(state.runId)?.bridge?.deliver(call.id, settlement);
+      return { ok: true };
+    }
+    return { ok: false, status: 404, message: `unknown callId ${JSON.stringify(callId)} for this turn` };
+  }
+
+  /** Teardown: cancel active waits and pending host work, drop every parked snapshot. */
+  closeTurn(turnId: string): void {
+    for (const state of this.deps.store.runsOfTurn(turnId)) {
+      this.resuming.get(state.runId)?.abort.abort();
+      this.drop(state.runId);
+    }
+  }
+
+  /** Alarm: drop expired runs (not those being resumed right now) and re-arm. */
+  expire(): number {
+    let dropped = 0;
+    for (const runId of this.deps.store.expiredRunIds(this.deps.now())) {
+      if (this.resuming.has(runId)) continue;
+      this.drop(runId);
+      dropped++;
+    }
+    const next = this.deps.store.nextExpiry();
+    if (next !== undefined) this.deps.scheduleExpiry(next);
+    return dropped;
+  }
+
+  private drop(runId: string): void {
+    this.live.get(runId)?.bridge.close();
+    this.live.delete(runId);
+    this.deps.store.delete(runId);
+  }
+}
+
+function pendingCalls(pending: ParkedRunState["pending"]): CodeModePendingToolCall[] {
+  const out: CodeModePendingToolCall[] = [];
+  for (const p of pending) if (p.kind === "tool" || p.kind === "client") out.push({ callId: p.callId, tool: p.tool, input: p.input });
+  return out;
+}
+
+function deliveredMark(output: CodeModeOutput[] | undefined): ParkedRunState["delivered"] {
+  const items = output ?? [];
+  return { count: items.length, digest: fnv1a64(JSON.stringify(items)) };
+}
+
+/** Output is delivered incrementally: drop items an earlier result already carried, when unchanged. */
+function sliceDelivered(output: CodeModeOutput[] | undefined, delivered: ParkedRunState["delivered"] | undefined): CodeModeOutput[] | undefined {
+  if (!output || !delivered || delivered.count === 0) return output;
+  if (output.length < delivered.count) return output;
+  if (fnv1a64(JSON.stringify(output.slice(0, delivered.count))) !== delivered.digest) return output; // replacement summary
+  return output.slice(delivered.count);
+}
+
+function withIncrementalOutput(result: CodeModeResult, delivered: ParkedRunState["delivered"] | undefined): CodeModeResult {
+  if (!delivered || !result.output) return result;
+  const output = sliceDelivered(result.output, delivered);
+  const { output: _drop, ...rest } = result;
+  return output && output.length > 0 ? { ...rest, output } : (rest as CodeModeResult);
+}

@@ -1,0 +1,18 @@
+import type { PendingRequest } from "../bridge/host-bridge";
+import type { OutputBudgetState } from "../code-mode/output-budget";
+
+/** Everything a parked cell needs besides its VM snapshot; stored as JSON beside it. */
+export type ParkedRunState = {
+  runId: string;
+  turnId: string;
+  tenantId: string;
+  sessionId: string;
+  reason: "pending_tools" | "yield";
+  pending: PendingRequest[];
+  budget: OutputBudgetState;
+  /** Output items already delivered in earlier results (incremental output). */
+  delivered: { count: number; digest: string };
+  restartSafe: boolean;
+  createdAt: number;
+  expiresAt: number;
+};

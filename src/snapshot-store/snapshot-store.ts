@@ -1,0 +1,153 @@
+import type { Settlement } from "../bridge/host-bridge";
+import { SNAPSHOT_CHUNK_BYTES } from "../limits";
+import type { ParkedRunState } from "./parked-run";
+
+/** The SQL surface the store needs (the session object's `Sql` helper). */
+export interface SqlRunner {
+  all<T>(query: string, ...params: SqlStorageValue[]): T[];
+  one<T>(query: string, ...params: SqlStorageValue[]): T | undefined;
+  run(query: string, ...params: SqlStorageValue[]): void;
+}
+
+export const SNAPSHOT_SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS runs (
+     run_id TEXT PRIMARY KEY,
+     turn_id TEXT NOT NULL,
+     tenant_id TEXT NOT NULL,
+     state TEXT NOT NULL,
+     stored_bytes INTEGER NOT NULL,
+     chunks INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL
+   )`,
+  `CREATE TABLE IF NOT EXISTS run_chunks (
+     run_id TEXT NOT NULL,
+     seq INTEGER NOT NULL,
+     data BLOB NOT NULL,
+     PRIMARY KEY (run_id, seq)
+   )`,
+  `CREATE TABLE IF NOT EXISTS run_results (
+     run_id TEXT NOT NULL,
+     request_id INTEGER NOT NULL,
+     ok INTEGER NOT NULL,
+     text TEXT,
+     PRIMARY KEY (run_id, request_id)
+   )`,
+  "CREATE INDEX IF NOT EXISTS runs_by_turn ON runs (turn_id)",
+  "CREATE INDEX IF NOT EXISTS runs_by_expiry ON runs (expires_at)",
+];
+
+/**
+ * Parked runs in the session object's SQLite: compressed snapshot bytes in chunks under the
+ * 2 MB production row limit, run state as JSON, and host results that settle while parked.
+ */
+export class SnapshotStore {
+  constructor(private readonly sql: SqlRunner) {}
+
+  count(): number {
+    return this.sql.one<{ n: number }>("SELECT COUNT(*) AS n FROM runs")?.n ?? 0;
+  }
+
+  /** Write (or replace) a parked run. */
+  put(state: ParkedRunState, bytes: Uint8Array): void {
+    this.deleteChunks(state.runId);
+    const chunks = Math.ceil(bytes.length / SNAPSHOT_CHUNK_BYTES);
+    for (let i = 0; i < chunks; i++) {
+      // slice(), not subarray(): a view would store the whole backing buffer.
+      const part = bytes.slice(i * SNAPSHOT_CHUNK_BYTES, (i + 1) * SNAPSHOT_CHUNK_BYTES);
+      this.sql.run("INSERT INTO run_chunks (run_id, seq, data) VALUES (?, ?, ?)", state.runId, i, part.buffer as ArrayBuffer);
+    }
+    this.sql.run(
+      `INSERT INTO runs (run_id, turn_id, tenant_id, state, stored_bytes, chunks, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (run_id) DO UPDATE SET state = excluded.state, stored_bytes = excluded.stored_bytes,
+         chunks = excluded.chunks, expires_at = excluded.expires_at`,
+      state.runId,
+      state.turnId,
+      state.tenantId,
+      JSON.stringify(state),
+      bytes.length,
+      chunks,
+      state.expiresAt,
+    );
+  }
+
+  state(runId: string): ParkedRunState | undefined {
+    const row = this.sql.one<{ state: string }>("SELECT state FROM runs WHERE run_id = ?", runId);
+    return row ? (JSON.parse(row.state) as ParkedRunState) : undefined;
+  }
+
+  /** The stored snapshot bytes, reassembled; undefined when a chunk is missing. */
+  bytes(runId: string): Uint8Array | undefined {
+    const row = this.sql.one<{ chunks: number; stored_bytes: number }>("SELECT chunks, stored_bytes FROM runs WHERE run_id = ?", runId);
+    if (!row) return undefined;
+    const parts = this.sql.all<{ seq: number; data: ArrayBuffer }>("SELECT seq, data FROM run_chunks WHERE run_id = ? ORDER BY seq", runId);
+    if (parts.length !== row.chunks) return undefined;
+    const out = new Uint8Array(row.stored_bytes);
+    let offset = 0;
+    for (const p of parts) {
+      const chunk = new Uint8Array(p.data);
+      if (offset + chunk.length > out.length) return undefined;
+      out.set(chunk, offset);
+      offset += chunk.length;
+    }
+    return offset === out.length ? out : undefined;
+  }
+
+  runsOfTurn(turnId: string): ParkedRunState[] {
+    return this.sql.all<{ state: string }>("SELECT state FROM runs WHERE turn_id = ?", turnId).map((r) => JSON.parse(r.state) as ParkedRunState);
+  }
+
+  expiredRunIds(now: number): string[] {
+    return this.sql.all<{ run_id: string }>("SELECT run_id FROM runs WHERE expires_at <= ?", now).map((r) => r.run_id);
+  }
+
+  nextExpiry(): number | undefined {
+    return this.sql.one<{ t: number | null }>("SELECT MIN(expires_at) AS t FROM runs")?.t ?? undefined;
+  }
+
+  /** Store a host or client result; false when one was already stored for that request. */
+  storeResult(runId: string, requestId: number, settlement: Settlement): boolean {
+    if (this.sql.one("SELECT 1 AS x FROM run_results WHERE run_id = ? AND request_id = ?", runId, requestId)) return false;
+    this.sql.run(
+      "INSERT INTO run_results (run_id, request_id, ok, text) VALUES (?, ?, ?, ?)",
+      runId,
+      requestId,
+      settlement.ok ? 1 : 0,
+      settlement.ok ? (settlement.text ?? null) : settlement.message,
+    );
+    return true;
+  }
+
+  results(runId: string): Map<number, Settlement> {
+    const rows = this.sql.all<{ request_id: number; ok: number; text: string | null }>(
+      "SELECT request_id, ok, text FROM run_results WHERE run_id = ?",
+      runId,
+    );
+    return new Map(rows.map((r) => [r.request_id, r.ok ? { ok: true, text: r.text ?? undefined } : { ok: false, message: r.text ?? "failed" }]));
+  }
+
+  /** Results already consumed by a resumed VM are dropped so they are not delivered twice. */
+  clearResults(runId: string): void {
+    this.sql.run("DELETE FROM run_results WHERE run_id = ?", runId);
+  }
+
+  delete(runId: string): void {
+    this.deleteChunks(runId);
+    this.sql.run("DELETE FROM run_results WHERE run_id = ?", runId);
+    this.sql.run("DELETE FROM runs WHERE run_id = ?", runId);
+  }
+
+  /** Rows held by parked runs (for tests and benchmarks). */
+  footprint(): { runs: number; chunks: number; results: number; storedBytes: number } {
+    const r = this.sql.one<{ runs: number; bytes: number | null }>("SELECT COUNT(*) AS runs, SUM(stored_bytes) AS bytes FROM runs");
+    return {
+      runs: r?.runs ?? 0,
+      storedBytes: r?.bytes ?? 0,
+      chunks: this.sql.one<{ n: number }>("SELECT COUNT(*) AS n FROM run_chunks")?.n ?? 0,
+      results: this.sql.one<{ n: number }>("SELECT COUNT(*) AS n FROM run_results")?.n ?? 0,
+    };
+  }
+
+  private deleteChunks(runId: string): void {
+    this.sql.run("DELETE FROM run_chunks WHERE run_id = ?", runId);
+  }
+}
