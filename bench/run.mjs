@@ -65,7 +65,7 @@ const CONFIG = {
   rounds: QUICK ? 2 : 10,
   execPerRound: QUICK ? 10 : 20, // >= 200 exec calls in total
   healthzPerRound: QUICK ? 10 : 20,
-  nodePerRound: QUICK ? 3 : 10,
+  nodePerRound: QUICK ? 3 : 20,
   execWarmup: QUICK ? 5 : 20,
   nodeWarmup: QUICK ? 1 : 3,
   vmIterations: QUICK ? 50 : 200,
@@ -85,7 +85,18 @@ const WATCHDOG_MS = 170_000;
 const groups = new Set();
 /** @type {Set<import("node:child_process").ChildProcess>} plain children (node -e baseline) */
 const plain = new Set();
-const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "codemode-bench-"));
+const TMP_PREFIX = "codemode-bench-";
+// A run killed with SIGKILL cannot remove its temp dir; sweep such leftovers (older than any run can last).
+for (const d of fs.readdirSync(os.tmpdir())) {
+  if (!d.startsWith(TMP_PREFIX)) continue;
+  try {
+    const full = path.join(os.tmpdir(), d);
+    if (Date.now() - fs.statSync(full).mtimeMs > 15 * 60_000) fs.rmSync(full, { recursive: true, force: true });
+  } catch {
+    // not ours to worry about
+  }
+}
+const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), TMP_PREFIX));
 
 function killAllNow() {
   for (const child of groups) {
@@ -131,6 +142,7 @@ function log(msg) {
   console.log(`[bench ${t}s] ${msg}`);
 }
 const START = performance.now();
+const LOAD_AT_START = os.loadavg();
 
 // ---------------------------------------------------------------------------------------------
 // Helpers.
@@ -288,7 +300,7 @@ function nodeCellOnce() {
 }
 
 async function benchExec(bundle) {
-  log("1/3 exec: serving the production bundle");
+  log("[1] exec: serving the production bundle");
   const config = await readWranglerConfig(ROOT_CONFIG);
   const tokens = JSON.stringify({ [CONFIG.token]: CONFIG.tenant });
   const server = await serveBundle("gateway", bundle, config, { GATEWAY_TOKENS: tokens }, "/healthz");
@@ -311,6 +323,15 @@ async function benchExec(bundle) {
       }
       return ms;
     };
+    // A DO round trip without a VM: `wait` with an empty body is refused inside the session
+    // object after the turn lookup. Optional: if the reply ever changes shape, the row is dropped.
+    const waitUrl = `${server.base}/v1/sessions/${session}/turns/${opened.json.turnId}/tools/wait`;
+    const waitOnce = async () => {
+      const t0 = performance.now();
+      const r = await getJson(waitUrl, { method: "POST", headers, body: "{}" });
+      const ms = performance.now() - t0;
+      return r.status === 200 && r.json.status === "failed" && r.json.code === "invalid_input" ? ms : null;
+    };
     const healthzOnce = async () => {
       const t0 = performance.now();
       const r = await getJson(`${server.base}/healthz`);
@@ -319,21 +340,29 @@ async function benchExec(bundle) {
       return ms;
     };
 
-    log(`1/3 exec: warm-up (${CONFIG.execWarmup} exec, ${CONFIG.nodeWarmup} node -e)`);
+    log(`[1] exec: warm-up (${CONFIG.execWarmup} exec, ${CONFIG.nodeWarmup} node -e)`);
     for (let i = 0; i < CONFIG.execWarmup; i++) await execOnce();
     for (let i = 0; i < CONFIG.execWarmup; i++) await healthzOnce();
+    let waitUsable = (await waitOnce()) !== null;
+    for (let i = 0; waitUsable && i < CONFIG.execWarmup; i++) waitUsable = (await waitOnce()) !== null;
     for (let i = 0; i < CONFIG.nodeWarmup; i++) await nodeCellOnce();
 
     const exec = [];
     const healthz = [];
     const node = [];
+    const wait = [];
     for (let round = 0; round < CONFIG.rounds; round++) {
       for (let i = 0; i < CONFIG.execPerRound; i++) exec.push(await execOnce());
       for (let i = 0; i < CONFIG.healthzPerRound; i++) healthz.push(await healthzOnce());
+      for (let i = 0; waitUsable && i < CONFIG.healthzPerRound; i++) {
+        const ms = await waitOnce();
+        if (ms === null) waitUsable = false;
+        else wait.push(ms);
+      }
       for (let i = 0; i < CONFIG.nodePerRound; i++) node.push(await nodeCellOnce());
     }
-    log(`1/3 exec: ${exec.length} exec, ${healthz.length} healthz, ${node.length} node -e — all verified`);
-    return { exec: stats(exec), healthz: stats(healthz), node: stats(node) };
+    log(`[1] exec: ${exec.length} exec, ${healthz.length} healthz, ${waitUsable ? wait.length : 0} wait, ${node.length} node -e — all verified`);
+    return { exec: stats(exec), healthz: stats(healthz), node: stats(node), wait: waitUsable && wait.length > 0 ? stats(wait) : null };
   } finally {
     await stopServer(server);
   }
@@ -343,9 +372,9 @@ async function benchExec(bundle) {
 // 2. VM costs inside workerd.
 
 async function benchVm() {
-  log("2/3 vm: building the bench worker (wrangler deploy --dry-run -c bench/wrangler.bench.toml)");
+  log("[2] vm: building the bench worker (wrangler deploy --dry-run -c bench/wrangler.bench.toml)");
   const bundle = await dryRun("bench-worker", BENCH_CONFIG, []);
-  log("2/3 vm: serving the bench worker");
+  log("[2] vm: serving the bench worker");
   const server = await serveBundle("vm", bundle, await readWranglerConfig(BENCH_CONFIG), {}, "/clock");
   try {
     const q = `n=${CONFIG.vmIterations}&batch=${CONFIG.vmBatch}&warmup=${CONFIG.vmWarmup}`;
@@ -358,7 +387,7 @@ async function benchVm() {
     const raw = await get(`/raw?${q}`);
     const rawLimits = await get(`/raw-limits?${q}`);
     const guest = await get(`/guest?${q}`);
-    log(`2/3 vm: done (${raw.iterations} iterations per measure, batches of ${raw.batchSize})`);
+    log(`[2] vm: done (${raw.iterations} iterations per measure, batches of ${raw.batchSize})`);
     return { clock, raw, rawLimits, guest };
   } finally {
     await stopServer(server);
@@ -415,9 +444,9 @@ function dryRun(label, configPath, extraArgs) {
 }
 
 async function benchBundle() {
-  log("3/3 bundle: wrangler deploy --dry-run (production build, with the TypeScript compiler)");
+  log("[3] bundle: wrangler deploy --dry-run (production build, with the TypeScript compiler)");
   const withTs = await dryRun("with-typescript", ROOT_CONFIG, []);
-  log("3/3 bundle: wrangler deploy --dry-run (typescript aliased to an empty stub)");
+  log("[3] bundle: wrangler deploy --dry-run (typescript aliased to an empty stub)");
   const withoutTs = await dryRun("without-typescript", ROOT_CONFIG, ["--alias", `typescript:${STUB}`]);
   if (!withTs.hasCompiler) throw new Error("the production bundle does not contain the TypeScript compiler; the comparison is meaningless");
   if (withoutTs.hasCompiler) throw new Error("the stubbed bundle still contains the TypeScript compiler");
@@ -434,7 +463,7 @@ const met = (ok) => (ok ? "**met**" : "**not met**");
 
 function machineNote() {
   const cpus = os.cpus();
-  const load = os.loadavg().map((l) => l.toFixed(2)).join(" / ");
+  const fmt = (l) => l.map((x) => x.toFixed(2)).join(" / ");
   let workerd = "";
   // The workerd that wrangler's Miniflare runs (nested under wrangler when versions differ).
   for (const dir of [path.join(ROOT, "node_modules", "wrangler", "node_modules", "workerd"), path.join(ROOT, "node_modules", "workerd")]) {
@@ -453,7 +482,7 @@ function machineNote() {
   }
   return [
     `- Date: ${new Date().toISOString()}`,
-    `- Machine: ${cpus.length} cores (${cpus[0]?.model?.trim() ?? "unknown CPU"}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.platform()} ${os.release()}; load average at the end of the run (1/5/15 min): ${load}`,
+    `- Machine: ${cpus.length} cores (${cpus[0]?.model?.trim() ?? "unknown CPU"}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.platform()} ${os.release()}; load average (1/5/15 min) ${fmt(LOAD_AT_START)} at the start, ${fmt(os.loadavg())} at the end (other work may share the machine)`,
     `- Runtime: local workerd ${workerd} (Miniflare, as bundled with wrangler ${wrangler}) serving \`wrangler deploy --dry-run\` builds on 127.0.0.1; Node ${process.versions.node}`,
     QUICK ? "- **--quick run: reduced iteration counts, figures not representative.**" : "",
   ].filter(Boolean);
@@ -498,16 +527,21 @@ function report({ execR, vmR, bundleR, elapsedS }) {
   L("`wrangler dev` is not used for timing because it reloads on source edits and adds a dev-only proxy worker (a second workerd hop).");
   L(`Baseline: a process per cell, \`node -e\` running the same code wrapped in an async function and printing JSON`);
   L(`(spawn → exit, output parsed and checked). Warm-up: ${CONFIG.execWarmup} exec, ${CONFIG.nodeWarmup} node. The measurements are interleaved in ${CONFIG.rounds} rounds`);
-  L("so background load hits both sides. `GET /healthz` (HTTP → Worker, no Durable Object, no VM) shows the HTTP floor.");
+  L("so background load hits both sides. `GET /healthz` (HTTP → Worker, no Durable Object, no VM) and a refused `wait` (HTTP → Worker →");
+  L("Durable Object, no VM) show the floors under an exec.");
   L();
   L("| measure | n | median (ms) | p90 (ms) | min (ms) | max (ms) | ratio vs Node process (median) |");
   L("|---|---|---|---|---|---|---|");
   const row1 = (name, s) => L(`| ${name} | ${s.n} | ${ms(s.median)} | ${ms(s.p90)} | ${ms(s.min)} | ${ms(s.max)} | ${ratio(e.node.median, s.median)} faster |`);
   row1("`exec` `return 1 + 2` (full path)", e.exec);
   row1("`GET /healthz` (HTTP + Worker only)", e.healthz);
+  if (e.wait) row1("`POST …/tools/wait` `{}` (HTTP + Worker + Durable Object turn lookup, refused there: no VM)", e.wait);
   L(`| **baseline**: \`node -e\` process per cell | ${e.node.n} | ${ms(e.node.median)} | ${ms(e.node.p90)} | ${ms(e.node.min)} | ${ms(e.node.max)} | 1× |`);
   L();
-  L(`Durable Object + VM + cell share of an exec (exec median − healthz median): ~${ms(Math.max(0, e.exec.median - e.healthz.median))} ms.`);
+  L(`Breakdown by difference of medians: Worker + HTTP ≈ ${ms(e.healthz.median)} ms (healthz)` +
+    (e.wait
+      ? `; Durable Object RPC + turn lookup ≈ ${ms(Math.max(0, e.wait.median - e.healthz.median))} ms (wait − healthz); cell (VM create + prelude + run + dispose, validation, telemetry) ≈ ${ms(Math.max(0, e.exec.median - e.wait.median))} ms (exec − wait).`
+      : `; Durable Object + cell ≈ ${ms(Math.max(0, e.exec.median - e.healthz.median))} ms (exec − healthz).`));
   L();
 
   L("## 2. QuickJS-WASI VM inside workerd");
@@ -523,15 +557,16 @@ function report({ execR, vmR, bundleR, elapsedS }) {
   L();
   L("| measure | median (ms) | p90 (ms) | min (ms) | max (ms) | ratio vs raw (median) |");
   L("|---|---|---|---|---|---|");
-  const row2 = (name, s, base) => L(`| ${name} | ${ms(s.median)} | ${ms(s.p90)} | ${ms(s.min)} | ${ms(s.max)} | ${base ? ratio(s.median, base.median) : "1×"} |`);
+  const row2 = (name, s, base) =>
+    L(`| ${name} | ${ms(s.median)} | ${ms(s.p90)} | ${ms(s.min)} | ${ms(s.max)} | ${base === undefined ? "1×" : base === null || base.median === 0 ? "—" : ratio(s.median, base.median)} |`);
   row2("**baseline** raw: `QuickJS.create({ wasm })`", rp.create);
-  row2("raw: `evalCode(\"1+2\")` + read + dispose handle", rp.eval);
-  row2("raw: `vm.dispose()`", rp.dispose);
+  row2("**baseline** raw: `evalCode(\"1+2\")` + read + dispose handle", rp.eval);
+  row2("raw: `vm.dispose()`", rp.dispose, null);
   row2("**baseline** raw: create + eval + dispose, sequential", rawTotal);
   row2("`QuickJS.create` with GuestVm's options (memory limit, stack limit, interrupt handler)", lp.create, rp.create);
   row2("`GuestVm.create` (options + host callbacks + prelude)", gp.createWithPrelude, rp.create);
   row2("GuestVm: `installTools(\"[]\")` + `start(\"return 1 + 2\")` + status + value", gp.run, rp.eval);
-  row2("GuestVm: `dispose()`", gp.dispose);
+  row2("GuestVm: `dispose()`", gp.dispose, null);
   row2("GuestVm: create + prelude + run + dispose, sequential", guestTotal, rawTotal);
   L();
   L(`Prelude + host callbacks (GuestVm.create − QuickJS.create with the same options, medians): ~${ms(Math.max(0, preludeCost))} ms.`);
@@ -542,7 +577,7 @@ function report({ execR, vmR, bundleR, elapsedS }) {
   L("Sizes as wrangler prints them (`Total Upload … / gzip …`, JavaScript + quickjs.wasm). \"Without\" is the same entry (wrangler.toml,");
   L(`src/index.ts) with \`--alias typescript:bench/stubs/typescript-empty.mjs\`, i.e. the lazily imported TypeScript compiler removed.`);
   L();
-  L("| bundle | total upload (KiB) | gzip (KiB) | index.js (KiB) | quickjs.wasm (KiB) | ratio vs without (gzip) |");
+  L("| bundle | total upload (KiB) | gzip (KiB) | JavaScript (KiB) | quickjs.wasm (KiB) | ratio vs without (gzip) |");
   L("|---|---|---|---|---|---|");
   const row3 = (name, b, base) =>
     L(`| ${name} | ${b.uploadKiB.toFixed(2)} | ${b.gzipKiB.toFixed(2)} | ${kib(b.files["entry.js"] ?? 0)} | ${kib(b.files["quickjs.wasm"] ?? 0)} | ${base ? ratio(b.gzipKiB, base.gzipKiB) : "1×"} |`);

@@ -8,6 +8,11 @@ export const TEST_CONFIG = {
       tight: { tools: { codeMode: { timeoutMs: 2000, maxOutputBytes: 2048, maxPendingToolCalls: 4, memoryLimitBytes: 8 * 1024 * 1024 } } },
       jsonly: { tools: { codeMode: { languages: ["javascript"] } } },
       off: { tools: { codeMode: false } },
+      // Short exec deadline so slow tools park; short TTL for expiry tests.
+      park: { tools: { codeMode: { timeoutMs: 300, snapshotTtlSeconds: 60 } } },
+      parktight: { tools: { codeMode: { timeoutMs: 300, maxOutputBytes: 2048 } } },
+      tinysnap: { tools: { codeMode: { timeoutMs: 300, maxSnapshotBytes: 1024 } } },
+      bigsnap: { tools: { codeMode: { timeoutMs: 5000, memoryLimitBytes: 128 * 1024 * 1024, maxSnapshotBytes: 64 * 1024 * 1024 } } },
     },
   },
 };

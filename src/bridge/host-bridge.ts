@@ -10,7 +10,9 @@ export type PendingRequest =
   | { id: number; kind: "tool"; tool: string; input: unknown; callId: string }
   | { id: number; kind: "client"; tool: string; input: unknown; callId: string }
   | { id: number; kind: "timer"; dueAt: number }
-  | { id: number; kind: "yield"; reason: string | null };
+  | { id: number; kind: "yield"; reason: string | null }
+  /** Settled while parking; its result is stored beside the snapshot. */
+  | { id: number; kind: "settled" };
 
 /** What the bridge needs from the turn: the tool executor path and catalog lookups. */
 export interface BridgeHandlers {

@@ -67,10 +67,9 @@ export class RunLifecycle {
       this.drop(runId);
       return closeWith(cell, failed("the code mode VM could not be snapshotted", "internal_error", env.telemetry()));
     }
-    const pending = cell.bridge.pending();
     const output = cell.budget.pending();
     const now = this.deps.now();
-    const state: ParkedRunState = {
+    const makeState = (pending: ParkedRunState["pending"]): ParkedRunState => ({
       runId,
       turnId: spec.turnId,
       tenantId: spec.tenantId,
@@ -82,9 +81,9 @@ export class RunLifecycle {
       restartSafe: opts.restartSafe,
       createdAt: now,
       expiresAt: now + spec.options.snapshotTtlSeconds * 1000,
-    };
+    });
     // The limit covers the raw snapshot plus its metadata, checked before anything is stored.
-    const size = raw.length + encoder.encode(JSON.stringify(state)).length;
+    const size = raw.length + encoder.encode(JSON.stringify(makeState(cell.bridge.pending()))).length;
     if (size > spec.options.maxSnapshotBytes) {
       this.drop(runId);
       return closeWith(
@@ -93,8 +92,14 @@ export class RunLifecycle {
       );
     }
     const bytes = await compress(raw);
+    // Host work that settled since the guest last ran (even while compressing) is kept as a
+    // stored result; nothing that already happened may be lost by parking.
+    const settled = cell.bridge.takeReady();
+    const pending: ParkedRunState["pending"] = [...cell.bridge.pending(), ...settled.map((r) => ({ id: r.id, kind: "settled" as const }))];
+    const state = makeState(pending);
     store.clearResults(runId);
     store.put(state, bytes);
+    for (const r of settled) store.storeResult(runId, r.id, r.settlement);
     this.deps.scheduleExpiry(state.expiresAt);
     cell.vm.dispose();
 

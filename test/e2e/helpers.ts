@@ -70,3 +70,16 @@ export async function expectHealthy(session: string, turnId: string): Promise<vo
   const r = await exec(session, turnId, "return 1 + 2");
   if (r.status !== "completed" || r.value !== 3) throw new Error(`session unhealthy: ${JSON.stringify(r)}`);
 }
+
+export async function wait(session: string, turnId: string, runId: unknown, token: string = TOKEN_A) {
+  const r = await api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/wait`, { runId }, token);
+  if (r.status !== 200) throw new Error(`wait failed: ${r.status} ${JSON.stringify(r.json)}`);
+  return r.json;
+}
+
+/** Rows held by parked runs in the session object's storage. */
+export function footprint(session: string, tenant = "tenant-a"): Promise<{ runs: number; chunks: number; results: number; storedBytes: number }> {
+  return inSession(session, (instance) => instance.snapshots.footprint(), tenant);
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
