@@ -3,8 +3,15 @@ import type { Sql } from "./sql";
 
 export type StoredTurn = { spec: TurnSpec; counters: TurnCounters };
 
-/** Turns of one session (tenant-scoped rows in the session object's SQLite). */
+const CACHE_LIMIT = 64;
+
+/**
+ * Turns of one session (tenant-scoped rows in the session object's SQLite), with the
+ * recently used ones kept parsed in memory: a turn's spec never changes after it opens.
+ */
 export class TurnStore {
+  private readonly cache = new Map<string, StoredTurn>();
+
   constructor(private readonly sql: Sql) {}
 
   insert(spec: TurnSpec, counters: TurnCounters): void {
@@ -19,6 +26,17 @@ export class TurnStore {
   }
 
   get(tenantId: string, turnId: string): StoredTurn | undefined {
+    const hit = this.cache.get(turnId);
+    if (hit) return hit.spec.tenantId === tenantId ? hit : undefined;
+    const turn = this.load(tenantId, turnId);
+    if (turn) {
+      if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.set(turnId, turn);
+    }
+    return turn;
+  }
+
+  private load(tenantId: string, turnId: string): StoredTurn | undefined {
     const row = this.sql.one<{ spec: string; counters: string }>(
       "SELECT spec, counters FROM turns WHERE turn_id = ? AND tenant_id = ?",
       turnId,
@@ -32,6 +50,7 @@ export class TurnStore {
   }
 
   delete(turnId: string): boolean {
+    this.cache.delete(turnId);
     const had = this.sql.one("SELECT 1 AS x FROM turns WHERE turn_id = ?", turnId) !== undefined;
     this.sql.run("DELETE FROM turns WHERE turn_id = ?", turnId);
     return had;

@@ -5,6 +5,7 @@ import { HostBridge, type BridgeHandlers } from "../bridge/host-bridge";
 import type { Clock } from "../runtime/clock";
 import { GuestFaultError, GuestVm } from "../runtime/guest-vm";
 import { InterruptGuard } from "../runtime/interrupt-guard";
+import { vmPool } from "../runtime/vm-pool";
 import { checkModuleAccess, checkShellCommand } from "../runtime/source-checks";
 import type { ToolCatalogMetadata } from "../catalog/types";
 import { parseExecInput } from "./exec-input";
@@ -62,7 +63,9 @@ export async function runExec(rawInput: unknown, env: CellEnvironment): Promise<
   );
   let vm: GuestVm;
   try {
-    vm = await GuestVm.create({ memoryLimitBytes: env.options.memoryLimitBytes }, guard, bridge);
+    const limits = { memoryLimitBytes: env.options.memoryLimitBytes };
+    vm = (await vmPool.take(limits)).bind(guard, bridge);
+    vmPool.refillSoon(limits);
   } catch (error) {
     bridge.close();
     if (error instanceof GuestFaultError) return { kind: "result", result: faultResult(error, env, budget) };

@@ -46,24 +46,31 @@ export class GuestVm {
   private disposed = false;
   private faulted: GuestFault | null = null;
   private rejections: Array<{ promise: JSValueHandle; reason?: JSValueHandle; handled: boolean }> = [];
+  /** The cell this VM serves; a pooled VM is created unbound and bound when handed out. */
+  private guard: InterruptGuard | null = null;
+  private host: GuestHost | null = null;
 
-  private constructor(
-    private readonly vm: QuickJS,
-    private readonly guard: InterruptGuard,
-  ) {}
+  private constructor(private readonly vm: QuickJS) {}
 
-  static async create(limits: GuestLimits, guard: InterruptGuard, host: GuestHost): Promise<GuestVm> {
-    let guest: GuestVm | undefined;
-    const vm = await QuickJS.create({
+  private static options(limits: GuestLimits, guest: () => GuestVm | undefined) {
+    return {
       wasm: QUICKJS_MODULE,
       memoryLimit: limits.memoryLimitBytes,
       maxStackSize: GUEST_MAX_STACK_BYTES,
-      interruptHandler: guard.handler,
+      // Unbound (pooled, running only the trusted prelude) means no budget yet.
+      interruptHandler: () => guest()?.guard?.handler() ?? false,
       timezoneOffset: 0,
-      onUnhandledRejection: (promise, reason, isHandled) => guest?.recordRejection(promise, reason, isHandled),
-    });
-    guest = new GuestVm(vm, guard);
-    guest.registerHost(host, true);
+      onUnhandledRejection: (promise: JSValueHandle, reason: JSValueHandle, isHandled: boolean) =>
+        guest()?.recordRejection(promise, reason, isHandled),
+    };
+  }
+
+  /** A fresh VM with the prelude installed, not yet bound to a cell (see VmPool). */
+  static async prepare(limits: GuestLimits): Promise<GuestVm> {
+    let guest: GuestVm | undefined;
+    const vm = await QuickJS.create(GuestVm.options(limits, () => guest));
+    guest = new GuestVm(vm);
+    guest.registerHost(true);
     try {
       guest.guarded(() => vm.evalCode(GUEST_PRELUDE, "<codemode-prelude>").dispose());
     } catch (error) {
@@ -73,37 +80,44 @@ export class GuestVm {
     return guest;
   }
 
+  static async create(limits: GuestLimits, guard: InterruptGuard, host: GuestHost): Promise<GuestVm> {
+    return (await GuestVm.prepare(limits)).bind(guard, host);
+  }
+
   static async restore(snapshot: Snapshot, limits: GuestLimits, guard: InterruptGuard, host: GuestHost): Promise<GuestVm> {
     let guest: GuestVm | undefined;
-    const vm = await QuickJS.restore(snapshot, {
-      wasm: QUICKJS_MODULE,
-      memoryLimit: limits.memoryLimitBytes,
-      maxStackSize: GUEST_MAX_STACK_BYTES,
-      interruptHandler: guard.handler,
-      timezoneOffset: 0,
-      onUnhandledRejection: (promise, reason, isHandled) => guest?.recordRejection(promise, reason, isHandled),
-    });
-    guest = new GuestVm(vm, guard);
-    guest.registerHost(host, false);
-    return guest;
+    const vm = await QuickJS.restore(snapshot, GuestVm.options(limits, () => guest));
+    guest = new GuestVm(vm);
+    guest.registerHost(false);
+    return guest.bind(guard, host);
+  }
+
+  /** Attach the cell's interrupt budget and bridge; a VM serves exactly one cell. */
+  bind(guard: InterruptGuard, host: GuestHost): this {
+    if (this.guard || this.host) throw new Error("GuestVm is already bound to a cell");
+    this.guard = guard;
+    this.host = host;
+    return this;
   }
 
   /** Host callbacks by stable name; they throw strings only, so no host stack reaches the guest. */
-  private registerHost(host: GuestHost, fresh: boolean): void {
+  private registerHost(fresh: boolean): void {
     const str = (h: JSValueHandle | undefined): string => (h !== undefined && h.isString ? h.toString() : "");
     const num = (h: JSValueHandle | undefined): number => (h !== undefined && h.isNumber ? h.toNumber() : NaN);
-    const wrap = (fn: (args: JSValueHandle[]) => void) => (...args: JSValueHandle[]) => {
+    const wrap = (fn: (host: GuestHost, args: JSValueHandle[]) => void) => (...args: JSValueHandle[]) => {
+      const host = this.host;
+      if (!host) throw "the code mode bridge is not connected";
       try {
-        fn(args);
+        fn(host, args);
       } catch (error) {
         throw typeof error === "string" ? error : "bridge request failed";
       }
       return this.vm.undefined;
     };
     const callbacks: Array<[string, (...args: JSValueHandle[]) => JSValueHandle]> = [
-      [HOST_REQUEST, wrap((a) => host.request(num(a[0]), str(a[1]), str(a[2])))],
-      [HOST_OUTPUT, wrap((a) => host.output(str(a[0]) === "json" ? "json" : "text", str(a[1])))],
-      [HOST_CANCEL, wrap((a) => host.cancel(num(a[0])))],
+      [HOST_REQUEST, wrap((h, a) => h.request(num(a[0]), str(a[1]), str(a[2])))],
+      [HOST_OUTPUT, wrap((h, a) => h.output(str(a[0]) === "json" ? "json" : "text", str(a[1])))],
+      [HOST_CANCEL, wrap((h, a) => h.cancel(num(a[0])))],
     ];
     for (const [name, fn] of callbacks) {
       if (fresh) {
@@ -265,13 +279,13 @@ function isSingleton(vm: QuickJS, h: JSValueHandle): boolean {
   return h === vm.undefined || h === vm.true || h === vm.false || h === vm.null;
 }
 
-function classify(error: unknown, guard: InterruptGuard): GuestFault {
+function classify(error: unknown, guard: InterruptGuard | null): GuestFault {
   if (error instanceof JSException) {
-    if (guard.reason !== null || error.message === "interrupted") return { kind: "interrupted" };
+    if (guard?.reason != null || error.message === "interrupted") return { kind: "interrupted" };
     if (error.message === "out of memory") return { kind: "out_of_memory" };
     return { kind: "crashed", detail: `${error.name}: ${error.message}` };
   }
-  if (guard.reason !== null) return { kind: "interrupted" };
+  if (guard?.reason != null) return { kind: "interrupted" };
   // A wasm trap (e.g. the native stack running out) leaves the instance unusable.
   const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   if (/out of memory|memory access out of bounds|Cannot allocate/i.test(detail)) return { kind: "out_of_memory" };

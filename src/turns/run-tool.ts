@@ -23,15 +23,28 @@ export type TurnDeps = {
 
 /** The cell environment of a turn: limits, guest tool metadata, bridge handlers, telemetry. */
 export function cellEnvironment(spec: TurnSpec, counters: TurnCounters, deps: TurnDeps, restartSafe: boolean): CellEnvironment {
-  const catalog = new Catalog(spec.catalog);
+  const { catalog, tools } = turnRuntime(spec);
   return {
     options: spec.options,
     clock: deps.clock,
     signal: deps.signal,
-    tools: catalog.guestEntries.map(guestMetadata),
+    tools,
     handlers: turnHandlers(spec, catalog, counters, deps.resolve, deps.context, { restartSafe }),
     telemetry: () => turnTelemetry(spec, catalog, counters),
   };
+}
+
+// A turn's catalog and guest metadata are derived once per parsed spec, not per cell.
+const runtimes = new WeakMap<TurnSpec, { catalog: Catalog; tools: ReturnType<typeof guestMetadata>[] }>();
+
+function turnRuntime(spec: TurnSpec) {
+  let r = runtimes.get(spec);
+  if (!r) {
+    const catalog = new Catalog(spec.catalog);
+    r = { catalog, tools: catalog.guestEntries.map(guestMetadata) };
+    runtimes.set(spec, r);
+  }
+  return r;
 }
 
 export function isRestartSafe(input: unknown): boolean {
