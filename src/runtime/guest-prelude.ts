@@ -11,22 +11,21 @@
  * and never on the host.
  */
 
-/** Host callbacks, registered by these stable names so `restore` can re-register them. */
-export const HOST_REQUEST = "__cm_host_request";
-export const HOST_OUTPUT = "__cm_host_output";
-export const HOST_CANCEL = "__cm_host_cancel";
+/** The one host callback, registered by this stable name so `restore` can re-register it. */
+export const HOST_CALL = "__cm_host";
+/** Its first argument selects the operation. */
+export const HOST_OP = { request: 0, output: 1, cancel: 2 } as const;
 /** Hidden, frozen guest object the host drives the cell through. */
 export const GUEST_CONTROL = "__codemode";
 
 export const GUEST_PRELUDE = String.raw`
 (function (g) {
   "use strict";
-  const hostRequest = g.${HOST_REQUEST};
-  const hostOutput = g.${HOST_OUTPUT};
-  const hostCancel = g.${HOST_CANCEL};
-  delete g.${HOST_REQUEST};
-  delete g.${HOST_OUTPUT};
-  delete g.${HOST_CANCEL};
+  const host = g.${HOST_CALL};
+  delete g.${HOST_CALL};
+  const hostRequest = function (id, op, text) { host(${HOST_OP.request}, id, op, text); };
+  const hostOutput = function (kind, text) { host(${HOST_OP.output}, kind, text); };
+  const hostCancel = function (id) { host(${HOST_OP.cancel}, id); };
 
   // Intrinsics captured before model code can replace them.
   const stringify = JSON.stringify;

@@ -1,6 +1,6 @@
 import { JSException, QuickJS, type JSValueHandle, type Snapshot } from "quickjs-wasi";
 import { QUICKJS_MODULE } from "../../wasm/quickjs";
-import { GUEST_CONTROL, GUEST_PRELUDE, HOST_CANCEL, HOST_OUTPUT, HOST_REQUEST } from "./guest-prelude";
+import { GUEST_CONTROL, GUEST_PRELUDE, HOST_CALL, HOST_OP } from "./guest-prelude";
 import type { InterruptGuard } from "./interrupt-guard";
 
 /** What the guest asks of the host. Callbacks run synchronously inside a guest call. */
@@ -33,6 +33,9 @@ export type CellStatus = {
   failure: boolean;
   pending: number;
 };
+
+/** The prelude compiled by this isolate's first VM (same engine build, so reusable). */
+let preludeBytecode: Uint8Array | undefined;
 
 /** QuickJS's own stack guard must trip before workerd's native stack runs out. */
 const GUEST_MAX_STACK_BYTES = 256 * 1024;
@@ -72,7 +75,11 @@ export class GuestVm {
     guest = new GuestVm(vm);
     guest.registerHost(true);
     try {
-      guest.guarded(() => vm.evalCode(GUEST_PRELUDE, "<codemode-prelude>").dispose());
+      // Parsed once per isolate: evaluating bytecode skips most of the prelude's cost.
+      guest.guarded(() => {
+        preludeBytecode ??= vm.compile(GUEST_PRELUDE, "<codemode-prelude>");
+        vm.evalBytecode(preludeBytecode).dispose();
+      });
     } catch (error) {
       guest.dispose();
       throw error;
@@ -104,29 +111,34 @@ export class GuestVm {
   private registerHost(fresh: boolean): void {
     const str = (h: JSValueHandle | undefined): string => (h !== undefined && h.isString ? h.toString() : "");
     const num = (h: JSValueHandle | undefined): number => (h !== undefined && h.isNumber ? h.toNumber() : NaN);
-    const wrap = (fn: (host: GuestHost, args: JSValueHandle[]) => void) => (...args: JSValueHandle[]) => {
+    const dispatch = (...args: JSValueHandle[]): JSValueHandle => {
       const host = this.host;
       if (!host) throw "the code mode bridge is not connected";
       try {
-        fn(host, args);
+        switch (num(args[0])) {
+          case HOST_OP.request:
+            host.request(num(args[1]), str(args[2]), str(args[3]));
+            break;
+          case HOST_OP.output:
+            host.output(str(args[1]) === "json" ? "json" : "text", str(args[2]));
+            break;
+          case HOST_OP.cancel:
+            host.cancel(num(args[1]));
+            break;
+          default:
+            throw "unknown host operation";
+        }
       } catch (error) {
         throw typeof error === "string" ? error : "bridge request failed";
       }
       return this.vm.undefined;
     };
-    const callbacks: Array<[string, (...args: JSValueHandle[]) => JSValueHandle]> = [
-      [HOST_REQUEST, wrap((h, a) => h.request(num(a[0]), str(a[1]), str(a[2])))],
-      [HOST_OUTPUT, wrap((h, a) => h.output(str(a[0]) === "json" ? "json" : "text", str(a[1])))],
-      [HOST_CANCEL, wrap((h, a) => h.cancel(num(a[0])))],
-    ];
-    for (const [name, fn] of callbacks) {
-      if (fresh) {
-        const handle = this.vm.newFunction(name, fn);
-        this.vm.setProp(this.vm.global, name, handle);
-        handle.dispose();
-      } else {
-        this.vm.registerHostCallback(name, fn);
-      }
+    if (fresh) {
+      const handle = this.vm.newFunction(HOST_CALL, dispatch);
+      this.vm.setProp(this.vm.global, HOST_CALL, handle);
+      handle.dispose();
+    } else {
+      this.vm.registerHostCallback(HOST_CALL, dispatch);
     }
   }
 
