@@ -157,11 +157,13 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
       const abort = this.track(turnId);
+      const before = JSON.stringify(turn.counters);
       try {
         return { ok: true, status: 200, body: await fn(turn, abort.signal) };
       } finally {
         this.untrack(turnId, abort);
-        if (this.turns.get(tenantId, turnId)) this.turns.saveCounters(turnId, turn.counters);
+        // Only write when a bridge counter moved: a write holds the reply until it is durable.
+        if (JSON.stringify(turn.counters) !== before && this.turns.get(tenantId, turnId)) this.turns.saveCounters(turnId, turn.counters);
       }
     }
 
