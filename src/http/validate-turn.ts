@@ -4,7 +4,7 @@ import { HttpError } from "./http-error";
 
 const NAME = /^[A-Za-z0-9_.:\-/ ]{1,128}$/;
 const MAX_LIST = 512;
-const MAX_CLIENT_TOOLS = 256;
+const MAX_CLIENT_TOOLS = 1024;
 
 function fail(path: string, message: string): never {
   throw new HttpError("invalid_request", message, path);

@@ -1,4 +1,5 @@
 import { Validator, type Schema } from "@cfworker/json-schema";
+import { lintSchema } from "./schema-lint";
 import type { JsonSchema } from "./types";
 
 export type SchemaCheck = { ok: true } | { ok: false; message: string };
@@ -10,9 +11,9 @@ function validatorFor(schema: JsonSchema): Validator | Error {
   let v = cache.get(schema);
   if (!v) {
     try {
+      const problem = lintSchema(schema);
+      if (problem) throw new Error(problem);
       v = new Validator(schema as Schema, "2020-12", false);
-      // A schema that cannot evaluate is invalid; probe once so it fails before any tool runs.
-      v.validate(null);
     } catch (error) {
       v = new Error(error instanceof Error ? error.message : String(error));
     }

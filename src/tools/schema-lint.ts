@@ -1,0 +1,83 @@
+import type { JsonSchema } from "./types";
+
+const TYPES = new Set(["string", "number", "integer", "boolean", "object", "array", "null"]);
+const SCHEMA_MAPS = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
+const SCHEMA_LISTS = ["anyOf", "oneOf", "allOf", "prefixItems"];
+const SCHEMA_ONE = ["items", "additionalProperties", "not", "contains", "if", "then", "else", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "additionalItems"];
+const NUMBERS = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"];
+
+/**
+ * "Compile" a schema: the validator interprets schemas lazily, so structural errors (bad
+ * types, unresolvable local `$ref`s, invalid patterns) are found here, before a tool runs.
+ * Returns the first problem with its JSON pointer, or undefined.
+ */
+export function lintSchema(root: unknown): string | undefined {
+  const visit = (s: unknown, at: string): string | undefined => {
+    if (typeof s === "boolean") return undefined;
+    if (s === null || typeof s !== "object" || Array.isArray(s)) return `${at || "/"}: a schema must be an object or boolean`;
+    const o = s as JsonSchema;
+    if (o.type !== undefined) {
+      const types = Array.isArray(o.type) ? o.type : [o.type];
+      if (types.length === 0 || types.some((t) => typeof t !== "string" || !TYPES.has(t))) return `${at}/type: unknown type`;
+    }
+    for (const k of NUMBERS) if (o[k] !== undefined && typeof o[k] !== "number") return `${at}/${k}: must be a number`;
+    if (o.required !== undefined && (!Array.isArray(o.required) || o.required.some((r) => typeof r !== "string"))) return `${at}/required: must be an array of strings`;
+    if (o.enum !== undefined && !Array.isArray(o.enum)) return `${at}/enum: must be an array`;
+    if (o.pattern !== undefined) {
+      if (typeof o.pattern !== "string") return `${at}/pattern: must be a string`;
+      try {
+        new RegExp(o.pattern, "u");
+      } catch {
+        return `${at}/pattern: invalid regular expression`;
+      }
+    }
+    if (o.$ref !== undefined) {
+      if (typeof o.$ref !== "string") return `${at}/$ref: must be a string`;
+      if (o.$ref.startsWith("#") && resolvePointer(root, o.$ref.slice(1)) === undefined) return `${at}/$ref: ${o.$ref} does not resolve`;
+      if (!o.$ref.startsWith("#")) return `${at}/$ref: only local references are supported`;
+    }
+    for (const k of SCHEMA_MAPS) {
+      const m = o[k];
+      if (m === undefined) continue;
+      if (m === null || typeof m !== "object" || Array.isArray(m)) return `${at}/${k}: must be an object`;
+      for (const [name, sub] of Object.entries(m)) {
+        const e = visit(sub, `${at}/${k}/${name}`);
+        if (e) return e;
+      }
+    }
+    for (const k of SCHEMA_LISTS) {
+      const l = o[k];
+      if (l === undefined) continue;
+      if (!Array.isArray(l) || (k !== "prefixItems" && l.length === 0)) return `${at}/${k}: must be a non-empty array`;
+      for (let i = 0; i < l.length; i++) {
+        const e = visit(l[i], `${at}/${k}/${i}`);
+        if (e) return e;
+      }
+    }
+    for (const k of SCHEMA_ONE) {
+      if (o[k] === undefined) continue;
+      if (k === "items" && Array.isArray(o[k])) {
+        for (let i = 0; i < (o[k] as unknown[]).length; i++) {
+          const e = visit((o[k] as unknown[])[i], `${at}/${k}/${i}`);
+          if (e) return e;
+        }
+        continue;
+      }
+      const e = visit(o[k], `${at}/${k}`);
+      if (e) return e;
+    }
+    return undefined;
+  };
+  return visit(root, "");
+}
+
+function resolvePointer(root: unknown, pointer: string): unknown {
+  if (pointer === "") return root;
+  let cur: unknown = root;
+  for (const raw of pointer.split("/").slice(1)) {
+    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (cur === null || typeof cur !== "object" || !(key in (cur as object))) return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  return cur;
+}

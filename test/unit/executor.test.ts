@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import { executeTool } from "../../src/tools/executor";
+import type { ToolContext, ToolDefinition } from "../../src/tools/types";
+
+const ctx: ToolContext = {
+  signal: new AbortController().signal,
+  tenantId: "t",
+  sessionId: "s",
+  turnId: "u",
+  store: { get: async () => undefined, put: async () => {}, delete: async () => false, list: async () => [] },
+};
+const Closed = { type: "object", properties: { id: { type: "string" } }, required: ["id"], additionalProperties: false };
+
+describe("output contracts", () => {
+  it("a matching result passes", async () => {
+    const t: ToolDefinition = { name: "t", description: "", parameters: { type: "object" }, outputSchema: Closed, execute: () => ({ id: "a" }) };
+    expect(await executeTool(t, {}, ctx)).toEqual({ ok: true, details: { id: "a" } });
+  });
+
+  it("a mismatch fails without printing the value", async () => {
+    const t: ToolDefinition = { name: "t", description: "", parameters: { type: "object" }, outputSchema: Closed, execute: () => ({ id: 42, secret: "hunter2-value" }) };
+    const r = await executeTool(t, {}, ctx);
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.message).toMatch(/does not match its declared outputSchema/);
+      expect(r.message).not.toMatch(/hunter2|42/);
+    }
+  });
+
+  it("an invalid outputSchema cannot run the tool", async () => {
+    let ran = false;
+    const t: ToolDefinition = {
+      name: "t",
+      description: "",
+      parameters: { type: "object" },
+      outputSchema: { type: "object", properties: { a: { $ref: "#/nowhere" } } },
+      execute: () => {
+        ran = true;
+        return {};
+      },
+    };
+    const r = await executeTool(t, {}, ctx);
+    expect(r.ok).toBe(false);
+    expect(ran).toBe(false);
+  });
+
+  it("input is validated against parameters before running", async () => {
+    let ran = false;
+    const t: ToolDefinition = {
+      name: "t",
+      description: "",
+      parameters: { type: "object", properties: { n: { type: "integer", minimum: 1 } }, required: ["n"] },
+      execute: () => {
+        ran = true;
+        return 1;
+      },
+    };
+    const r = await executeTool(t, { n: 0 }, ctx);
+    expect(r).toMatchObject({ ok: false });
+    expect(ran).toBe(false);
+  });
+
+  it("a throwing tool becomes a message, never a host Error", async () => {
+    const t: ToolDefinition = { name: "t", description: "", parameters: { type: "object" }, execute: () => { throw new TypeError("nope"); } };
+    expect(await executeTool(t, {}, ctx)).toEqual({ ok: false, message: "nope" });
+  });
+
+  it("non-JSON results are rejected", async () => {
+    const cyclic: any = {};
+    cyclic.self = cyclic;
+    const t: ToolDefinition = { name: "t", description: "", parameters: { type: "object" }, execute: () => cyclic };
+    expect(await executeTool(t, {}, ctx)).toMatchObject({ ok: false, message: expect.stringMatching(/not JSON-compatible/) });
+  });
+});
+
+import { compileSchema } from "../../src/tools/schema-validator";
+
+describe("schema compile", () => {
+  it.each([
+    [{ type: "strang" }, /unknown type/],
+    [{ type: "object", properties: { a: { $ref: "#/$defs/missing" } } }, /does not resolve/],
+    [{ type: "string", pattern: "(" }, /invalid regular expression/],
+    [{ type: "object", required: "a" }, /required/],
+    [{ anyOf: [] }, /non-empty/],
+  ])("rejects %j", (schema, message) => {
+    const r = compileSchema(schema as any);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.message).toMatch(message);
+  });
+
+  it("accepts ordinary schemas with local refs", () => {
+    expect(compileSchema({ type: "object", properties: { a: { $ref: "#/$defs/A" } }, $defs: { A: { type: "string" } } }).ok).toBe(true);
+    expect(compileSchema({ type: "array", items: { type: ["string", "null"] } }).ok).toBe(true);
+  });
+});
