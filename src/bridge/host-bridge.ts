@@ -19,6 +19,8 @@ export interface BridgeHandlers {
   call(request: ToolRequest, signal: AbortSignal): Promise<Settlement>;
   /** Client tools are run by the caller: the call parks the cell instead of executing. */
   isClientTool(tool: string): boolean;
+  /** A client tool call was handed to the caller (counted like any call). */
+  clientCalled(request: ToolRequest): void;
   search(query: string, limit: number | null): Settlement;
   describe(tool: string): Settlement;
   /** Output items go to the cell's shared output budget. */
@@ -156,6 +158,7 @@ export class HostBridge implements GuestHost {
           const abort = new AbortController();
           const callId = `call_${r.id}_${crypto.randomUUID().slice(0, 8)}`;
           if (this.handlers.isClientTool(tool)) {
+            this.handlers.clientCalled({ id: r.id, tool, input });
             this.inflight.set(r.id, { id: r.id, kind: "client", tool, input, callId, abort });
             break;
           }

@@ -50,6 +50,9 @@ export function turnHandlers(
     isClientTool(tool): boolean {
       return catalog.lookup(tool)?.source === "client";
     },
+    clientCalled(): void {
+      counters.call++;
+    },
     search(query, limit): Settlement {
       counters.search++;
       const o = spec.options;
