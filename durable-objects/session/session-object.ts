@@ -87,32 +87,36 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
       return { ok: true, status: 201, body: { turnId, codeModeEngaged: spec.codeModeEngaged, tools, telemetry: this.telemetry(spec, counters) } };
     }
 
-    async callTool(tenantId: string, turnId: string, toolName: string, input: unknown): Promise<SessionReply<unknown>> {
+    /**
+     * `requestId` names this call so the Worker can cancel it when its client disconnects
+     * (`cancelRequest`); an aborted exec or wait fails with `aborted` and its run is dropped.
+     */
+    async callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<unknown>> {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
       const { spec } = turn;
       if (spec.codeModeEngaged && toolName === "exec") {
-        return this.serial(() => this.withTurn(tenantId, turnId, (t, signal) => this.exec(t, input, signal)));
+        return this.serial(() => this.withTurn(tenantId, turnId, requestId, (t, signal) => this.exec(t, input, signal)));
       }
       if (spec.codeModeEngaged && toolName === "wait") {
         // Claimed before queueing: a second concurrent wait for one runId fails at once.
         const claim = this.runs.claim(spec, input);
         if (!claim.ok) return { ok: true, status: 200, body: failed(claim.message, "invalid_input", this.telemetry(spec, turn.counters)) };
         return this.serial(() =>
-          this.withTurn(tenantId, turnId, (t, signal) =>
+          this.withTurn(tenantId, turnId, requestId, (t, signal) =>
             this.runs.resume(t.spec, claim.runId, (s, claimSignal, restartSafe) =>
               cellEnvironment(s, t.counters, this.deps(s, anySignal(signal, claimSignal)), restartSafe),
             ),
           ),
         ).finally(() => this.runs.release(claim.runId));
       }
-      const abort = this.track(turnId);
+      const abort = this.track(turnId, requestId);
       try {
         const routed = await callDirectTool(spec, toolName, input, this.deps(spec, abort.signal));
         if (routed.kind === "not_found") return notFound(routed.message);
         return { ok: true, status: 200, body: routed.result };
       } finally {
-        this.untrack(turnId, abort);
+        this.untrack(turnId, abort, requestId);
       }
     }
 
@@ -152,16 +156,17 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
     private async withTurn(
       tenantId: string,
       turnId: string,
+      requestId: string | undefined,
       fn: (turn: StoredTurn, signal: AbortSignal) => Promise<CodeModeResult>,
     ): Promise<SessionReply<unknown>> {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
-      const abort = this.track(turnId);
+      const abort = this.track(turnId, requestId);
       const before = JSON.stringify(turn.counters);
       try {
         return { ok: true, status: 200, body: await fn(turn, abort.signal) };
       } finally {
-        this.untrack(turnId, abort);
+        this.untrack(turnId, abort, requestId);
         // Only write when a bridge counter moved: a write holds the reply until it is durable.
         if (JSON.stringify(turn.counters) !== before && this.turns.get(tenantId, turnId)) this.turns.saveCounters(turnId, turn.counters);
       }
@@ -185,15 +190,35 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
       if (current === null || current > at) await this.ctx.storage.setAlarm(at);
     }
 
-    private track(turnId: string): AbortController {
+    /** The HTTP client of `requestId` went away: cancel that call's active work. */
+    async cancelRequest(requestId: string): Promise<void> {
+      const pending = this.cancelled.get(requestId);
+      if (pending) pending.abort();
+      else {
+        // The call may not have reached the object yet; remember briefly so it starts aborted.
+        const c = new AbortController();
+        c.abort();
+        this.cancelled.set(requestId, c);
+        setTimeout(() => this.cancelled.delete(requestId), 60_000);
+      }
+    }
+
+    private readonly cancelled = new Map<string, AbortController>();
+
+    private track(turnId: string, requestId?: string): AbortController {
       const c = new AbortController();
+      if (requestId !== undefined) {
+        if (this.cancelled.get(requestId)?.signal.aborted) c.abort();
+        this.cancelled.set(requestId, c);
+      }
       let set = this.active.get(turnId);
       if (!set) this.active.set(turnId, (set = new Set()));
       set.add(c);
       return c;
     }
 
-    private untrack(turnId: string, c: AbortController): void {
+    private untrack(turnId: string, c: AbortController, requestId?: string): void {
+      if (requestId !== undefined && this.cancelled.get(requestId) === c) this.cancelled.delete(requestId);
       const set = this.active.get(turnId);
       set?.delete(c);
       if (set && set.size === 0) this.active.delete(turnId);

@@ -17,7 +17,8 @@ export type GatewayEnv = {
 /** What the router needs from the session object (its RPC surface). */
 export interface SessionRpc extends Rpc.DurableObjectBranded {
   openTurn(tenantId: string, sessionId: string, req: unknown): Promise<SessionReply<unknown>>;
-  callTool(tenantId: string, turnId: string, toolName: string, input: unknown): Promise<SessionReply<unknown>>;
+  callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<unknown>>;
+  cancelRequest(requestId: string): Promise<void>;
   deleteTurn(tenantId: string, turnId: string): Promise<SessionReply<unknown>>;
   clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<unknown>>;
 }
@@ -95,7 +96,16 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
     const { stub } = sessionStub(c);
     const turnId = param(c, "turnId", TURN_ID);
     const toolName = param(c, "toolName", TOOL_NAME);
-    return reply(c, await stub.callTool(c.get("tenant"), turnId, toolName, input ?? {}));
+    // A client that disconnects cancels its exec/wait (needs the enable_request_signal flag).
+    const requestId = crypto.randomUUID();
+    const signal = c.req.raw.signal;
+    const onAbort = () => void stub.cancelRequest(requestId).catch(() => undefined);
+    signal?.addEventListener("abort", onAbort);
+    try {
+      return reply(c, await stub.callTool(c.get("tenant"), turnId, toolName, input ?? {}, requestId));
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+    }
   });
 
   app.post("/v1/sessions/:sessionId/turns/:turnId/client-results", async (c) => {
