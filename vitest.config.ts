@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 import { TEST_CONFIG } from "./test/test-config.ts";
 
 export default defineConfig({
+  // CI machines have 2 cores; the first TypeScript cell loads a 9 MB compiler.
+  test: { testTimeout: 30_000 },
   plugins: [
     cloudflareTest({
       wrangler: { configPath: "./wrangler.toml" },
