@@ -75,6 +75,7 @@ export class RunLifecycle {
       tenantId: spec.tenantId,
       sessionId: spec.sessionId,
       reason,
+      controlToken: cell.vm.controlToken,
       pending,
       budget: cell.budget.toJSON(),
       delivered: deliveredMark(output),
@@ -196,7 +197,7 @@ export class RunLifecycle {
       let vm: GuestVm;
       try {
         if (!bytes) throw new Error("snapshot bytes missing");
-        vm = await GuestVm.restore(deserializeSnapshot(await decompress(bytes)), { memoryLimitBytes: spec.options.memoryLimitBytes }, guard, bridge);
+        vm = await GuestVm.restore(deserializeSnapshot(await decompress(bytes)), state.controlToken, { memoryLimitBytes: spec.options.memoryLimitBytes }, guard, bridge);
       } catch {
         bridge.close();
         this.drop(runId);

@@ -15,8 +15,15 @@
 export const HOST_CALL = "__cm_host";
 /** Its first argument selects the operation. */
 export const HOST_OP = { request: 0, output: 1, cancel: 2 } as const;
-/** Hidden, frozen guest object the host drives the cell through. */
+/**
+ * Frozen guest object the host drives the cell through. It is published under this name
+ * only while the prelude runs; the host captures it with `exportHandle` (the token survives
+ * snapshots) and deletes the global before any model code runs.
+ */
 export const GUEST_CONTROL = "__codemode";
+
+/** Live guest timers per cell; past this `setTimeout` throws a RangeError. */
+export const MAX_GUEST_TIMERS = 1000;
 
 export const GUEST_PRELUDE = String.raw`
 (function (g) {
@@ -128,6 +135,9 @@ export const GUEST_PRELUDE = String.raw`
     if (typeof cb !== "function") throw new TypeErrorCtor("setTimeout callback must be a function");
     const args = [];
     for (let i = 2; i < arguments.length; i++) args.push(arguments[i]);
+    if (call(mapSize, timers) >= ${MAX_GUEST_TIMERS}) {
+      throw new RangeError("too many pending timers (limit ${MAX_GUEST_TIMERS}); clear or await some first");
+    }
     const timerId = nextTimer++;
     const requestId = nextId++;
     let ms = NumberCtor(delay);
@@ -255,10 +265,19 @@ export const GUEST_PRELUDE = String.raw`
   defineProperty(g, "${GUEST_CONTROL}", {
     value: freeze({ start: start, settle: settle, status: status, value: value, error: error, installTools: installTools,
       noteRejection: noteRejection, noteHandled: noteHandled, describeError: describeError }),
-    enumerable: false, writable: false, configurable: false,
+    enumerable: false, writable: false, configurable: true,
+  });
+  // MCP servers live under MCP.<server>; none are attached to this turn yet, so the
+  // namespaces are empty and the virtual API file table lists nothing.
+  const emptyNamespace = freeze(Object.create(null));
+  const API = freeze({
+    list: function list(prefix) { return PromiseCtor.resolve(freeze([])); },
+    read: function read(path) {
+      return PromiseCtor.reject(new ErrorCtor("unknown API file " + stringify(safeString(path)) + "; API.list() shows what exists"));
+    },
   });
   const globals = { text: text, json: json, setTimeout: setTimeout, clearTimeout: clearTimeout,
-    yield_control: yield_control, catalog: catalog };
+    yield_control: yield_control, catalog: catalog, MCP: emptyNamespace, namespaces: emptyNamespace, API: API };
   for (const name in globals) {
     defineProperty(g, name, { value: globals[name], writable: true, configurable: true, enumerable: false });
   }

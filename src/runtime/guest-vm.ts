@@ -52,6 +52,10 @@ export class GuestVm {
   /** The cell this VM serves; a pooled VM is created unbound and bound when handed out. */
   private guard: InterruptGuard | null = null;
   private host: GuestHost | null = null;
+  /** The guest control object; never reachable from guest globals. */
+  private ctl!: JSValueHandle;
+  /** `exportHandle` token of the control object, valid in this VM and its restored snapshots. */
+  controlToken = 0;
 
   private constructor(private readonly vm: QuickJS) {}
 
@@ -79,6 +83,9 @@ export class GuestVm {
       guest.guarded(() => {
         preludeBytecode ??= vm.compile(GUEST_PRELUDE, "<codemode-prelude>");
         vm.evalBytecode(preludeBytecode).dispose();
+        guest.ctl = vm.global.getProp(GUEST_CONTROL);
+        guest.controlToken = vm.exportHandle(guest.ctl);
+        vm.evalCode(`delete globalThis.${GUEST_CONTROL}`).dispose();
       });
     } catch (error) {
       guest.dispose();
@@ -91,11 +98,19 @@ export class GuestVm {
     return (await GuestVm.prepare(limits)).bind(guard, host);
   }
 
-  static async restore(snapshot: Snapshot, limits: GuestLimits, guard: InterruptGuard, host: GuestHost): Promise<GuestVm> {
+  static async restore(snapshot: Snapshot, controlToken: number, limits: GuestLimits, guard: InterruptGuard, host: GuestHost): Promise<GuestVm> {
     let guest: GuestVm | undefined;
     const vm = await QuickJS.restore(snapshot, GuestVm.options(limits, () => guest));
     guest = new GuestVm(vm);
     guest.registerHost(false);
+    try {
+      guest.ctl = vm.importHandle(controlToken);
+      guest.controlToken = controlToken;
+      if (!guest.ctl.isObject) throw new Error("control object missing");
+    } catch (error) {
+      guest.dispose();
+      throw error;
+    }
     return guest.bind(guard, host);
   }
 
@@ -171,8 +186,7 @@ export class GuestVm {
   private control(method: string, ...args: Array<string | number | boolean | undefined>): JSValueHandle {
     return this.guarded(() => {
       const vm = this.vm;
-      const ctl = vm.global.getProp(GUEST_CONTROL);
-      const fn = ctl.getProp(method);
+      const fn = this.ctl.getProp(method);
       const handles = args.map((a) =>
         a === undefined ? vm.undefined : typeof a === "string" ? vm.newString(a) : typeof a === "number" ? vm.newNumber(a) : a ? vm.true : vm.false,
       );
@@ -181,7 +195,6 @@ export class GuestVm {
       } finally {
         for (const h of handles) if (typeof h !== "undefined" && !isSingleton(vm, h)) h.dispose();
         fn.dispose();
-        ctl.dispose();
       }
     });
   }
@@ -240,14 +253,12 @@ export class GuestVm {
       for (const r of batch) {
         try {
           this.guarded(() => {
-            const ctl = this.vm.global.getProp(GUEST_CONTROL);
-            const fn = ctl.getProp(r.handled ? "noteHandled" : "noteRejection");
+            const fn = this.ctl.getProp(r.handled ? "noteHandled" : "noteRejection");
             try {
               const args = r.handled ? [r.promise] : [r.promise, r.reason!];
               this.vm.callFunction(fn, this.vm.undefined, ...args).dispose();
             } finally {
               fn.dispose();
-              ctl.dispose();
             }
           });
         } finally {

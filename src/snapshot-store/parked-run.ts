@@ -8,6 +8,8 @@ export type ParkedRunState = {
   tenantId: string;
   sessionId: string;
   reason: "pending_tools" | "yield";
+  /** `exportHandle` token of the guest control object inside the snapshot. */
+  controlToken: number;
   pending: PendingRequest[];
   budget: OutputBudgetState;
   /** Output items already delivered in earlier results (incremental output). */
