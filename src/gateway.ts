@@ -8,6 +8,15 @@ import type { ToolPlugin } from "./tools/types";
  * entry with their own plugins (tools are code; config is policy).
  */
 export function createGateway(options: { plugins: readonly ToolPlugin[] }) {
+  // Plugin conflicts are enforced at start-up; only client tools may shadow a name per turn.
+  const owners = new Map<string, string>();
+  for (const p of options.plugins) {
+    for (const t of p.tools) {
+      const other = owners.get(t.name);
+      if (other !== undefined) throw new Error(`tool ${t.name} is defined by both plugin ${other} and plugin ${p.id}`);
+      owners.set(t.name, p.id);
+    }
+  }
   const app = createApp();
   return {
     worker: { fetch: (req: Request, env: GatewayEnv, ctx: ExecutionContext) => app.fetch(req, env, ctx) } satisfies ExportedHandler<GatewayEnv>,

@@ -5,6 +5,7 @@ import { failed } from "../../src/cell/cell-runner";
 import type { CodeModeResult, CodeModeTelemetry } from "../../src/code-mode/types";
 import { loadGatewayConfig } from "../../src/config";
 import { systemClock, type Clock } from "../../src/runtime/clock";
+import { newSessionTag } from "../../src/runs/run-id";
 import { RunLifecycle } from "../../src/runs/run-lifecycle";
 import { SnapshotStore } from "../../src/snapshot-store/snapshot-store";
 import type { ToolDefinition, ToolPlugin } from "../../src/tools/types";
@@ -53,8 +54,11 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
       applySchema(sql);
       this.turns = new TurnStore(sql);
       this.snapshots = new SnapshotStore(sql);
+      const tag = sql.one<{ value: string }>("SELECT value FROM session_meta WHERE key = 'run_tag'")?.value ?? newSessionTag();
+      sql.run("INSERT OR IGNORE INTO session_meta (key, value) VALUES ('run_tag', ?)", tag);
       this.runs = new RunLifecycle({
         store: this.snapshots,
+        sessionTag: () => tag,
         now: () => this.clock.now(),
         scheduleExpiry: (at) => void this.scheduleAlarm(at),
       });

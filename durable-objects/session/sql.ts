@@ -24,7 +24,7 @@ export class Sql {
 
 import { SNAPSHOT_SCHEMA } from "../../src/snapshot-store/snapshot-store";
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 const MIGRATIONS: Record<number, string[]> = {
   1: [
@@ -37,6 +37,7 @@ const MIGRATIONS: Record<number, string[]> = {
      )`,
   ],
   2: SNAPSHOT_SCHEMA,
+  3: ["CREATE TABLE IF NOT EXISTS session_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"],
 };
 
 export function applySchema(sql: Sql): void {

@@ -21,6 +21,8 @@ export interface BridgeHandlers {
   isClientTool(tool: string): boolean;
   /** A client tool call was handed to the caller (counted like any call). */
   clientCalled(request: ToolRequest): void;
+  /** The tool's own name for a callable name (what a client sees in pendingToolCalls). */
+  toolName(callable: string): string;
   search(query: string, limit: number | null): Settlement;
   describe(tool: string): Settlement;
   /** Output items go to the cell's shared output budget. */
@@ -105,8 +107,9 @@ export class HostBridge implements GuestHost {
   pending(): PendingRequest[] {
     const out: PendingRequest[] = [];
     for (const f of this.inflight.values()) {
-      if (f.kind === "tool") out.push({ id: f.id, kind: "tool", tool: f.tool!, input: f.input, callId: f.callId! });
-      else if (f.kind === "client") out.push({ id: f.id, kind: "client", tool: f.tool!, input: f.input, callId: f.callId! });
+      const tool = f.tool === undefined ? "" : this.handlers.toolName(f.tool);
+      if (f.kind === "tool") out.push({ id: f.id, kind: "tool", tool, input: f.input, callId: f.callId! });
+      else if (f.kind === "client") out.push({ id: f.id, kind: "client", tool, input: f.input, callId: f.callId! });
       else out.push({ id: f.id, kind: "timer", dueAt: f.dueAt! });
     }
     if (this.yieldRequest) out.push({ id: this.yieldRequest.id, kind: "yield", reason: this.yieldRequest.reason });

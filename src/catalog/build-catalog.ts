@@ -51,12 +51,14 @@ export function buildCatalog(input: CatalogInput): CatalogProjection {
     });
   }
 
-  // One effective winner per exact name: the later candidate shadows the earlier one.
+  // One effective winner per exact name: a later client tool shadows (as in direct mode);
+  // between plugins the first registration stands (conflicts are refused at start-up).
   const winners = new Map<string, Omit<CatalogEntry, "callableName">>();
   for (const c of candidates) {
     if (CONTROL_TOOL_NAMES.has(c.toolName)) continue;
     if (c.toolName === "exec" && c.origin === "client") continue; // never shadows the control tool
     if (!isToolAllowed(input.policy, c.toolName)) continue;
+    if (winners.has(c.toolName) && c.origin !== "client") continue;
     winners.delete(c.toolName);
     winners.set(c.toolName, c);
   }

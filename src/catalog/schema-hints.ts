@@ -80,7 +80,20 @@ function render(schema: unknown, depth: number, withBounds: boolean): Render {
 /** Compact input signature, numeric bounds kept as comments (seed: `offset?: number /* integer, >= 1 *\/`). */
 export function inputHint(parameters: JsonSchema): string {
   const r = render(parameters, 0, true);
-  return r.text.length > MAX_HINT_CHARS ? r.text.slice(0, MAX_HINT_CHARS - 5).trimEnd() + " … }" : r.text;
+  if (r.text.length <= MAX_HINT_CHARS) return r.text;
+  // Too long: keep whole top-level fields (required first as declared), then "…".
+  const props = isObj(parameters.properties) ? parameters.properties : {};
+  const required = new Set(Array.isArray(parameters.required) ? (parameters.required as string[]) : []);
+  const fields: string[] = [];
+  let len = 4;
+  for (const [key, sub] of Object.entries(props)) {
+    const k = IDENT.test(key) ? key : JSON.stringify(key);
+    const f = `${k}${required.has(key) ? "" : "?"}: ${render(sub, 1, true).text}`;
+    if (len + f.length + 2 > MAX_HINT_CHARS - 6) break;
+    fields.push(f);
+    len += f.length + 2;
+  }
+  return `{ ${[...fields, "…"].join("; ")} }`;
 }
 
 /** Output hint only for a complete, closed, bounded trusted schema; otherwise undefined (`-> ?`). */

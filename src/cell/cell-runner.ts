@@ -34,22 +34,29 @@ export function failed(error: string, code: CodeModeErrorCode | undefined, telem
   return { status: "failed", error, ...(code ? { code } : {}), telemetry };
 }
 
+/** A failure before any VM exists, bounded by maxOutputBytes like every diagnostic. */
+function rejected(error: string, code: CodeModeErrorCode, env: CellEnvironment): CellEnd {
+  const projected = new OutputBudget(env.options.maxOutputBytes).failed(error);
+  return { kind: "result", result: failed(projected.error, code, env.telemetry()) };
+}
+
 /** `exec`: validate input, reject module access and shell commands, transpile, run in a fresh VM. */
 export async function runExec(rawInput: unknown, env: CellEnvironment): Promise<CellEnd> {
   const parsed = parseExecInput(rawInput, env.options.languages);
-  if (!parsed.ok) return { kind: "result", result: failed(parsed.message, "invalid_input", env.telemetry()) };
+  if (!parsed.ok) return rejected(parsed.message, "invalid_input", env);
   let source = parsed.input.code;
 
   const shell = checkShellCommand(source);
-  if (!shell.ok) return { kind: "result", result: failed(shell.message, "invalid_input", env.telemetry()) };
+  if (!shell.ok) return rejected(shell.message, "invalid_input", env);
   const modules = checkModuleAccess(source);
-  if (!modules.ok) return { kind: "result", result: failed(modules.message, "invalid_input", env.telemetry()) };
+  if (!modules.ok) return rejected(modules.message, "invalid_input", env);
 
   if (parsed.input.language === "typescript") {
     // Loaded lazily: JavaScript cells never evaluate the compiler.
     const { transpileTypeScript } = await import("../runtime/typescript-transform");
     const out = await transpileTypeScript(source);
-    if (!out.ok) return { kind: "result", result: failed(out.message, "invalid_input", env.telemetry()) };
+    // Diagnostics are the model's to fix; a compiler that cannot load is the runtime's fault.
+    if (!out.ok) return rejected(out.message, out.unavailable ? "runtime_unavailable" : "invalid_input", env);
     source = out.code;
   }
 
@@ -66,10 +73,10 @@ export async function runExec(rawInput: unknown, env: CellEnvironment): Promise<
     const limits = { memoryLimitBytes: env.options.memoryLimitBytes };
     vm = (await vmPool.take(limits)).bind(guard, bridge);
     vmPool.refillSoon(limits);
-  } catch (error) {
+  } catch {
+    // Fail closed: an engaged run never falls back to direct tool exposure.
     bridge.close();
-    if (error instanceof GuestFaultError) return { kind: "result", result: faultResult(error, env, budget) };
-    return { kind: "result", result: failed("QuickJS-WASI runtime is unavailable", "runtime_unavailable", env.telemetry()) };
+    return rejected("QuickJS-WASI runtime is unavailable: the VM could not start", "runtime_unavailable", env);
   }
   const cell: LiveCell = { vm, bridge, budget, guard };
   try {
@@ -134,7 +141,8 @@ export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvir
   }
 }
 
-function failedWithBudget(cell: LiveCell, message: string, code: CodeModeErrorCode | undefined, env: CellEnvironment): CodeModeResult {
+/** A failure that shares the cell's output budget (its error bounded, `[error truncated]`). */
+export function failedWithBudget(cell: LiveCell, message: string, code: CodeModeErrorCode | undefined, env: CellEnvironment): CodeModeResult {
   const projected = cell.budget.failed(message);
   return { status: "failed", error: projected.error, ...(code ? { code } : {}), ...(projected.output ? { output: projected.output } : {}), telemetry: env.telemetry() };
 }

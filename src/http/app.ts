@@ -27,7 +27,8 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
 export const MAX_BODY_BYTES = 1024 * 1024;
 const SESSION_ID = /^[A-Za-z0-9._\-]{1,128}$/;
 const TURN_ID = /^[A-Za-z0-9\-]{1,64}$/;
-const TOOL_NAME = /^[A-Za-z0-9_.\-]{1,128}$/;
+// Tool names are plugin-defined (spaces and dots included); only control characters are refused.
+const TOOL_NAME = /^[^\u0000-\u001f\u007f]{1,128}$/;
 
 type Vars = { Variables: { tenant: string } };
 

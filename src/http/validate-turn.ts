@@ -64,15 +64,8 @@ export function validateOpenTurn(body: unknown): OpenTurnRequest {
   }
   if (body.mcpServers !== undefined) {
     if (!isObject(body.mcpServers)) fail("mcpServers", "mcpServers must be an object of { url, headers? }");
-    const servers: NonNullable<OpenTurnRequest["mcpServers"]> = {};
-    for (const [name, s] of Object.entries(body.mcpServers)) {
-      const p = `mcpServers.${name}`;
-      if (!/^[A-Za-z0-9_\-]{1,64}$/.test(name)) fail(p, `MCP server name ${JSON.stringify(name)} must be 1-64 characters of [A-Za-z0-9_-]`);
-      if (!isObject(s) || typeof s.url !== "string" || !/^https?:\/\//.test(s.url)) fail(`${p}.url`, `${p}.url must be an http(s) URL`);
-      if (s.headers !== undefined && (!isObject(s.headers) || Object.values(s.headers).some((h) => typeof h !== "string"))) fail(`${p}.headers`, `${p}.headers must map names to strings`);
-      servers[name] = { url: s.url as string, ...(s.headers ? { headers: s.headers as Record<string, string> } : {}) };
-    }
-    out.mcpServers = servers;
+    // Refused rather than ignored: a caller must not believe MCP tools are attached.
+    if (Object.keys(body.mcpServers).length > 0) fail("mcpServers", "MCP servers are not supported by this gateway yet");
   }
   return out;
 }

@@ -3,3 +3,5 @@ export const RUN_UNAVAILABLE = "code mode run is unavailable or expired.";
 export const RUN_OTHER_SESSION = "code mode run belongs to a different session.";
 export const TOO_MANY_SUSPENDED = "too many suspended code mode runs.";
 export const WAIT_IN_FLIGHT = "a wait is already in flight for this code mode run.";
+/** Same session, another turn's run (the seed's scope rule; its wording names the turn). */
+export const RUN_OTHER_TURN = "code mode run belongs to a different turn.";

@@ -1,6 +1,6 @@
 import { HostBridge, type Settlement } from "../bridge/host-bridge";
 import { fnv1a64 } from "../catalog/opaque-id";
-import { closeWith, driveCell, failed, type CellEnd, type CellEnvironment, type LiveCell } from "../cell/cell-runner";
+import { closeWith, driveCell, failed, failedWithBudget, type CellEnd, type CellEnvironment, type LiveCell } from "../cell/cell-runner";
 import { OutputBudget } from "../code-mode/output-budget";
 import type { CodeModeOutput, CodeModePendingToolCall, CodeModeResult } from "../code-mode/types";
 import { MAX_SUSPENDED_RUNS } from "../limits";
@@ -10,7 +10,7 @@ import { compress, decompress, deserializeSnapshot, serializeSnapshot } from "..
 import type { ParkedRunState } from "../snapshot-store/parked-run";
 import type { SnapshotStore } from "../snapshot-store/snapshot-store";
 import type { TurnSpec } from "../turns/turn-spec";
-import { RUN_OTHER_SESSION, RUN_UNAVAILABLE, TOO_MANY_SUSPENDED, WAIT_IN_FLIGHT } from "./messages";
+import { RUN_OTHER_SESSION, RUN_OTHER_TURN, RUN_UNAVAILABLE, TOO_MANY_SUSPENDED, WAIT_IN_FLIGHT } from "./messages";
 import { newRunId, runIdScope } from "./run-id";
 
 /** Per-cell host state kept in memory while a run is parked (lost on eviction, by design). */
@@ -18,6 +18,8 @@ type Live = { bridge: HostBridge; budget: OutputBudget };
 
 export type RunDeps = {
   store: SnapshotStore;
+  /** Random per-session tag carried in run ids (never derived from tenant or session ids). */
+  sessionTag(): string;
   now(): number;
   /** Ask for an alarm at (or before) `at` so expiry does not wait for the next request. */
   scheduleExpiry(at: number): void;
@@ -57,15 +59,15 @@ export class RunLifecycle {
   ): Promise<CodeModeResult> {
     const { store } = this.deps;
     if (!opts.runId && store.count() >= MAX_SUSPENDED_RUNS) {
-      return closeWith(cell, failed(TOO_MANY_SUSPENDED, "invalid_input", env.telemetry()));
+      return closeWith(cell, failedWithBudget(cell, TOO_MANY_SUSPENDED, "invalid_input", env));
     }
-    const runId = opts.runId ?? newRunId(spec.tenantId, spec.sessionId);
+    const runId = opts.runId ?? newRunId(this.deps.sessionTag());
     let raw: Uint8Array;
     try {
       raw = serializeSnapshot(cell.vm.snapshot());
     } catch {
       this.drop(runId);
-      return closeWith(cell, failed("the code mode VM could not be snapshotted", "internal_error", env.telemetry()));
+      return closeWith(cell, failedWithBudget(cell, "the code mode VM could not be snapshotted", "internal_error", env));
     }
     const output = cell.budget.pending();
     const now = this.deps.now();
@@ -89,10 +91,15 @@ export class RunLifecycle {
       this.drop(runId);
       return closeWith(
         cell,
-        failed(`code mode snapshot is ${size} bytes, over maxSnapshotBytes (${spec.options.maxSnapshotBytes}); the run was dropped`, "snapshot_limit_exceeded", env.telemetry()),
+        failedWithBudget(cell, `code mode snapshot is ${size} bytes, over maxSnapshotBytes (${spec.options.maxSnapshotBytes}); the run was dropped`, "snapshot_limit_exceeded", env),
       );
     }
     const bytes = await compress(raw);
+    if (env.signal.aborted) {
+      // Teardown or cancellation arrived while compressing: nothing may be parked.
+      this.drop(runId);
+      return closeWith(cell, failedWithBudget(cell, "the code mode run was aborted", "aborted", env));
+    }
     // Host work that settled since the guest last ran (even while compressing) is kept as a
     // stored result; nothing that already happened may be lost by parking.
     const settled = cell.bridge.takeReady();
@@ -135,13 +142,13 @@ export class RunLifecycle {
     if (input !== null && typeof input === "object" && Object.keys(input).some((k) => k !== "runId")) {
       return { ok: false, message: "wait takes only { runId }." };
     }
-    const scope = runIdScope(runId, spec.tenantId, spec.sessionId);
+    const scope = runIdScope(runId, this.deps.sessionTag());
     if (scope === "other-session") return { ok: false, message: RUN_OTHER_SESSION };
     if (scope === "malformed") return { ok: false, message: RUN_UNAVAILABLE };
     if (this.resuming.has(runId)) return { ok: false, message: WAIT_IN_FLIGHT };
     const state = this.deps.store.state(runId);
     if (!state) return { ok: false, message: RUN_UNAVAILABLE };
-    if (state.turnId !== spec.turnId) return { ok: false, message: RUN_OTHER_SESSION };
+    if (state.turnId !== spec.turnId) return { ok: false, message: RUN_OTHER_TURN };
     if (state.expiresAt <= this.deps.now()) {
       this.drop(runId);
       return { ok: false, message: RUN_UNAVAILABLE };
@@ -168,10 +175,11 @@ export class RunLifecycle {
         const lost = state.pending.filter((p) => p.kind === "tool" && !results.has(p.id));
         if (lost.length > 0) {
           this.drop(runId);
-          const names = [...new Set(lost.map((p) => (p.kind === "tool" ? p.tool : "")))].join(", ");
+          const unique = [...new Set(lost.map((p) => (p.kind === "tool" ? p.tool : "")))];
+          const names = unique.slice(0, 5).join(", ") + (unique.length > 5 ? `, and ${unique.length - 5} more` : "");
           return failed(
             `code mode run lost ${lost.length} nested tool call(s) (${names}) that were still running when the session object was restarted; their outcome is unknown. Inspect state before retrying; the run cannot be resumed.`,
-            "aborted",
+            "internal_error",
             env0.telemetry(),
           );
         }

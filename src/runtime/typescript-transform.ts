@@ -12,7 +12,7 @@
  */
 import type * as TS from "typescript";
 
-export type TranspileResult = { ok: true; code: string } | { ok: false; message: string };
+export type TranspileResult = { ok: true; code: string } | { ok: false; message: string; unavailable?: boolean };
 
 type TypeScriptApi = typeof TS;
 
@@ -95,7 +95,7 @@ export async function transpileTypeScript(source: string): Promise<TranspileResu
   try {
     ts = await loadCompiler();
   } catch (error) {
-    return { ok: false, message: `TypeScript compiler unavailable: ${error instanceof Error ? error.message : String(error)}` };
+    return { ok: false, unavailable: true, message: `TypeScript compiler unavailable: ${error instanceof Error ? error.message : String(error)}` };
   }
 
   const wrapped = WRAPPER_HEAD + source + WRAPPER_TAIL;

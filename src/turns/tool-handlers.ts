@@ -53,6 +53,9 @@ export function turnHandlers(
     clientCalled(): void {
       counters.call++;
     },
+    toolName(callable): string {
+      return catalog.lookup(callable)?.toolName ?? callable;
+    },
     search(query, limit): Settlement {
       counters.search++;
       const o = spec.options;
@@ -63,8 +66,9 @@ export function turnHandlers(
       }
       const hits = catalog.search(query, n).map(guestMetadata);
       const text = JSON.stringify(hits);
-      // Never a silent partial list: reject and let the model narrow the query.
-      if (encoder.encode(text).length > maxBytes) {
+      // Never a silent partial list: when the matching callable names do not fit the output
+      // budget, reject and let the model narrow the query.
+      if (encoder.encode(JSON.stringify(hits.map((h) => h.callableName))).length > maxBytes) {
         return { ok: false, message: `catalog.search matched more tools than fit in maxOutputBytes (${maxBytes}); narrow the query or lower limit` };
       }
       return { ok: true, text };

@@ -75,7 +75,8 @@ describe("guest catalog API (seed E2E 7, 8, 11)", () => {
 
   it("search rejects with guidance when matches exceed the output budget, and a narrower search still works", async () => {
     const session = sessionId();
-    const clientTools = Array.from({ length: 60 }, (_, i) => ({ name: `report_${i}`, description: `Report generator ${i} `.repeat(10) }));
+    // 50 callable names of ~50 characters do not fit a 2048-byte budget.
+    const clientTools = Array.from({ length: 60 }, (_, i) => ({ name: `quarterly_report_generator_for_region_number_${i}`, description: `Report generator ${i}` }));
     const turnId = await openTurn(session, { agentId: "tight", clientTools });
     const r = await exec(
       session,

@@ -104,7 +104,7 @@ describe("suspension and resume (seed E2E 12-15)", () => {
     expect(await wait(b.session, b.turnId, parked.runId)).toMatchObject({ status: "failed", code: "invalid_input", error: OTHER_SESSION });
     // Another turn of the same session is another run scope.
     const otherTurn = await openTurn(a.session);
-    expect(await wait(a.session, otherTurn, parked.runId)).toMatchObject({ status: "failed", error: OTHER_SESSION });
+    expect(await wait(a.session, otherTurn, parked.runId)).toMatchObject({ status: "failed", code: "invalid_input", error: "code mode run belongs to a different turn." });
     // The parked run is untouched by those attempts.
     expect(await wait(a.session, a.turnId, parked.runId)).toMatchObject({ status: "completed", value: 1 });
   });
@@ -212,7 +212,7 @@ describe("client tools, eviction and teardown", () => {
     // Reset the instance mid-call (eviction would wait for the in-flight timer to drain).
     await abortAllDurableObjects();
     const w = await wait(session, turnId, r.runId);
-    expect(w).toMatchObject({ status: "failed", code: "aborted" });
+    expect(w).toMatchObject({ status: "failed", code: "internal_error" });
     expect(w.error).toMatch(/lost 1 nested tool call\(s\) \(echo\)/);
     expect((await footprint(session)).runs).toBe(0);
     expect(await wait(session, turnId, r.runId)).toMatchObject({ status: "failed", error: UNAVAILABLE });

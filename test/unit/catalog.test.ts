@@ -69,12 +69,14 @@ describe("catalog construction", () => {
   it("orders sources core, bundled, external, client and keeps one winner per exact name", () => {
     const c = buildCatalog({ plugins: [external, bundled, core], clientTools: [{ name: "shipping_list", description: "client shadow" }, { name: "ask" }], policy: {} });
     expect(c.entries.map((e) => [e.toolName, e.origin])).toEqual([
+      ["read", "core"],
       ["exec", "core"],
-      ["read", "external"],
       ["shipping_list", "client"],
       ["ask", "client"],
     ]);
-    expect(c.entries.find((e) => e.toolName === "read")!.description).toBe("external read");
+    // Between plugins the first (core) registration stands; a client tool shadows a plugin tool.
+    expect(c.entries.find((e) => e.toolName === "read")!.description).toBe("read tool");
+    expect(c.entries.find((e) => e.toolName === "shipping_list")!.description).toBe("client shadow");
   });
 
   it("control tools never enter the catalog; the shell exec does and keeps its name", () => {
