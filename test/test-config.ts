@@ -2,6 +2,8 @@
 export const TEST_CONFIG = {
   tools: { codeMode: true },
   agents: {
+    // Per-model override: this model never engages, whatever the global setting.
+    defaults: { models: { "openai/gpt-5.5": { codeMode: false } } },
     entries: {
       // Short budgets so hostile cells stop quickly.
       fast: { tools: { codeMode: { timeoutMs: 400 } } },
@@ -12,6 +14,10 @@ export const TEST_CONFIG = {
       park: { tools: { codeMode: { timeoutMs: 300, snapshotTtlSeconds: 60 } } },
       parktight: { tools: { codeMode: { timeoutMs: 300, maxOutputBytes: 2048 } } },
       tinysnap: { tools: { codeMode: { timeoutMs: 300, maxSnapshotBytes: 1024 } } },
+      // "auto" engages only for models their provider catalog marks preferred.
+      autoagent: { tools: { codeMode: { enabled: "auto" } } },
+      // Room for one fresh snapshot (~1.4 MB) but not for a cell holding a few MB.
+      snapcap: { tools: { codeMode: { timeoutMs: 2000, maxSnapshotBytes: 2_000_000 } } },
       bigsnap: { tools: { codeMode: { timeoutMs: 5000, memoryLimitBytes: 128 * 1024 * 1024, maxSnapshotBytes: 64 * 1024 * 1024 } } },
     },
   },

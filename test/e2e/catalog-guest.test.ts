@@ -129,11 +129,11 @@ describe("guest catalog API (seed E2E 7, 8, 11)", () => {
       turnId,
       `const out = {};
        out.global = typeof notes_write;
-       out.search = (await catalog.search('write a note')).map((h) => h.toolName);
-       try { await catalog.search.call(null, 'x'); } catch (e) {}
+       out.search = (await catalog.search('write a note notes_write', { limit: 50 })).map((h) => h.toolName);
+       out.all = catalog.all().map((h) => h.toolName).filter((n) => n.startsWith('notes'));
        return out;`,
     );
-    expect(r.value).toEqual({ global: "undefined", search: [] });
+    expect(r.value).toEqual({ global: "undefined", search: [], all: [] });
   });
 
   it("telemetry: catalog size, source breakdown, cumulative counters, one counterScope per turn", async () => {

@@ -89,6 +89,7 @@ describe("hostile cells are contained and the session survives", () => {
     expect(r.error.startsWith("Error: root cause: xxx")).toBe(true);
     expect(r.error.endsWith("[error truncated]")).toBe(true);
     expect(r.error.length).toBeLessThan(2048);
+    await expectHealthy(session, turnId);
   });
 
   it("constructor.constructor('return this')() finds only the guest global, no host globals", async () => {
@@ -125,6 +126,7 @@ describe("hostile cells are contained and the session survives", () => {
     const { session, turnId } = await freshTurn();
     const r = await exec(session, turnId, "const a = {}; a.self = a; return a;");
     expect(r).toMatchObject({ status: "failed", code: "output_limit_exceeded" });
+    await expectHealthy(session, turnId);
   });
 
   it("import(), require and import declarations are rejected before execution", async () => {
@@ -137,6 +139,7 @@ describe("hostile cells are contained and the session survives", () => {
     // Obfuscated dynamic import still has no module loader.
     const r = await exec(session, turnId, "return await eval('imp' + 'ort(\"fs\")')");
     expect(r.status).toBe("failed");
+    expect(r.error).not.toMatch(/Host callback|bridge/);
     await expectHealthy(session, turnId);
   });
 
@@ -149,6 +152,7 @@ describe("hostile cells are contained and the session survives", () => {
     }
     const viaCommand = await exec(session, turnId, "", { code: undefined, command: "git status" });
     expect(viaCommand).toMatchObject({ status: "failed", code: "invalid_input" });
+    await expectHealthy(session, turnId);
   });
 
   it("an unawaited failing call fails the cell", async () => {
@@ -156,6 +160,7 @@ describe("hostile cells are contained and the session survives", () => {
     const r = await exec(session, turnId, "shipping_get({ id: 'nope' }); return 'looks fine';");
     expect(r.status).toBe("failed");
     expect(r.error).toMatch(/Unhandled promise rejection.*shipment nope not found/);
+    await expectHealthy(session, turnId);
   });
 
   it("a throwing timer callback fails the cell", async () => {
@@ -163,6 +168,7 @@ describe("hostile cells are contained and the session survives", () => {
     const r = await exec(session, turnId, "setTimeout(() => { throw new Error('boom'); }, 1); return 'looks fine';");
     expect(r.status).toBe("failed");
     expect(r.error).toMatch(/timer callback: Error: boom/);
+    await expectHealthy(session, turnId);
   });
 
   it("a promise that nothing will settle fails instead of hanging", async () => {
@@ -170,5 +176,33 @@ describe("hostile cells are contained and the session survives", () => {
     const r = await exec(session, turnId, "await new Promise(() => {}); return 1;");
     expect(r.status).toBe("failed");
     expect(r.error).toMatch(/nothing will settle/);
+    await expectHealthy(session, turnId);
+  });
+});
+
+describe("guest cannot reach host internals", () => {
+  it("the control object is not a guest global; guessed ids are nothing; timers are capped", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(
+      session,
+      turnId,
+      `const timers = []; let err;
+       try { for (let i = 0; i < 2000; i++) timers.push(setTimeout(() => {}, 1e9)); } catch (e) { err = e.name + ': ' + e.message; }
+       timers.forEach(clearTimeout);
+       return { control: typeof __codemode, host: typeof __cm_host, id: typeof globalThis['t' + '0'.repeat(16)],
+                names: Object.getOwnPropertyNames(globalThis).filter((n) => n.startsWith('__')), err, live: timers.length };`,
+    );
+    expect(r.value).toEqual({ control: "undefined", host: "undefined", id: "undefined", names: [], err: expect.stringMatching(/^RangeError: too many pending timers \(limit 1000\)/), live: 1000 });
+    await expectHealthy(session, turnId);
+  });
+
+  it("MCP, namespaces and API exist and are empty until MCP servers are attached", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(
+      session,
+      turnId,
+      "let err; try { await API.read('mcp/github.d.ts'); } catch (e) { err = e.message; } return { mcp: Object.keys(MCP), ns: Object.keys(namespaces), files: await API.list('mcp'), err };",
+    );
+    expect(r.value).toEqual({ mcp: [], ns: [], files: [], err: expect.stringMatching(/unknown API file/) });
   });
 });

@@ -1,7 +1,7 @@
 import { abortAllDurableObjects, evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/runtime/clock";
-import { api, exec, footprint, freshTurn, openTurn, sessionId, sessionStub, setClock, sleep, TOKEN_B, wait } from "./helpers";
+import { api, exec, expectHealthy, footprint, freshTurn, inSession, openTurn, sessionId, sessionStub, setClock, sleep, TOKEN_B, wait } from "./helpers";
 
 const UNAVAILABLE = "code mode run is unavailable or expired.";
 const OTHER_SESSION = "code mode run belongs to a different session.";
@@ -88,11 +88,12 @@ describe("suspension and resume (seed E2E 12-15)", () => {
     const { session, turnId } = await freshTurn({ agentId: "parktight" });
     const r = await exec(session, turnId, "text('a'.repeat(1500)); await yield_control(); text('b'.repeat(1500)); return 'done';");
     expect(r.status).toBe("waiting");
+    expect(r.output).toEqual([{ type: "text", text: "a".repeat(1500) }]);
     const w = await wait(session, turnId, r.runId);
     expect(w.status).toBe("completed");
-    const all = JSON.stringify([...(r.output ?? []), ...(w.output ?? [])]);
-    expect(all.length).toBeLessThan(2048 + 1600);
-    expect(all).toContain('"truncated":true');
+    // With a fresh budget per wait the 1500 b's would fit whole; shared, they cannot.
+    expect(JSON.stringify(w.output)).not.toContain("b".repeat(1500));
+    expect(w.output.at(-1)).toMatchObject({ type: "json", value: { truncated: true } });
   });
 
   it("wait on an unknown, malformed or other-session runId fails with the seed's messages", async () => {
@@ -231,13 +232,17 @@ describe("client tools, eviction and teardown", () => {
   it("DELETE drops parked snapshots; the runId can never be resumed", async () => {
     const { session, turnId } = await freshTurn({ agentId: "park" });
     const r1 = await exec(session, turnId, "await yield_control(); return 1");
-    const r2 = await exec(session, turnId, "return await echo({ value: 2, delayMs: 3000 })");
+    const r2 = await exec(session, turnId, "await echo({ value: 2, delayMs: 600 }); await notes_write({ key: 'after-delete', text: 'x' }); return 2;");
+    expect(r2.status).toBe("waiting");
     expect((await footprint(session)).runs).toBe(2);
     const del = await api("DELETE", `/v1/sessions/${session}/turns/${turnId}`);
     expect(del.status).toBe(200);
     expect(await footprint(session)).toEqual({ runs: 0, chunks: 0, results: 0, storedBytes: 0 });
     expect((await api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/wait`, { runId: r1.runId })).status).toBe(404);
-    expect(r2.status).toBe("waiting");
+    // The pending echo was cancelled and the program never continued past it.
+    await sleep(800);
+    const other = await openTurn(session);
+    expect((await exec(session, other, "return await notes_read({ key: 'after-delete' })")).value).toEqual([]);
   });
 
   it("a wait observing teardown returns failed with code aborted and telemetry", async () => {
@@ -258,7 +263,38 @@ describe("client tools, eviction and teardown", () => {
     const r = await exec(session, turnId, "await yield_control(); while (true) {}");
     expect(r.status).toBe("waiting");
     expect(await wait(session, turnId, r.runId)).toMatchObject({ status: "failed", code: "timeout" });
-    expect((await footprint(session)).runs).toBe(0);
+    expect(await footprint(session)).toEqual({ runs: 0, chunks: 0, results: 0, storedBytes: 0 });
+  });
+
+  it("a timer survives eviction: it is re-armed from its due time after restore", async () => {
+    const { session, turnId } = await freshTurn({ agentId: "park" });
+    const r = await exec(session, turnId, "await new Promise((res) => setTimeout(res, 500)); return 'after eviction';");
+    expect(r.status).toBe("waiting");
+    await evictDurableObject(sessionStub(session));
+    let w = await wait(session, turnId, r.runId);
+    while (w.status === "waiting") w = await wait(session, turnId, w.runId);
+    expect(w).toMatchObject({ status: "completed", value: "after eviction" });
+  });
+
+  it("a corrupt snapshot fails the wait cleanly and drops the run", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(session, turnId, "await yield_control(); return 1");
+    await inSession(session, (_i, state) => {
+      state.storage.sql.exec("UPDATE run_chunks SET data = ? WHERE seq = 0", new Uint8Array([1, 2, 3, 4]).buffer);
+    });
+    const w = await wait(session, turnId, r.runId);
+    expect(w).toMatchObject({ status: "failed", code: "invalid_input", error: "code mode run could not be restored; it cannot be resumed." });
+    expect(await footprint(session)).toEqual({ runs: 0, chunks: 0, results: 0, storedBytes: 0 });
+    await expectHealthy(session, turnId);
+  });
+
+  it("re-parking on wait past maxSnapshotBytes fails with snapshot_limit_exceeded", async () => {
+    const { session, turnId } = await freshTurn({ agentId: "snapcap" });
+    const r = await exec(session, turnId, "await yield_control(); globalThis.big = 'x'.repeat(3 * 1024 * 1024) + Math.random(); await yield_control(); return 1;");
+    expect(r.status).toBe("waiting");
+    const w = await wait(session, turnId, r.runId);
+    expect(w).toMatchObject({ status: "failed", code: "snapshot_limit_exceeded" });
+    expect(await footprint(session)).toEqual({ runs: 0, chunks: 0, results: 0, storedBytes: 0 });
   });
 });
 
