@@ -18,7 +18,7 @@ import { demoPlugin } from "../src/plugins/demo";
 import { systemClock } from "../src/runtime/clock";
 import { GuestVm, type GuestHost } from "../src/runtime/guest-vm";
 import { InterruptGuard } from "../src/runtime/interrupt-guard";
-import { newRunId } from "../src/runs/run-id";
+import { newRunId, newSessionTag } from "../src/runs/run-id";
 import { compress, decompress, deserializeSnapshot, serializeSnapshot } from "../src/snapshot-store/snapshot-codec";
 import type { ParkedRunState } from "../src/snapshot-store/parked-run";
 
@@ -29,14 +29,13 @@ export const CELLS = {
   small: { code: "let n = 1; await yield_control(); return n + 1", expect: "2" },
   repeated1MB: { code: "globalThis.d = 'x'.repeat(1 << 20); await yield_control(); return d.length", expect: String(1 << 20) },
   // 65,536 strings of 16 pseudo-random base-36 characters: 1 MiB of string data in many small strings.
-  random1MB:
-    {
-      code:
-        "let x = 2463534242; const next = () => { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; return (x >>> 0).toString(36).padStart(7, '0').slice(-8).padStart(8, 'z'); };" +
-        " globalThis.d = []; for (let i = 0; i < 65536; i++) d.push(next() + next());" +
-        " await yield_control(); return d.length * d[0].length",
-      expect: String(1 << 20),
-    },
+  random1MB: {
+    code:
+      "let x = 2463534242; const next = () => { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; return (x >>> 0).toString(36).padStart(8, '0'); };" +
+      " globalThis.d = []; for (let i = 0; i < 65536; i++) d.push(next() + next());" +
+      " await yield_control(); return d.length * d[0].length",
+    expect: String(1 << 20),
+  },
 } as const;
 export type CellName = keyof typeof CELLS;
 
@@ -61,8 +60,11 @@ function guard(): InterruptGuard {
   return new InterruptGuard(systemClock, systemClock.now() + t, t);
 }
 
+/** A parked cell as RunLifecycle keeps it: the VM (until snapshotted) and what ParkedRunState records. */
+type Parked = { vm: GuestVm; yieldId: number; controlToken: number };
+
 /** exec up to the park point: a fresh VM (+ prelude + tools) whose program awaits yield_control. */
-async function parkedVm(cell: CellName): Promise<{ vm: GuestVm; yieldId: number }> {
+async function parkedVm(cell: CellName): Promise<Parked> {
   const host = yieldHost();
   const vm = await GuestVm.create(LIMITS, guard(), host);
   vm.installTools(DEMO_TOOLS_JSON);
@@ -73,21 +75,17 @@ async function parkedVm(cell: CellName): Promise<{ vm: GuestVm; yieldId: number 
     vm.dispose();
     throw new Error(`cell ${cell} did not park: ${JSON.stringify(status)} ${err ?? ""}`);
   }
-  return { vm, yieldId: host.yieldId };
+  return { vm, yieldId: host.yieldId, controlToken: vm.controlToken };
 }
 
 /** Resume a stored snapshot and check the program completes with the expected value. */
-async function resumeStored(cell: CellName, bytes: Uint8Array, yieldId: number, t: (label: string) => void): Promise<void> {
-  const raw = await decompress(bytes);
-  t("decompress");
-  const vm = await GuestVm.restore(deserializeSnapshot(raw), LIMITS, guard(), yieldHost());
-  t("restore");
+async function resumeStored(cell: CellName, bytes: Uint8Array, parked: Parked): Promise<void> {
+  const vm = await GuestVm.restore(deserializeSnapshot(await decompress(bytes)), parked.controlToken, LIMITS, guard(), yieldHost());
   try {
-    vm.settle(yieldId, true, undefined);
+    vm.settle(parked.yieldId, true, undefined);
     const status = vm.status();
     const value = vm.valueJson();
     if (status.state !== "completed" || value !== CELLS[cell].expect) throw new Error(`resumed ${cell}: ${JSON.stringify(status)} ${value}`);
-    t("deliver");
   } finally {
     vm.dispose();
   }
@@ -97,11 +95,12 @@ async function resumeStored(cell: CellName, bytes: Uint8Array, yieldId: number, 
 function stateJsonBytes(): number {
   const now = Date.now();
   const state: ParkedRunState = {
-    runId: newRunId("bench", "bench-session"),
+    runId: newRunId(newSessionTag()),
     turnId: crypto.randomUUID(),
     tenantId: "bench",
     sessionId: "bench-session",
     reason: "yield",
+    controlToken: 65536,
     pending: [{ id: 1, kind: "yield", reason: null }],
     budget: new OutputBudget(CODE_MODE_DEFAULTS.maxOutputBytes).toJSON(),
     delivered: { count: 0, digest: "cbf29ce484222325" },
@@ -118,7 +117,7 @@ function stateJsonBytes(): number {
  * baseline of the same VM path: create + prelude + tools + run `return 2` + dispose.
  */
 async function suspendBatch(k: number): Promise<{ phases: Phase; raw: number; stored: number }> {
-  const parked: Array<{ vm: GuestVm; yieldId: number }> = [];
+  const parked: Parked[] = [];
   let t0 = performance.now();
   for (let i = 0; i < k; i++) parked.push(await parkedVm("small"));
   const tRun = performance.now() - t0;
@@ -138,7 +137,7 @@ async function suspendBatch(k: number): Promise<{ phases: Phase; raw: number; st
   const tDecompress = performance.now() - t0;
   t0 = performance.now();
   const restored: GuestVm[] = [];
-  for (const r of rawBack) restored.push(await GuestVm.restore(deserializeSnapshot(r), LIMITS, guard(), yieldHost()));
+  for (let i = 0; i < k; i++) restored.push(await GuestVm.restore(deserializeSnapshot(rawBack[i]!), parked[i]!.controlToken, LIMITS, guard(), yieldHost()));
   const tRestore = performance.now() - t0;
   t0 = performance.now();
   for (let i = 0; i < k; i++) {
@@ -161,7 +160,7 @@ async function suspendBatch(k: number): Promise<{ phases: Phase; raw: number; st
     const bytes = await compress(serializeSnapshot(p.vm.snapshot()));
     p.vm.dispose();
     const b = performance.now();
-    await resumeStored("small", bytes, p.yieldId, () => {});
+    await resumeStored("small", bytes, p);
     tParkSeq += b - a;
     tResumeSeq += performance.now() - b;
   }
@@ -232,7 +231,7 @@ export async function snapshotSizes(reps: number) {
       const bytes = await compress(rawBytes);
       p.vm.dispose();
       const b = performance.now();
-      await resumeStored(cell, bytes, p.yieldId, () => {});
+      await resumeStored(cell, bytes, p);
       park.push(b - a);
       resume.push(performance.now() - b);
       raw = rawBytes.length;

@@ -1,6 +1,7 @@
 /**
- * Bench-only worker: times QuickJS-WASI VM create / eval / dispose inside workerd.
- * Not part of the production worker. Started by bench/run.mjs under `wrangler dev`.
+ * Bench-only worker: times QuickJS-WASI VM create / eval / dispose, park/resume and catalog
+ * search inside workerd. Not part of the production worker. Built by bench/run.mjs with
+ * `wrangler deploy --dry-run -c bench/wrangler.bench.toml` and served by bench/serve.mjs.
  *
  * Caveat: local workerd lets `performance.now()` advance during synchronous code; production
  * Workers freeze it between I/O, so these in-isolate timings can only be taken locally.
@@ -9,6 +10,11 @@
  *   GET /raw?n=200&batch=10&warmup=20         QuickJS.create({wasm}) / evalCode("1+2") / dispose
  *   GET /raw-limits?n=200&batch=10&warmup=20  QuickJS.create with GuestVm's options / dispose
  *   GET /guest?n=200&batch=10&warmup=20       GuestVm.create (+ host callbacks + prelude) / run "return 1 + 2" / dispose
+ *   GET /suspend?n=100&batch=10&warmup=10     park (snapshot, serialize, compress) / resume (decompress, restore, deliver) of a small cell
+ *   GET /snapshot-sizes?reps=5                raw / stored bytes and park / resume times of a small and two 1 MB cells
+ *   GET /search-quality                       recall@1/@8 of SearchIndex vs a substring scan on bench/fixtures
+ *   GET /search-latency?size=10000&reps=10&builds=3   per-query latency over a replicated catalog
+ *   GET /surface?sizes=10,100,1000            model-visible surface bytes, code mode vs direct
  */
 import { QuickJS } from "quickjs-wasi";
 import quickjsModule from "quickjs-wasi/quickjs.wasm";
@@ -16,6 +22,8 @@ import { GuestVm, type GuestHost } from "../src/runtime/guest-vm";
 import { InterruptGuard } from "../src/runtime/interrupt-guard";
 import { systemClock } from "../src/runtime/clock";
 import { CODE_MODE_DEFAULTS } from "../src/config/codeModeOptions";
+import { snapshotSizes, suspendTimings } from "./bench-suspend";
+import { searchLatency, searchQuality, surfaceSizes } from "./bench-catalog";
 
 const MAX_N = 2000;
 const MAX_WARMUP = 200;
@@ -171,6 +179,18 @@ export default {
           return Response.json(await run(rawLimitsBatch, n, k, warmup));
         case "/guest":
           return Response.json(await run(guestBatch, n, k, warmup));
+        case "/suspend":
+          return Response.json(await suspendTimings(n, k, warmup));
+        case "/snapshot-sizes":
+          return Response.json(await snapshotSizes(Math.max(1, intParam(url, "reps", 5, 50))));
+        case "/search-quality":
+          return Response.json(searchQuality());
+        case "/search-latency":
+          return Response.json(searchLatency(Math.max(1, intParam(url, "size", 10_000, 20_000)), Math.max(1, intParam(url, "reps", 10, 100)), Math.max(1, intParam(url, "builds", 3, 20))));
+        case "/surface": {
+          const sizes = (url.searchParams.get("sizes") ?? "10,100,1000").split(",").map(Number).filter((v) => Number.isInteger(v) && v > 0 && v <= 20_000).slice(0, 8);
+          return Response.json(surfaceSizes(sizes));
+        }
         default:
           return Response.json({ error: "no such route" }, { status: 404 });
       }

@@ -8,6 +8,12 @@
  *      through the project's GuestVm (+ prelude).
  *   3. Bundle size of the production worker (`wrangler deploy --dry-run`) with and without the
  *      lazily loaded TypeScript compiler (`--alias typescript:bench/stubs/typescript-empty.mjs`).
+ *   4. Suspension (issue 3): `wait` of a parked cell over HTTP against an exec that never parks;
+ *      park/resume phases and stored bytes per parked cell inside workerd (bench worker, the
+ *      production codec); 64 cells parked then resumed in one session.
+ *   5. Catalog (issue 4): recall@1/@8 of the SearchIndex on a hand-written retrieval set
+ *      (bench/fixtures/) against a substring scan; search latency over 10,000 tools; bytes of
+ *      the model-visible surface, code mode vs direct exposure.
  *
  * Workers are built once with `wrangler deploy --dry-run --outdir` (the production build of
  * 3. is the artefact 1. runs) and served by bench/serve.mjs (Miniflare → workerd, the runtime
@@ -71,12 +77,30 @@ const CONFIG = {
   vmIterations: QUICK ? 50 : 200,
   vmBatch: 10,
   vmWarmup: 20,
+  // 4. Suspension over HTTP: interleaved rounds of (exec `return 2`, exec that parks, wait, refused wait).
+  parkCode: "let n = 1; await yield_control(); return n + 1",
+  noParkCode: "return 2",
+  suspendRounds: QUICK ? 2 : 10,
+  suspendPerRound: QUICK ? 5 : 10, // >= 100 waits in total
+  suspendWarmup: QUICK ? 3 : 10,
+  throughputCells: 64, // MAX_SUSPENDED_RUNS (src/limits.ts)
+  throughputReps: QUICK ? 1 : 3,
+  // 4. in the bench worker.
+  suspendIterations: QUICK ? 30 : 100,
+  suspendWarmupIterations: 10,
+  sizeReps: QUICK ? 2 : 5,
+  // 5. Catalog.
+  searchLatencyTools: 10_000,
+  searchReps: QUICK ? 2 : 5,
+  searchBuilds: QUICK ? 1 : 3,
+  surfaceSizes: [10, 100, 1000, 10_000],
   requestTimeoutMs: 15_000,
+  workerRouteTimeoutMs: 90_000,
   childTimeoutMs: 15_000,
   readyTimeoutMs: 60_000,
   dryRunTimeoutMs: 90_000,
 };
-const WATCHDOG_MS = 170_000;
+const WATCHDOG_MS = 230_000; // the whole run must stay under 4 minutes
 
 // ---------------------------------------------------------------------------------------------
 // Child process bookkeeping and cleanup.
@@ -246,8 +270,8 @@ async function stopServer(server) {
   groups.delete(child);
 }
 
-async function getJson(url, init = {}) {
-  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(CONFIG.requestTimeoutMs) });
+async function getJson(url, init = {}, timeoutMs = CONFIG.requestTimeoutMs) {
+  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
   const text = await res.text();
   let json;
   try {
@@ -299,96 +323,238 @@ function nodeCellOnce() {
   });
 }
 
-async function benchExec(bundle) {
+const API_HEADERS = { authorization: `Bearer ${CONFIG.token}`, "content-type": "application/json" };
+
+/** Open a turn in a fresh session (default config: code mode on, demo tools). */
+async function openTurn(server, label) {
+  const session = `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  const opened = await getJson(`${server.base}/v1/sessions/${session}/turns`, { method: "POST", headers: API_HEADERS, body: "{}" });
+  if (opened.status !== 201 || typeof opened.json.turnId !== "string" || opened.json.codeModeEngaged !== true) {
+    throw new Error(`open turn: ${opened.status} ${JSON.stringify(opened.json).slice(0, 500)}`);
+  }
+  const turnId = opened.json.turnId;
+  return { session, turnId, tools: `${server.base}/v1/sessions/${session}/turns/${turnId}/tools`, url: `${server.base}/v1/sessions/${session}/turns/${turnId}` };
+}
+
+/**
+ * Benchmarks 1 and 4 (HTTP part) against one server: the production bundle served with
+ * `GATEWAY_TOKENS` and no `CODEMODE_CONFIG` (the bundled default: code mode on, demo tools).
+ */
+async function benchGateway(bundle) {
   log("[1] exec: serving the production bundle");
   const config = await readWranglerConfig(ROOT_CONFIG);
   const tokens = JSON.stringify({ [CONFIG.token]: CONFIG.tenant });
   const server = await serveBundle("gateway", bundle, config, { GATEWAY_TOKENS: tokens }, "/healthz");
   try {
-    const headers = { authorization: `Bearer ${CONFIG.token}`, "content-type": "application/json" };
-    const session = `bench-${Date.now().toString(36)}`;
-    const opened = await getJson(`${server.base}/v1/sessions/${session}/turns`, { method: "POST", headers, body: "{}" });
-    if (opened.status !== 201 || typeof opened.json.turnId !== "string") {
-      throw new Error(`open turn: ${opened.status} ${JSON.stringify(opened.json)}`);
-    }
-    const execUrl = `${server.base}/v1/sessions/${session}/turns/${opened.json.turnId}/tools/exec`;
-    const execBody = JSON.stringify({ code: CONFIG.execCode });
-
-    const execOnce = async () => {
-      const t0 = performance.now();
-      const r = await getJson(execUrl, { method: "POST", headers, body: execBody });
-      const ms = performance.now() - t0;
-      if (r.status !== 200 || r.json.status !== "completed" || r.json.value !== CONFIG.expectedValue) {
-        throw new Error(`exec returned ${r.status} ${JSON.stringify(r.json).slice(0, 500)}`);
-      }
-      return ms;
-    };
-    // A DO round trip without a VM: `wait` with an empty body is refused inside the session
-    // object after the turn lookup. Optional: if the reply ever changes shape, the row is dropped.
-    const waitUrl = `${server.base}/v1/sessions/${session}/turns/${opened.json.turnId}/tools/wait`;
-    const waitOnce = async () => {
-      const t0 = performance.now();
-      const r = await getJson(waitUrl, { method: "POST", headers, body: "{}" });
-      const ms = performance.now() - t0;
-      return r.status === 200 && r.json.status === "failed" && r.json.code === "invalid_input" ? ms : null;
-    };
-    const healthzOnce = async () => {
-      const t0 = performance.now();
-      const r = await getJson(`${server.base}/healthz`);
-      const ms = performance.now() - t0;
-      if (r.status !== 200 || r.json.ok !== true) throw new Error(`healthz returned ${r.status} ${JSON.stringify(r.json)}`);
-      return ms;
-    };
-
-    log(`[1] exec: warm-up (${CONFIG.execWarmup} exec, ${CONFIG.nodeWarmup} node -e)`);
-    for (let i = 0; i < CONFIG.execWarmup; i++) await execOnce();
-    for (let i = 0; i < CONFIG.execWarmup; i++) await healthzOnce();
-    let waitUsable = (await waitOnce()) !== null;
-    for (let i = 0; waitUsable && i < CONFIG.execWarmup; i++) waitUsable = (await waitOnce()) !== null;
-    for (let i = 0; i < CONFIG.nodeWarmup; i++) await nodeCellOnce();
-
-    const exec = [];
-    const healthz = [];
-    const node = [];
-    const wait = [];
-    for (let round = 0; round < CONFIG.rounds; round++) {
-      for (let i = 0; i < CONFIG.execPerRound; i++) exec.push(await execOnce());
-      for (let i = 0; i < CONFIG.healthzPerRound; i++) healthz.push(await healthzOnce());
-      for (let i = 0; waitUsable && i < CONFIG.healthzPerRound; i++) {
-        const ms = await waitOnce();
-        if (ms === null) waitUsable = false;
-        else wait.push(ms);
-      }
-      for (let i = 0; i < CONFIG.nodePerRound; i++) node.push(await nodeCellOnce());
-    }
-    log(`[1] exec: ${exec.length} exec, ${healthz.length} healthz, ${waitUsable ? wait.length : 0} wait, ${node.length} node -e — all verified`);
-    return { exec: stats(exec), healthz: stats(healthz), node: stats(node), wait: waitUsable && wait.length > 0 ? stats(wait) : null };
+    const execR = await benchExec(server);
+    const suspendHttpR = await benchSuspendHttp(server);
+    return { execR, suspendHttpR };
   } finally {
     await stopServer(server);
   }
 }
 
+async function benchExec(server) {
+  const headers = API_HEADERS;
+  const opened = await openTurn(server, "bench");
+  const execUrl = `${opened.tools}/exec`;
+  const execBody = JSON.stringify({ code: CONFIG.execCode });
+
+  const execOnce = async () => {
+    const t0 = performance.now();
+    const r = await getJson(execUrl, { method: "POST", headers, body: execBody });
+    const ms = performance.now() - t0;
+    if (r.status !== 200 || r.json.status !== "completed" || r.json.value !== CONFIG.expectedValue) {
+      throw new Error(`exec returned ${r.status} ${JSON.stringify(r.json).slice(0, 500)}`);
+    }
+    return ms;
+  };
+  // A DO round trip without a VM: `wait` with an empty body is refused inside the session
+  // object after the turn lookup. Optional: if the reply ever changes shape, the row is dropped.
+  const waitUrl = `${opened.tools}/wait`;
+  const waitOnce = async () => {
+    const t0 = performance.now();
+    const r = await getJson(waitUrl, { method: "POST", headers, body: "{}" });
+    const ms = performance.now() - t0;
+    return r.status === 200 && r.json.status === "failed" && r.json.code === "invalid_input" ? ms : null;
+  };
+  const healthzOnce = async () => {
+    const t0 = performance.now();
+    const r = await getJson(`${server.base}/healthz`);
+    const ms = performance.now() - t0;
+    if (r.status !== 200 || r.json.ok !== true) throw new Error(`healthz returned ${r.status} ${JSON.stringify(r.json)}`);
+    return ms;
+  };
+
+  log(`[1] exec: warm-up (${CONFIG.execWarmup} exec, ${CONFIG.nodeWarmup} node -e)`);
+  for (let i = 0; i < CONFIG.execWarmup; i++) await execOnce();
+  for (let i = 0; i < CONFIG.execWarmup; i++) await healthzOnce();
+  let waitUsable = (await waitOnce()) !== null;
+  for (let i = 0; waitUsable && i < CONFIG.execWarmup; i++) waitUsable = (await waitOnce()) !== null;
+  for (let i = 0; i < CONFIG.nodeWarmup; i++) await nodeCellOnce();
+
+  const exec = [];
+  const healthz = [];
+  const node = [];
+  const wait = [];
+  for (let round = 0; round < CONFIG.rounds; round++) {
+    for (let i = 0; i < CONFIG.execPerRound; i++) exec.push(await execOnce());
+    for (let i = 0; i < CONFIG.healthzPerRound; i++) healthz.push(await healthzOnce());
+    for (let i = 0; waitUsable && i < CONFIG.healthzPerRound; i++) {
+      const ms = await waitOnce();
+      if (ms === null) waitUsable = false;
+      else wait.push(ms);
+    }
+    for (let i = 0; i < CONFIG.nodePerRound; i++) node.push(await nodeCellOnce());
+  }
+  log(`[1] exec: ${exec.length} exec, ${healthz.length} healthz, ${waitUsable ? wait.length : 0} wait, ${node.length} node -e — all verified`);
+  return { exec: stats(exec), healthz: stats(healthz), node: stats(node), wait: waitUsable && wait.length > 0 ? stats(wait) : null };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Suspension over HTTP: park (`await yield_control()` parks at once) and `wait`.
+
+/** One timed POST to a tool of a turn; `check` throws on an unexpected reply. */
+async function timedTool(turn, tool, body, check) {
+  const t0 = performance.now();
+  const r = await getJson(`${turn.tools}/${tool}`, { method: "POST", headers: API_HEADERS, body: JSON.stringify(body) });
+  const ms = performance.now() - t0;
+  check(r);
+  return { ms, json: r.json };
+}
+
+const expectCompleted = (what, value) => (r) => {
+  if (r.status !== 200 || r.json.status !== "completed" || r.json.value !== value) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.json).slice(0, 500)}`);
+};
+const expectParked = (what) => (r) => {
+  if (r.status !== 200 || r.json.status !== "waiting" || r.json.reason !== "yield" || typeof r.json.runId !== "string") {
+    throw new Error(`${what}: ${r.status} ${JSON.stringify(r.json).slice(0, 500)}`);
+  }
+};
+
+async function benchSuspendHttp(server) {
+  const turn = await openTurn(server, "bench-park");
+  const noPark = () => timedTool(turn, "exec", { code: CONFIG.noParkCode }, expectCompleted("exec return 2", 2));
+  const park = () => timedTool(turn, "exec", { code: CONFIG.parkCode }, expectParked("exec that parks"));
+  const wait = (runId) => timedTool(turn, "wait", { runId }, expectCompleted("wait", 2));
+  const refused = () =>
+    timedTool(turn, "wait", {}, (r) => {
+      if (r.status !== 200 || r.json.status !== "failed" || r.json.code !== "invalid_input") throw new Error(`refused wait: ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
+    });
+
+  log(`[4] suspend: warm-up (${CONFIG.suspendWarmup} park + wait)`);
+  for (let i = 0; i < CONFIG.suspendWarmup; i++) {
+    await noPark();
+    await wait((await park()).json.runId);
+    await refused();
+  }
+  const s = { noPark: [], park: [], wait: [], refused: [] };
+  for (let round = 0; round < CONFIG.suspendRounds; round++) {
+    for (let i = 0; i < CONFIG.suspendPerRound; i++) {
+      s.noPark.push((await noPark()).ms);
+      const p = await park();
+      s.park.push(p.ms);
+      s.wait.push((await wait(p.json.runId)).ms);
+      s.refused.push((await refused()).ms);
+    }
+  }
+  log(`[4] suspend: ${s.wait.length} park + wait pairs, ${s.noPark.length} exec, ${s.refused.length} refused waits — all verified`);
+
+  // Throughput: fill the 64 slots of one session, then resume them all.
+  const N = CONFIG.throughputCells;
+  const reps = [];
+  for (let rep = 0; rep < CONFIG.throughputReps; rep++) {
+    const t = await openTurn(server, "bench-64");
+    const execAs = (code, check) => timedTool(t, "exec", { code }, check);
+    const r = { noPark: [], park: [], wait: [] };
+    let t0 = performance.now();
+    for (let i = 0; i < N; i++) r.noPark.push((await execAs(`return ${i};`, expectCompleted("exec", i))).ms);
+    const noParkTotal = performance.now() - t0;
+
+    const cell = (i) => `let n = ${i}; await yield_control(); return n + 1;`;
+    const runIds = [];
+    t0 = performance.now();
+    for (let i = 0; i < N; i++) {
+      const p = await execAs(cell(i), expectParked(`park ${i}`));
+      r.park.push(p.ms);
+      runIds.push(p.json.runId);
+    }
+    const parkTotal = performance.now() - t0;
+    // The cap is full: one more park is refused (proves all 64 were parked at once).
+    const over = await execAs(cell(N), (x) => {
+      if (x.status !== 200 || x.json.status !== "failed") throw new Error(`park ${N + 1} over the cap: ${x.status} ${JSON.stringify(x.json).slice(0, 300)}`);
+    });
+    void over;
+    t0 = performance.now();
+    for (let i = 0; i < N; i++) r.wait.push((await timedTool(t, "wait", { runId: runIds[i] }, expectCompleted(`wait ${i}`, i + 1))).ms);
+    const waitTotal = performance.now() - t0;
+
+    // Again, resumed with all 64 waits in flight at once (the session object runs them one by one).
+    const again = [];
+    for (let i = 0; i < N; i++) again.push((await execAs(cell(i), expectParked(`park ${i}`))).json.runId);
+    t0 = performance.now();
+    await Promise.all(again.map((runId, i) => timedTool(t, "wait", { runId }, expectCompleted(`concurrent wait ${i}`, i + 1))));
+    const concurrentWaitTotal = performance.now() - t0;
+
+    const del = await getJson(t.url, { method: "DELETE", headers: API_HEADERS });
+    if (del.status !== 200) throw new Error(`delete turn: ${del.status} ${JSON.stringify(del.json).slice(0, 300)}`);
+    reps.push({ ...r, noParkTotal, parkTotal, waitTotal, concurrentWaitTotal });
+  }
+  log(`[4] suspend: ${reps.length} × (${N} exec, ${N} parks, ${N} waits, ${N} concurrent waits) — all verified`);
+  const pool = (k) => stats(reps.flatMap((r) => r[k]));
+  const totals = (k) => stats(reps.map((r) => r[k]));
+  return {
+    noPark: stats(s.noPark),
+    park: stats(s.park),
+    wait: stats(s.wait),
+    refused: stats(s.refused),
+    throughput: {
+      cells: N,
+      reps: reps.length,
+      noPark: pool("noPark"),
+      park: pool("park"),
+      wait: pool("wait"),
+      noParkTotal: totals("noParkTotal"),
+      parkTotal: totals("parkTotal"),
+      waitTotal: totals("waitTotal"),
+      concurrentWaitTotal: totals("concurrentWaitTotal"),
+    },
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // 2. VM costs inside workerd.
 
-async function benchVm() {
+/** Benchmarks 2, 4 (in-isolate part) and 5 against the bench worker, built and served once. */
+async function benchWorker() {
   log("[2] vm: building the bench worker (wrangler deploy --dry-run -c bench/wrangler.bench.toml)");
   const bundle = await dryRun("bench-worker", BENCH_CONFIG, []);
   log("[2] vm: serving the bench worker");
   const server = await serveBundle("vm", bundle, await readWranglerConfig(BENCH_CONFIG), {}, "/clock");
   try {
-    const q = `n=${CONFIG.vmIterations}&batch=${CONFIG.vmBatch}&warmup=${CONFIG.vmWarmup}`;
     const get = async (route) => {
-      const r = await getJson(`${server.base}${route}`);
-      if (r.status !== 200 || r.json.error) throw new Error(`${route}: ${r.status} ${JSON.stringify(r.json)}`);
+      const r = await getJson(`${server.base}${route}`, {}, CONFIG.workerRouteTimeoutMs);
+      if (r.status !== 200 || r.json.error) throw new Error(`${route}: ${r.status} ${JSON.stringify(r.json).slice(0, 1000)}`);
       return r.json;
     };
+    const q = `n=${CONFIG.vmIterations}&batch=${CONFIG.vmBatch}&warmup=${CONFIG.vmWarmup}`;
     const clock = await get("/clock");
     const raw = await get(`/raw?${q}`);
     const rawLimits = await get(`/raw-limits?${q}`);
     const guest = await get(`/guest?${q}`);
     log(`[2] vm: done (${raw.iterations} iterations per measure, batches of ${raw.batchSize})`);
-    return { clock, raw, rawLimits, guest };
+
+    const suspend = await get(`/suspend?n=${CONFIG.suspendIterations}&batch=${CONFIG.vmBatch}&warmup=${CONFIG.suspendWarmupIterations}`);
+    const sizes = await get(`/snapshot-sizes?reps=${CONFIG.sizeReps}`);
+    log(`[4] suspend: in-isolate park/resume (${suspend.iterations} cells, batches of ${suspend.batchSize}) and sizes (${sizes.reps} per cell) done`);
+
+    const quality = await get("/search-quality");
+    log(`[5] catalog: search quality on ${quality.tools} tools / ${quality.index.queries} queries done`);
+    const latency = await get(`/search-latency?size=${CONFIG.searchLatencyTools}&reps=${CONFIG.searchReps}&builds=${CONFIG.searchBuilds}`);
+    log(`[5] catalog: search latency over ${latency.tools} tools (${latency.queries} queries × ${latency.reps}) done`);
+    const surface = await get(`/surface?sizes=${CONFIG.surfaceSizes.join(",")}`);
+    log(`[5] catalog: model surface for ${surface.map((x) => x.tools).join(" / ")} tools done`);
+    return { vmR: { clock, raw, rawLimits, guest }, suspendWorkerR: { suspend, sizes }, catalogR: { quality, latency, surface } };
   } finally {
     await stopServer(server);
   }
@@ -488,7 +654,35 @@ function machineNote() {
   ].filter(Boolean);
 }
 
-function report({ execR, vmR, bundleR, elapsedS }) {
+/** Derived figures of 4. and 5. used by the goals table and the sections. */
+function derive({ suspendHttpR, suspendWorkerR, catalogR }) {
+  const h = suspendHttpR;
+  const ph = suspendWorkerR.suspend.phases;
+  const small = suspendWorkerR.sizes.cells.small;
+  const q = catalogR.quality;
+  const lat = catalogR.latency;
+  const surf = catalogR.surface;
+  const at = (n) => surf.find((x) => x.tools === n);
+  const bounded = surf.filter((x) => x.tools >= 100);
+  const flat = bounded.length > 0 && Math.max(...bounded.map((x) => x.codeModeBytes)) <= 1.05 * Math.min(...bounded.map((x) => x.codeModeBytes));
+  const s1000 = at(1000);
+  return {
+    waitInObject: Math.max(0, h.wait.median - h.refused.median),
+    parkInObject: Math.max(0, h.park.median - h.noPark.median),
+    resumeInIsolate: ph.resumeSequential.median,
+    smallStored: suspendWorkerR.suspend.storedBytes.median,
+    smallRaw: suspendWorkerR.suspend.rawBytes.median,
+    smallStoredSizes: small.storedBytes,
+    stateJson: suspendWorkerR.suspend.stateJsonBytes,
+    recall8: q.index.recallAt8,
+    searchMedian: lat.index.perQuery.median,
+    surfaceFlat: flat,
+    surface1000: s1000,
+    surfaceShare1000: s1000 ? s1000.codeModeBytes / s1000.directBytes : NaN,
+  };
+}
+
+function report({ execR, vmR, bundleR, suspendHttpR, suspendWorkerR, catalogR, elapsedS }) {
   const e = execR;
   const execRatio = e.node.median / e.exec.median;
   const rawTotal = vmR.raw.phases.sequentialTotal;
@@ -517,6 +711,25 @@ function report({ execR, vmR, bundleR, elapsedS }) {
   L(`| \`exec\` of a trivial cell ≥ 10× faster than a Node process per cell | ${ratio(e.node.median, e.exec.median)} (median ${ms(e.exec.median)} ms vs ${ms(e.node.median)} ms) | ${met(execRatio >= 10)} |`);
   L(`| QuickJS create + eval + dispose ≤ 2 ms inside workerd (median) | ${ms(rawTotal.median)} ms | ${met(rawTotal.median <= 2)} |`);
   L(`| (for reference) the project's path, GuestVm.create + prelude + run + dispose, against the same 2 ms | ${ms(guestTotal.median)} ms | ${guestTotal.median <= 2 ? "within" : "over"} |`);
+  const d = derive({ suspendHttpR, suspendWorkerR, catalogR });
+  const sh = suspendHttpR;
+  L(
+    `| \`wait\` of a small parked cell (restore + deliver + complete) ≤ 5 ms inside workerd (median; 4.1) | ${ms(d.waitInObject)} ms in the session object ` +
+      `(HTTP \`wait\` ${ms(sh.wait.median)} ms − refused-\`wait\` floor ${ms(sh.refused.median)} ms); in-isolate resume ${ms(d.resumeInIsolate)} ms | ${met(d.waitInObject <= 5)} |`,
+  );
+  L(`| stored bytes of a small parked cell ≤ 256 KiB (4.2) | ${kib(d.smallStored)} KiB (gzip of a ${kib(d.smallRaw)} KiB raw snapshot, ${(d.smallStored / d.smallRaw).toFixed(3)}×) | ${met(d.smallStored <= 256 * 1024)} |`);
+  L(
+    `| search recall@8 ≥ 0.95 (${catalogR.quality.index.queries} queries, ${catalogR.quality.tools} tools; 5.1) | ${d.recall8.toFixed(3)} ` +
+      `(substring baseline ${catalogR.quality.substring.recallAt8.toFixed(3)}) | ${met(d.recall8 >= 0.95)} |`,
+  );
+  L(
+    `| \`catalog.search\` ≤ 2 ms per query over ${catalogR.latency.tools.toLocaleString("en-US")} tools, median inside workerd (5.2) | ${ms(d.searchMedian)} ms ` +
+      `(substring baseline ${ms(catalogR.latency.substring.perQuery.median)} ms) | ${met(d.searchMedian <= 2)} |`,
+  );
+  L(
+    `| code-mode surface flat (bounded) and ≤ 2% of direct exposure at 1,000 tools (5.3) | ${d.surfaceFlat ? "flat" : "not flat"}; ` +
+      `${d.surface1000 ? `${kib(d.surface1000.codeModeBytes)} KiB vs ${kib(d.surface1000.directBytes)} KiB = ${(100 * d.surfaceShare1000).toFixed(2)}%` : "n/a"} | ${met(d.surfaceFlat && d.surfaceShare1000 <= 0.02)} |`,
+  );
   L();
 
   L("## 1. `exec` of a trivial cell: HTTP → Worker → session Durable Object → VM → JSON");
@@ -587,7 +800,186 @@ function report({ execR, vmR, bundleR, elapsedS }) {
   L(`The TypeScript compiler adds ${(w.uploadKiB - wo.uploadKiB).toFixed(0)} KiB uncompressed and ${(w.gzipKiB - wo.gzipKiB).toFixed(0)} KiB gzip to the upload.`);
   L("For scale: Cloudflare's Worker size limit is 3 MB (Free) / 10 MB (Paid) after compression.");
   L();
+  reportSuspension(L, { suspendHttpR, suspendWorkerR, d });
+  reportCatalog(L, catalogR);
   return lines.join("\n");
+}
+
+function reportSuspension(L, { suspendHttpR: h, suspendWorkerR: w, d }) {
+  const base = h.noPark;
+  L("## 4. Suspension: park and resume (issue 3)");
+  L();
+  L("### 4.1 `wait` latency");
+  L();
+  L(`Over HTTP, on the server of 1. (production build, default config), one session and turn: \`exec\` of \`${CONFIG.parkCode}\``);
+  L('parks at once (`{status: "waiting", reason: "yield", runId}`: VM snapshot, gzip, SQLite write), then `POST …/tools/wait` with');
+  L(`\`{runId}\` resumes it (SQLite read, gunzip, restore, deliver the yield, run to completion, rows deleted) and must return \`value: 2\`.`);
+  L(`Baseline: \`exec\` of \`${CONFIG.noParkCode}\`, a cell that never parks. The refused \`wait\` (\`{}\`) is the floor under a \`wait\`: HTTP →`);
+  L(`Worker → Durable Object → turn lookup, no run. ${CONFIG.suspendWarmup} warm-up cycles, then ${CONFIG.suspendRounds} × ${CONFIG.suspendPerRound} cycles of (exec \`return 2\`, park, wait, refused`);
+  L("wait), sequential, every reply checked.");
+  L();
+  L("| measure | n | median (ms) | p90 (ms) | min (ms) | max (ms) | ratio vs `exec` `return 2` (median) |");
+  L("|---|---|---|---|---|---|---|");
+  const row = (name, s, isBase) => L(`| ${name} | ${s.n} | ${ms(s.median)} | ${ms(s.p90)} | ${ms(s.min)} | ${ms(s.max)} | ${isBase ? "1×" : ratio(s.median, base.median)} |`);
+  row(`**baseline**: \`exec\` \`${CONFIG.noParkCode}\` (never parks)`, base, true);
+  row("`exec` that parks (→ `waiting`)", h.park);
+  row("`wait` → `completed` (restore + deliver + complete)", h.wait);
+  row("refused `wait` `{}` (floor: HTTP + Worker + Durable Object, no run)", h.refused);
+  L();
+  L(`Inside the session object, by difference of medians: \`wait\` ≈ ${ms(d.waitInObject)} ms (wait − refused wait); parking ≈ ${ms(d.parkInObject)} ms more than a`);
+  L("cell that completes (park − exec `return 2`).");
+  L();
+  const s = w.suspend;
+  const p = s.phases;
+  L(`In-isolate, in the bench worker (bench/bench-suspend.ts): the same cell in a GuestVm with the demo tools installed, parked and`);
+  L("resumed with the production codec (src/snapshot-store/snapshot-codec.ts) and `GuestVm.restore` as RunLifecycle does, minus SQLite");
+  L(`and the Durable Object. ${s.iterations} cells in ${s.batches} batches of ${s.batchSize} after ${CONFIG.suspendWarmupIterations} warm-up; phases timed per batch and divided by the batch size`);
+  L("(1 ms clock); park / resume totals are timed one cell at a time. Baseline: the exec path of a cell that never parks, in the");
+  L("same worker (GuestVm.create + prelude + tools + run `return 2` + dispose).");
+  L();
+  L("| phase | median (ms) | p90 (ms) | min (ms) | max (ms) | ratio vs baseline (median) |");
+  L("|---|---|---|---|---|---|");
+  const prow = (name, st, isBase) => L(`| ${name} | ${ms(st.median)} | ${ms(st.p90)} | ${ms(st.min)} | ${ms(st.max)} | ${isBase ? "1×" : st.median === 0 ? "—" : ratio(st.median, p.execNoPark.median)} |`);
+  prow("**baseline**: create + prelude + tools + run `return 2` + dispose", p.execNoPark, true);
+  prow("exec up to the park point: create + prelude + tools + run to `yield_control`", p.runToYield);
+  prow("park: `vm.snapshot()` + `serializeSnapshot`", p.snapshotSerialize);
+  prow("park: `compress` (gzip)", p.compress);
+  prow("**park total** (snapshot + serialize + compress), one at a time", p.parkSequential);
+  prow("resume: `decompress` (gunzip)", p.decompress);
+  prow("resume: `deserializeSnapshot` + `GuestVm.restore`", p.deserializeRestore);
+  prow("resume: deliver the yield (`vm.settle`) + status + value", p.deliverComplete);
+  prow("**resume total** (decompress + restore + deliver + complete), one at a time", p.resumeSequential);
+  L();
+  L(`gzip dominates parking (${ms(p.compress.median)} of ${ms(p.parkSequential.median)} ms); gunzip and restore dominate resuming.`);
+  L(`The VM work of a resume is ${ms(p.resumeSequential.median)} ms of the ≈ ${ms(d.waitInObject)} ms a \`wait\` costs in the session object (4.1), and the VM work of a park`);
+  L(`${ms(p.parkSequential.median)} ms of ≈ ${ms(d.parkInObject)} ms. The remainder is the Durable Object's share (run state and snapshot chunk reads, bridge`);
+  L("setup, the SQLite writes or deletes, the alarm, and the output gate holding the reply until those writes are durable); it is not");
+  L("broken down here: that needs timing inside src/.");
+  L();
+
+  L("### 4.2 Stored bytes per parked cell");
+  L();
+  L("Measured in the bench worker with the production codec: the raw snapshot (`serializeSnapshot`, the baseline; `maxSnapshotBytes`");
+  L("is checked against raw bytes + state JSON) and the stored bytes (after `compress`, what SnapshotStore writes in ≤ 1 MiB chunks).");
+  L(`Park / resume times are medians of ${w.sizes.reps} one-at-a-time runs (1 ms clock). Each resumed cell is checked (it returns its data's size).`);
+  L();
+  L("| parked cell | raw snapshot (KiB) | stored (KiB) | ratio stored / raw | park (ms, median) | resume (ms, median) |");
+  L("|---|---|---|---|---|---|");
+  const names = {
+    small: `small: \`${CONFIG.parkCode}\``,
+    repeated1MB: "1 MiB string: `globalThis.d = 'x'.repeat(1<<20)`",
+    random1MB: "1 MiB of random-ish strings: 65,536 × 16 pseudo-random base-36 chars in an array",
+  };
+  for (const [key, c] of Object.entries(w.sizes.cells)) {
+    L(`| ${names[key] ?? key} | ${kib(c.rawBytes)} | ${kib(c.storedBytes)} | ${(c.storedBytes / c.rawBytes).toFixed(3)}× | ${ms(c.park.median)} | ${ms(c.resume.median)} |`);
+  }
+  L();
+  L(`Plus the run state stored beside each snapshot (JSON: pending requests, output budget, TTL): ${d.stateJson} bytes for these cells.`);
+  L("A fresh VM's linear memory is most of a small snapshot; repeated data compresses away, many small random strings do not (and");
+  L("their object overhead makes the raw snapshot several times the data size).");
+  L();
+
+  const t = h.throughput;
+  L(`### 4.3 Park/resume throughput: ${t.cells} cells in one session`);
+  L();
+  L(`Over HTTP, a fresh session and turn per repetition (${t.reps}): ${t.cells} × \`exec\` of \`return i\` (baseline), then ${t.cells} cells parked one after`);
+  L(`the other (\`let n = i; await yield_control(); return n + 1;\`), a ${t.cells + 1}th park (refused: the ${t.cells}-slot cap is full, so all ${t.cells} were`);
+  L(`parked at once), then all ${t.cells} resumed one after the other, each checked. Then ${t.cells} parked again and resumed with all waits in flight at`);
+  L("once (the session object runs cells one at a time). Totals are medians over repetitions; per-cell figures pool all of them.");
+  L();
+  L("| measure | total (ms) | per cell median (ms) | per cell p90 (ms) | ratio vs baseline (total) |");
+  L("|---|---|---|---|---|");
+  L(`| **baseline**: ${t.cells} × \`exec\` that completes | ${ms(t.noParkTotal.median)} | ${ms(t.noPark.median)} | ${ms(t.noPark.p90)} | 1× |`);
+  L(`| ${t.cells} parks, sequential | ${ms(t.parkTotal.median)} | ${ms(t.park.median)} | ${ms(t.park.p90)} | ${ratio(t.parkTotal.median, t.noParkTotal.median)} |`);
+  L(`| ${t.cells} waits, sequential | ${ms(t.waitTotal.median)} | ${ms(t.wait.median)} | ${ms(t.wait.p90)} | ${ratio(t.waitTotal.median, t.noParkTotal.median)} |`);
+  L(`| ${t.cells} parks + ${t.cells} waits | ${ms(t.parkTotal.median + t.waitTotal.median)} | — | — | ${ratio(t.parkTotal.median + t.waitTotal.median, t.noParkTotal.median)} |`);
+  L(`| ${t.cells} waits, all in flight at once | ${ms(t.concurrentWaitTotal.median)} | — | — | ${ratio(t.concurrentWaitTotal.median, t.noParkTotal.median)} |`);
+  L();
+  const peak = t.cells * (d.smallStoredSizes + d.stateJson);
+  L(`Peak stored bytes with all ${t.cells} parked: ≈ ${kib(peak)} KiB (${t.cells} × (${kib(d.smallStoredSizes)} KiB snapshot + ${d.stateJson} B state), from the codec sizes in 4.2;`);
+  L("the production worker exposes no storage figures and no route was added for this).");
+  L();
+}
+
+function reportCatalog(L, { quality: q, latency: lat, surface }) {
+  const pct = (x) => x.toFixed(3);
+  L("## 5. Catalog: search and model-visible surface (issue 4)");
+  L();
+  L("### 5.1 Search quality");
+  L();
+  L(`Retrieval set written for this benchmark (bench/fixtures/search-tools.json): ${q.tools} tools from ${q.servers} services in the style of public MCP`);
+  L("servers (GitHub, Slack, Linear, Jira, Confluence, Google Drive/Docs/Sheets/Calendar, Gmail, Notion, Postgres, MongoDB, Redis, filesystem,");
+  L("browser automation, Stripe, Shopify, Sentry, Datadog, PagerDuty, AWS, Kubernetes, Docker, git, weather, maps, CRMs, …) with names,");
+  L(`descriptions and JSON-schema parameters; ${q.index.queries} queries (bench/fixtures/search-queries.json) phrased the way a model searches`);
+  L("(paraphrases, not tool names), each with one expected tool. Both searchers get the same CatalogEntry objects, in the bench worker;");
+  L(`a hit is the expected tool in the first ${q.limit} results (\`searchDefaultLimit\`). Baseline: a substring scan (score = number of`);
+  L("distinct query words contained in `name + \" \" + description`, lowercased; ties in catalog order).");
+  L();
+  L("| searcher | recall@1 | recall@8 | MRR@8 | recall@8 vs baseline |");
+  L("|---|---|---|---|---|");
+  L(`| **baseline**: substring scan | ${pct(q.substring.recallAt1)} | ${pct(q.substring.recallAt8)} | ${pct(q.substring.mrrAt8)} | 1× |`);
+  L(`| SearchIndex (src/catalog/search-index.ts: BM25, field weights, stemming) | ${pct(q.index.recallAt1)} | ${pct(q.index.recallAt8)} | ${pct(q.index.mrrAt8)} | ${(q.index.recallAt8 / q.substring.recallAt8).toFixed(2)}× |`);
+  L();
+  const out8 = q.index.misses.filter((m) => m.rank === null);
+  const not1 = q.index.misses.filter((m) => m.rank !== null);
+  const esc = (x) => String(x).replace(/\|/g, "\\|");
+  const missTable = (rows, withRank) => {
+    L(withRank ? "| query | expected | rank | got (top 3) |" : "| query | expected | got (top 3) |");
+    L(withRank ? "|---|---|---|---|" : "|---|---|---|");
+    for (const m of rows) {
+      const got = m.top.length ? m.top.map((n) => `\`${n}\``).join(", ") : "(nothing)";
+      L(withRank ? `| ${esc(m.query)} | \`${m.expected}\` | ${m.rank} | ${got} |` : `| ${esc(m.query)} | \`${m.expected}\` | ${got} |`);
+    }
+  };
+  L("<details>");
+  L(`<summary>SearchIndex misses at 8: ${out8.length} of ${q.index.queries} queries (expected tool not in the first ${q.limit})</summary>`);
+  L();
+  missTable(out8, false);
+  L();
+  L("</details>");
+  L();
+  L("<details>");
+  L(`<summary>SearchIndex misses at 1 only: ${not1.length} queries (expected tool ranked 2–${q.limit})</summary>`);
+  L();
+  missTable(not1, true);
+  L();
+  L("</details>");
+  L();
+
+  L(`### 5.2 Search latency over ${lat.tools.toLocaleString("en-US")} tools`);
+  L();
+  L(`The ${q.tools} fixture tools replicated to ${lat.tools.toLocaleString("en-US")} (copies get an account-style suffix in the name and description, e.g.`);
+  L(`\`github_create_pull_request_acme\`), in the bench worker. Each of the ${lat.queries} queries runs ${lat.reps}× back to back (limit ${q.limit}) and counts as`);
+  L("total / reps (1 ms clock); SearchIndex and the substring scan alternate query by query; one warm-up pass. Build: the SearchIndex");
+  L(`constructor (built lazily by the first \`catalog.search\` of a turn, then kept) vs lowercasing the haystacks, median of ${lat.index.build.n}.`);
+  L();
+  L("| searcher | per query median (ms) | p90 (ms) | min (ms) | max (ms) | ratio vs baseline (median) | build (ms, median) |");
+  L("|---|---|---|---|---|---|---|");
+  const speed = (a, b) => (a <= b ? `${ratio(b, a)} faster` : `${ratio(a, b)} slower`);
+  const lrow = (name, r, isBase) =>
+    L(`| ${name} | ${ms(r.perQuery.median)} | ${ms(r.perQuery.p90)} | ${ms(r.perQuery.min)} | ${ms(r.perQuery.max)} | ${isBase ? "1×" : speed(r.perQuery.median, lat.substring.perQuery.median)} | ${ms(r.build.median)} |`);
+  lrow("**baseline**: substring scan", lat.substring, true);
+  lrow("SearchIndex", lat.index, false);
+  L();
+  L(`The first search of a turn also pays the index build (${ms(lat.index.build.median)} ms at ${lat.tools.toLocaleString("en-US")} tools).`);
+  L();
+
+  L("### 5.3 Model-visible surface");
+  L();
+  L("JSON bytes of the `tools` a turn sends the model (`modelSurface`, src/turns/surface.ts, as `POST …/turns` returns them), for a");
+  L("catalog built by `buildCatalog` from fixture tools (10 and 100: evenly spaced picks across services; 1,000 and 10,000: the");
+  L("replicated set of 5.2). Code mode: `exec` (with the bounded quick index) + `wait`. Baseline: direct exposure, every tool with its");
+  L("description and schema.");
+  L();
+  L("| tools in catalog | code mode (bytes) | quick-index lines (tools not listed) | **baseline**: direct (bytes) | code mode / direct |");
+  L("|---|---|---|---|---|");
+  for (const x of surface) {
+    L(`| ${x.tools.toLocaleString("en-US")} | ${x.codeModeBytes.toLocaleString("en-US")} | ${x.quickIndexLines} (${x.quickIndexOmitted.toLocaleString("en-US")}) | ${x.directBytes.toLocaleString("en-US")} | ${(100 * x.codeModeBytes / x.directBytes).toFixed(2)}% |`);
+  }
+  L();
+  L("The quick index stops at 40 entries / 4,000 characters (src/turns/quick-index.ts), so the code-mode surface stops growing once it is");
+  L("full; the rest is reached through `catalog.search`.");
+  L();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -597,10 +989,10 @@ async function main() {
   log(`temp dir ${tmpRoot}${QUICK ? " (--quick)" : ""}`);
   // The production build first: its output is also what benchmark 1 serves.
   const bundleR = await benchBundle();
-  const execR = await benchExec(bundleR.withTs);
-  const vmR = await benchVm();
+  const { execR, suspendHttpR } = await benchGateway(bundleR.withTs);
+  const { vmR, suspendWorkerR, catalogR } = await benchWorker();
   const elapsedS = (performance.now() - START) / 1000;
-  const md = report({ execR, vmR, bundleR, elapsedS });
+  const md = report({ execR, vmR, bundleR, suspendHttpR, suspendWorkerR, catalogR, elapsedS });
   if (WRITE) {
     fs.writeFileSync(OUTPUT, md + "\n");
     log(`wrote ${path.relative(process.cwd(), OUTPUT) || OUTPUT}`);
