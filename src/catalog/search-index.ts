@@ -1,33 +1,80 @@
 import type { CatalogEntry } from "./types";
+import { ABBREVIATIONS, SYNONYM_GROUPS } from "./search-vocabulary";
 
 /**
  * Ranked retrieval over tool name, label, description and parameter names: BM25 with
- * per-field weights, light stemming and a boost for exact name hits. Built once per turn.
+ * per-field weights over an inverted index, light stemming, query expansion from a general
+ * vocabulary (weaker than the query's own words), and a bonus for hits in the tool name.
+ * Built once per turn's catalog; a query touches only documents sharing a term with it.
  */
 const FIELD_WEIGHTS = { name: 3, label: 2, description: 1, params: 1.5 } as const;
 const K1 = 1.2;
 const B = 0.75;
-const STOP = new Set("a an the of to for and or in on by with from into is are be that this it as at my me i".split(" "));
+const EXPANSION_WEIGHT = 0.35;
+const STOP = new Set(
+  "a an the of to for and or in on by with from into is are be that this it as at my me i you your we our do does can could please how which there their them its".split(" "),
+);
 
-export function tokenize(text: string): string[] {
-  const words = text
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((w) => w.length > 0 && !STOP.has(w));
-  return words.map(stem);
-}
-
-function stem(w: string): string {
-  if (w.length > 5 && w.endsWith("ing")) return w.slice(0, -3);
-  if (w.length > 4 && w.endsWith("ies")) return w.slice(0, -3) + "y";
-  if (w.length > 4 && w.endsWith("es") && /(s|x|z|ch|sh)es$/.test(w)) return w.slice(0, -2);
-  if (w.length > 3 && w.endsWith("s") && !w.endsWith("ss")) return w.slice(0, -1);
-  if (w.length > 4 && w.endsWith("ed")) return w.slice(0, -2);
+/** Consistent light stemmer: plural, -ing, -ed and a trailing e collapse to one stem. */
+export function stem(w: string): string {
+  if (w.length <= 3) return w;
+  if (w.endsWith("ies") && w.length > 4) w = w.slice(0, -3) + "y";
+  else if (w.endsWith("sses")) w = w.slice(0, -2);
+  else if (w.endsWith("s") && !w.endsWith("ss") && !w.endsWith("us") && !w.endsWith("is")) w = w.slice(0, -1);
+  if (w.length > 5 && w.endsWith("ing")) w = w.slice(0, -3);
+  else if (w.length > 4 && w.endsWith("ed")) w = w.slice(0, -2);
+  if (w.length > 4 && /([b-df-hj-np-tv-z])\1$/.test(w) && !/(ll|ss|zz)$/.test(w)) w = w.slice(0, -1);
+  if (w.length > 3 && w.endsWith("e")) w = w.slice(0, -1);
   return w;
 }
 
-type Doc = { tf: Map<string, number>; len: number; nameTokens: Set<string> };
+function words(text: string): string[] {
+  const out: string[] = [];
+  for (const raw of text.split(/[^A-Za-z0-9:]+/)) {
+    if (!raw) continue;
+    const lower = raw.toLowerCase();
+    out.push(lower);
+    // camelCase parts as well as the joined word ("GitHub" → github, git, hub).
+    const parts = raw.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase().split(" ");
+    if (parts.length > 1) out.push(...parts);
+  }
+  return out;
+}
+
+export function tokenize(text: string): string[] {
+  return words(text.replace(/:(?!\d)/g, " "))
+    .filter((w) => w.length > 0 && !STOP.has(w))
+    .map(stem);
+}
+
+const SYNONYMS: Map<string, Set<string>> = (() => {
+  const m = new Map<string, Set<string>>();
+  for (const group of SYNONYM_GROUPS) {
+    const stems = group.map(stem);
+    for (const s of stems) {
+      let set = m.get(s);
+      if (!set) m.set(s, (set = new Set()));
+      for (const o of stems) if (o !== s) set.add(o);
+    }
+  }
+  return m;
+})();
+
+/** Query terms with weights: the query's own stems at 1, abbreviations and synonyms lower. */
+function queryTerms(query: string): Map<string, number> {
+  const terms = new Map<string, number>();
+  const add = (t: string, w: number) => terms.set(t, Math.max(terms.get(t) ?? 0, w));
+  for (const w of words(query)) {
+    const abbr = ABBREVIATIONS[w];
+    if (abbr) for (const t of tokenize(abbr)) add(t, 0.9);
+  }
+  const own = tokenize(query);
+  for (const t of own) add(t, 1);
+  for (const t of own) for (const syn of SYNONYMS.get(t) ?? []) add(syn, EXPANSION_WEIGHT);
+  return terms;
+}
+
+type Posting = { doc: number; tf: number };
 
 function paramNames(entry: CatalogEntry): string {
   const props = (entry.parameters as { properties?: unknown }).properties;
@@ -35,12 +82,16 @@ function paramNames(entry: CatalogEntry): string {
 }
 
 export class SearchIndex {
-  private readonly docs: Doc[];
-  private readonly df = new Map<string, number>();
+  private readonly postings = new Map<string, Posting[]>();
+  private readonly lengths: Float64Array;
+  private readonly nameTokens: Array<Set<string>>;
   private readonly avgLen: number;
 
   constructor(private readonly entries: readonly CatalogEntry[]) {
-    this.docs = entries.map((e) => {
+    this.lengths = new Float64Array(entries.length);
+    this.nameTokens = [];
+    let total = 0;
+    entries.forEach((e, doc) => {
       const tf = new Map<string, number>();
       const add = (text: string, weight: number) => {
         for (const t of tokenize(text)) tf.set(t, (tf.get(t) ?? 0) + weight);
@@ -50,38 +101,45 @@ export class SearchIndex {
       add(e.description, FIELD_WEIGHTS.description);
       add(paramNames(e), FIELD_WEIGHTS.params);
       let len = 0;
-      for (const v of tf.values()) len += v;
-      return { tf, len, nameTokens: new Set(tokenize(e.toolName)) };
+      for (const [term, f] of tf) {
+        len += f;
+        let list = this.postings.get(term);
+        if (!list) this.postings.set(term, (list = []));
+        list.push({ doc, tf: f });
+      }
+      this.lengths[doc] = len;
+      total += len;
+      this.nameTokens.push(new Set(tokenize(e.toolName)));
     });
-    for (const d of this.docs) for (const t of d.tf.keys()) this.df.set(t, (this.df.get(t) ?? 0) + 1);
-    this.avgLen = this.docs.reduce((s, d) => s + d.len, 0) / Math.max(1, this.docs.length);
+    this.avgLen = total / Math.max(1, entries.length);
   }
 
   /** Entries ranked by relevance (only those matching at least one query term). */
   search(query: string, limit: number): CatalogEntry[] {
     const q = query.trim();
     if (q.length === 0 || limit <= 0) return [];
-    const terms = [...new Set(tokenize(q))];
-    const lowered = q.toLowerCase();
-    const n = this.docs.length;
-    const scored: Array<{ i: number; s: number }> = [];
-    for (let i = 0; i < n; i++) {
-      const d = this.docs[i]!;
-      let s = 0;
-      let nameHits = 0;
-      for (const t of terms) {
-        const f = d.tf.get(t);
-        if (!f) continue;
-        const df = this.df.get(t) ?? 0;
-        const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-        s += (idf * f * (K1 + 1)) / (f + K1 * (1 - B + (B * d.len) / this.avgLen));
-        if (d.nameTokens.has(t)) nameHits++;
+    const n = this.entries.length;
+    const scores = new Map<number, number>();
+    const nameHits = new Map<number, number>();
+    for (const [term, weight] of queryTerms(q)) {
+      const list = this.postings.get(term);
+      if (!list) continue;
+      const idf = Math.log(1 + (n - list.length + 0.5) / (list.length + 0.5));
+      for (const { doc, tf } of list) {
+        const norm = tf + K1 * (1 - B + (B * this.lengths[doc]!) / this.avgLen);
+        scores.set(doc, (scores.get(doc) ?? 0) + (weight * idf * tf * (K1 + 1)) / norm);
+        if (weight === 1 && this.nameTokens[doc]!.has(term)) nameHits.set(doc, (nameHits.get(doc) ?? 0) + 1);
       }
-      const entry = this.entries[i]!;
-      if (entry.toolName.toLowerCase() === lowered || entry.callableName.toLowerCase() === lowered) s += 100;
-      if (s > 0) scored.push({ i, s: s * (1 + 0.1 * nameHits) });
     }
-    scored.sort((a, b) => b.s - a.s || a.i - b.i);
-    return scored.slice(0, limit).map((x) => this.entries[x.i]!);
+    const lowered = q.toLowerCase();
+    const ranked: Array<{ i: number; s: number }> = [];
+    for (const [doc, s] of scores) {
+      const entry = this.entries[doc]!;
+      let score = s * (1 + 0.15 * (nameHits.get(doc) ?? 0));
+      if (entry.toolName.toLowerCase() === lowered || entry.callableName.toLowerCase() === lowered) score += 100;
+      ranked.push({ i: doc, s: score });
+    }
+    ranked.sort((a, b) => b.s - a.s || a.i - b.i);
+    return ranked.slice(0, limit).map((x) => this.entries[x.i]!);
   }
 }

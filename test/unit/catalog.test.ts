@@ -184,3 +184,36 @@ describe("search", () => {
     expect(index.search("", 5)).toEqual([]);
   });
 });
+
+describe("search tokenization and expansion", () => {
+  const index = new SearchIndex(
+    buildCatalog({
+      plugins: [
+        plugin("p", "external", [
+          tool("github_create_pull_request", { description: "Create a pull request on GitHub" }),
+          tool("git_status", { description: "Show the working tree status of a local git checkout" }),
+          tool("gmail_send_email", { description: "Send an email message" }),
+          tool("calendar_create_event", { description: "Create a calendar event" }),
+        ]),
+      ],
+      policy: {},
+    }).entries,
+  );
+
+  it("keeps joined camelCase words (GitHub is not just git + hub)", () => {
+    expect(index.search("GitHub pull request", 2)[0]!.toolName).toBe("github_create_pull_request");
+  });
+
+  it("expands abbreviations and synonyms, weaker than the query's own words", () => {
+    expect(index.search("open a PR", 1)[0]!.toolName).toBe("github_create_pull_request");
+    expect(index.search("mail the report", 1)[0]!.toolName).toBe("gmail_send_email");
+    expect(index.search("set up a meeting", 1)[0]!.toolName).toBe("calendar_create_event");
+  });
+
+  it("stems consistently", async () => {
+    const { stem } = await import("../../src/catalog/search-index");
+    expect(stem("changed")).toBe(stem("change"));
+    expect(stem("changing")).toBe(stem("changes"));
+    expect(stem("queries")).toBe(stem("query"));
+  });
+});
