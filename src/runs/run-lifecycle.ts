@@ -4,9 +4,10 @@ import { closeWith, driveCell, failed, failedWithBudget, type CellEnd, type Cell
 import { OutputBudget } from "../code-mode/output-budget";
 import type { CodeModeOutput, CodeModePendingToolCall, CodeModeResult } from "../code-mode/types";
 import { MAX_SUSPENDED_RUNS } from "../limits";
+import type { Snapshot } from "quickjs-wasi";
 import { GuestVm } from "../runtime/guest-vm";
 import { InterruptGuard } from "../runtime/interrupt-guard";
-import { compress, decompress, deserializeSnapshot, serializeSnapshot } from "../snapshot-store/snapshot-codec";
+import { decodeSnapshot, encodeSnapshot, rawSnapshotBytes } from "../snapshot-store/snapshot-codec";
 import type { ParkedRunState } from "../snapshot-store/parked-run";
 import type { SnapshotStore } from "../snapshot-store/snapshot-store";
 import type { TurnSpec } from "../turns/turn-spec";
@@ -62,9 +63,9 @@ export class RunLifecycle {
       return closeWith(cell, failedWithBudget(cell, TOO_MANY_SUSPENDED, "invalid_input", env));
     }
     const runId = opts.runId ?? newRunId(this.deps.sessionTag());
-    let raw: Uint8Array;
+    let snapshot: Snapshot;
     try {
-      raw = serializeSnapshot(cell.vm.snapshot());
+      snapshot = cell.vm.snapshot();
     } catch {
       this.drop(runId);
       return closeWith(cell, failedWithBudget(cell, "the code mode VM could not be snapshotted", "internal_error", env));
@@ -86,7 +87,7 @@ export class RunLifecycle {
       expiresAt: now + spec.options.snapshotTtlSeconds * 1000,
     });
     // The limit covers the raw snapshot plus its metadata, checked before anything is stored.
-    const size = raw.length + encoder.encode(JSON.stringify(makeState(cell.bridge.pending()))).length;
+    const size = rawSnapshotBytes(snapshot) + encoder.encode(JSON.stringify(makeState(cell.bridge.pending()))).length;
     if (size > spec.options.maxSnapshotBytes) {
       this.drop(runId);
       return closeWith(
@@ -94,7 +95,7 @@ export class RunLifecycle {
         failedWithBudget(cell, `code mode snapshot is ${size} bytes, over maxSnapshotBytes (${spec.options.maxSnapshotBytes}); the run was dropped`, "snapshot_limit_exceeded", env),
       );
     }
-    const bytes = await compress(raw);
+    const bytes = await encodeSnapshot(snapshot);
     if (env.signal.aborted) {
       // Teardown or cancellation arrived while compressing: nothing may be parked.
       this.drop(runId);
@@ -205,7 +206,7 @@ export class RunLifecycle {
       let vm: GuestVm;
       try {
         if (!bytes) throw new Error("snapshot bytes missing");
-        vm = await GuestVm.restore(deserializeSnapshot(await decompress(bytes)), state.controlToken, { memoryLimitBytes: spec.options.memoryLimitBytes }, guard, bridge);
+        vm = await GuestVm.restore(await decodeSnapshot(bytes), state.controlToken, { memoryLimitBytes: spec.options.memoryLimitBytes }, guard, bridge);
       } catch {
         bridge.close();
         this.drop(runId);

@@ -37,6 +37,26 @@ export type CellStatus = {
 /** The prelude compiled by this isolate's first VM (same engine build, so reusable). */
 let preludeBytecode: Uint8Array | undefined;
 
+async function compilePrelude(): Promise<Uint8Array> {
+  const vm = await QuickJS.create({ wasm: QUICKJS_MODULE });
+  try {
+    return vm.compile(GUEST_PRELUDE, "<codemode-prelude>");
+  } finally {
+    vm.dispose();
+  }
+}
+
+const frozenWasi = (memory: WebAssembly.Memory) => ({
+  clock_time_get(_id: number, _precision: bigint, resultPtr: number) {
+    new DataView(memory.buffer).setBigUint64(resultPtr, 0n, true);
+    return 0;
+  },
+  random_get(ptr: number, len: number) {
+    new Uint8Array(memory.buffer, ptr, len).fill(0);
+    return 0;
+  },
+});
+
 /** QuickJS's own stack guard must trip before workerd's native stack runs out. */
 const GUEST_MAX_STACK_BYTES = 256 * 1024;
 
@@ -59,9 +79,10 @@ export class GuestVm {
 
   private constructor(private readonly vm: QuickJS) {}
 
-  private static options(limits: GuestLimits, guest: () => GuestVm | undefined) {
+  private static options(limits: GuestLimits, guest: () => GuestVm | undefined, deterministic = false) {
     return {
       wasm: QUICKJS_MODULE,
+      ...(deterministic ? { wasi: frozenWasi } : {}),
       memoryLimit: limits.memoryLimitBytes,
       maxStackSize: GUEST_MAX_STACK_BYTES,
       // Unbound (pooled, running only the trusted prelude) means no budget yet.
@@ -72,10 +93,15 @@ export class GuestVm {
     };
   }
 
-  /** A fresh VM with the prelude installed, not yet bound to a cell (see VmPool). */
-  static async prepare(limits: GuestLimits): Promise<GuestVm> {
+  /**
+   * A fresh VM with the prelude installed, not yet bound to a cell (see VmPool).
+   * `deterministic` (frozen clock, zero randomness) builds the pristine image snapshots are
+   * stored against; cells never run in such a VM.
+   */
+  static async prepare(limits: GuestLimits, deterministic = false): Promise<GuestVm> {
+    if (deterministic) preludeBytecode ??= await compilePrelude();
     let guest: GuestVm | undefined;
-    const vm = await QuickJS.create(GuestVm.options(limits, () => guest));
+    const vm = await QuickJS.create(GuestVm.options(limits, () => guest, deterministic));
     guest = new GuestVm(vm);
     guest.registerHost(true);
     try {
@@ -92,6 +118,11 @@ export class GuestVm {
       throw error;
     }
     return guest;
+  }
+
+  /** The VM's whole memory image (for the pristine image; cells snapshot through `snapshot()`). */
+  memoryImage(): Uint8Array {
+    return this.guarded(() => this.vm.snapshot().memory.slice());
   }
 
   static async create(limits: GuestLimits, guard: InterruptGuard, host: GuestHost): Promise<GuestVm> {
