@@ -11,9 +11,11 @@
  *   4. Suspension (issue 3): `wait` of a parked cell over HTTP against an exec that never parks;
  *      park/resume phases and stored bytes per parked cell inside workerd (bench worker, the
  *      production codec); 64 cells parked then resumed in one session.
- *   5. Catalog (issue 4): recall@1/@8 of the SearchIndex on a hand-written retrieval set
- *      (bench/fixtures/) against a substring scan; search latency over 10,000 tools; bytes of
- *      the model-visible surface, code mode vs direct exposure.
+ *   5. Catalog (issue 4): recall@1/@8 of the SearchIndex on two hand-written retrieval sets
+ *      (bench/fixtures/: a development set whose misses the search vocabulary was written after,
+ *      and a held-out set written without seeing the search code; the goal is judged on the
+ *      held-out set) against a substring scan; search latency over 10,000 tools; bytes of the
+ *      model-visible surface, code mode vs direct exposure.
  *
  * Workers are built once with `wrangler deploy --dry-run --outdir` (the production build of
  * 3. is the artefact 1. runs) and served by bench/serve.mjs (Miniflare → workerd, the runtime
@@ -549,7 +551,7 @@ async function benchWorker() {
     log(`[4] suspend: in-isolate park/resume (${suspend.iterations} cells, batches of ${suspend.batchSize}) and sizes (${sizes.reps} per cell) done`);
 
     const quality = await get("/search-quality");
-    log(`[5] catalog: search quality on ${quality.tools} tools / ${quality.index.queries} queries done`);
+    log(`[5] catalog: search quality on ${quality.tools} tools / ${quality.index.queries} development + ${quality.heldout.index.queries} held-out queries done`);
     const latency = await get(`/search-latency?size=${CONFIG.searchLatencyTools}&reps=${CONFIG.searchReps}&builds=${CONFIG.searchBuilds}`);
     log(`[5] catalog: search latency over ${latency.tools} tools (${latency.queries} queries × ${latency.reps}) done`);
     const surface = await get(`/surface?sizes=${CONFIG.surfaceSizes.join(",")}`);
@@ -674,7 +676,8 @@ function derive({ suspendHttpR, suspendWorkerR, catalogR }) {
     smallRaw: suspendWorkerR.suspend.rawBytes.median,
     smallStoredSizes: small.storedBytes,
     stateJson: suspendWorkerR.suspend.stateJsonBytes,
-    recall8: q.index.recallAt8,
+    recall8: q.heldout.index.recallAt8, // the goal is judged on the held-out set
+    recall8Dev: q.index.recallAt8,
     searchMedian: lat.index.perQuery.median,
     surfaceFlat: flat,
     surface1000: s1000,
@@ -718,9 +721,10 @@ function report({ execR, vmR, bundleR, suspendHttpR, suspendWorkerR, catalogR, e
       `(HTTP \`wait\` ${ms(sh.wait.median)} ms − refused-\`wait\` floor ${ms(sh.refused.median)} ms); in-isolate resume ${ms(d.resumeInIsolate)} ms | ${met(d.waitInObject <= 5)} |`,
   );
   L(`| stored bytes of a small parked cell ≤ 256 KiB (4.2) | ${kib(d.smallStored)} KiB (gzip of a ${kib(d.smallRaw)} KiB raw snapshot, ${(d.smallStored / d.smallRaw).toFixed(3)}×) | ${met(d.smallStored <= 256 * 1024)} |`);
+  const cq = catalogR.quality;
   L(
-    `| search recall@8 ≥ 0.95 (${catalogR.quality.index.queries} queries, ${catalogR.quality.tools} tools; 5.1) | ${d.recall8.toFixed(3)} ` +
-      `(substring baseline ${catalogR.quality.substring.recallAt8.toFixed(3)}) | ${met(d.recall8 >= 0.95)} |`,
+    `| search recall@8 ≥ 0.95 on the held-out set (${cq.heldout.index.queries} queries written without seeing the search code, ${cq.tools} tools; 5.1) | ${d.recall8.toFixed(3)} ` +
+      `(substring baseline ${cq.heldout.substring.recallAt8.toFixed(3)}; development set, optimistic: ${d.recall8Dev.toFixed(3)}) | ${met(d.recall8 >= 0.95)} |`,
   );
   L(
     `| \`catalog.search\` ≤ 2 ms per query over ${catalogR.latency.tools.toLocaleString("en-US")} tools, median inside workerd (5.2) | ${ms(d.searchMedian)} ms ` +
@@ -903,25 +907,41 @@ function reportSuspension(L, { suspendHttpR: h, suspendWorkerR: w, d }) {
 
 function reportCatalog(L, { quality: q, latency: lat, surface }) {
   const pct = (x) => x.toFixed(3);
+  const signed = (x) => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(3)}`;
   L("## 5. Catalog: search and model-visible surface (issue 4)");
   L();
   L("### 5.1 Search quality");
   L();
-  L(`Retrieval set written for this benchmark (bench/fixtures/search-tools.json): ${q.tools} tools from ${q.servers} services in the style of public MCP`);
-  L("servers (GitHub, Slack, Linear, Jira, Confluence, Google Drive/Docs/Sheets/Calendar, Gmail, Notion, Postgres, MongoDB, Redis, filesystem,");
-  L("browser automation, Stripe, Shopify, Sentry, Datadog, PagerDuty, AWS, Kubernetes, Docker, git, weather, maps, CRMs, …) with names,");
-  L(`descriptions and JSON-schema parameters; ${q.index.queries} queries (bench/fixtures/search-queries.json) phrased the way a model searches`);
-  L("(paraphrases, not tool names), each with one expected tool. Both searchers get the same CatalogEntry objects, in the bench worker;");
-  L(`a hit is the expected tool in the first ${q.limit} results (\`searchDefaultLimit\`). Baseline: a substring scan (score = number of`);
-  L("distinct query words contained in `name + \" \" + description`, lowercased; ties in catalog order).");
+  const h = q.heldout;
+  L(`Tools (bench/fixtures/search-tools.json): ${q.tools} tools from ${q.servers} services in the style of public MCP servers (GitHub, Slack,`);
+  L("Linear, Jira, Confluence, Google Drive/Docs/Sheets/Calendar, Gmail, Notion, Postgres, MongoDB, Redis, filesystem, browser automation,");
+  L("Stripe, Shopify, Sentry, Datadog, PagerDuty, AWS, Kubernetes, Docker, git, weather, maps, CRMs, …) with names, descriptions and");
+  L("JSON-schema parameters. Two query sets over the same tools, each query with one expected tool:");
   L();
-  L("| searcher | recall@1 | recall@8 | MRR@8 | recall@8 vs baseline |");
-  L("|---|---|---|---|---|");
-  L(`| **baseline**: substring scan | ${pct(q.substring.recallAt1)} | ${pct(q.substring.recallAt8)} | ${pct(q.substring.mrrAt8)} | 1× |`);
-  L(`| SearchIndex (src/catalog/search-index.ts: BM25, field weights, stemming) | ${pct(q.index.recallAt1)} | ${pct(q.index.recallAt8)} | ${pct(q.index.mrrAt8)} | ${(q.index.recallAt8 / q.substring.recallAt8).toFixed(2)}× |`);
+  L(`- **development set** (bench/fixtures/search-queries.json, ${q.index.queries} queries): phrased the way a model searches (paraphrases, not tool`);
+  L("  names). The search vocabulary was written after looking at its misses, so its recall is optimistic.");
+  L(`- **held-out set** (bench/fixtures/search-queries-heldout.json, ${h.index.queries} queries over ${h.servers} services): written without reading`);
+  L("  src/catalog/search-index.ts or src/catalog/search-vocabulary.ts: paraphrases, task descriptions, abbreviations (PR, DM, pg, k8s, …)");
+  L("  and multi-step intents (\"…, then …\"). This is the honest estimate; the goal is judged on it.");
   L();
-  const out8 = q.index.misses.filter((m) => m.rank === null);
-  const not1 = q.index.misses.filter((m) => m.rank !== null);
+  L("Both searchers get the same CatalogEntry objects, in the bench worker; a hit is the expected tool in the first");
+  L(`${q.limit} results (\`searchDefaultLimit\`). Baseline: a substring scan (score = number of distinct query words contained in`);
+  L("`name + \" \" + description`, lowercased; ties in catalog order).");
+  L();
+  const srow = (set, name, r, base) =>
+    L(`| ${set} | ${name} | ${pct(r.recallAt1)} | ${pct(r.recallAt8)} | ${pct(r.mrrAt8)} | ${base ? `${(r.recallAt8 / base.recallAt8).toFixed(2)}×` : "1×"} |`);
+  L("| query set | searcher | recall@1 | recall@8 | MRR@8 | recall@8 vs baseline |");
+  L("|---|---|---|---|---|---|");
+  const devLabel = `development set (${q.index.queries} queries; vocabulary was written after seeing its misses; optimistic)`;
+  const heldLabel = `**held-out set** (${h.index.queries} queries; written without seeing the search code)`;
+  srow(devLabel, "**baseline**: substring scan", q.substring, null);
+  srow(devLabel, "SearchIndex (src/catalog/search-index.ts: BM25, field weights, stemming)", q.index, q.substring);
+  srow(heldLabel, "**baseline**: substring scan", h.substring, null);
+  srow(heldLabel, "SearchIndex (src/catalog/search-index.ts: BM25, field weights, stemming)", h.index, h.substring);
+  L();
+  L(`Held-out − development, SearchIndex: recall@1 ${signed(h.index.recallAt1 - q.index.recallAt1)}, recall@8 ${signed(h.index.recallAt8 - q.index.recallAt8)}`);
+  L(`(substring baseline: recall@1 ${signed(h.substring.recallAt1 - q.substring.recallAt1)}, recall@8 ${signed(h.substring.recallAt8 - q.substring.recallAt8)}).`);
+  L();
   const esc = (x) => String(x).replace(/\|/g, "\\|");
   const missTable = (rows, withRank) => {
     L(withRank ? "| query | expected | rank | got (top 3) |" : "| query | expected | got (top 3) |");
@@ -931,25 +951,31 @@ function reportCatalog(L, { quality: q, latency: lat, surface }) {
       L(withRank ? `| ${esc(m.query)} | \`${m.expected}\` | ${m.rank} | ${got} |` : `| ${esc(m.query)} | \`${m.expected}\` | ${got} |`);
     }
   };
-  L("<details>");
-  L(`<summary>SearchIndex misses at 8: ${out8.length} of ${q.index.queries} queries (expected tool not in the first ${q.limit})</summary>`);
-  L();
-  missTable(out8, false);
-  L();
-  L("</details>");
-  L();
-  L("<details>");
-  L(`<summary>SearchIndex misses at 1 only: ${not1.length} queries (expected tool ranked 2–${q.limit})</summary>`);
-  L();
-  missTable(not1, true);
-  L();
-  L("</details>");
-  L();
+  const missSections = (setName, r) => {
+    const out8 = r.misses.filter((m) => m.rank === null);
+    const not1 = r.misses.filter((m) => m.rank !== null);
+    L("<details>");
+    L(`<summary>${setName}: SearchIndex misses at 8: ${out8.length} of ${r.queries} queries (expected tool not in the first ${q.limit})</summary>`);
+    L();
+    missTable(out8, false);
+    L();
+    L("</details>");
+    L();
+    L("<details>");
+    L(`<summary>${setName}: SearchIndex misses at 1 only: ${not1.length} queries (expected tool ranked 2–${q.limit})</summary>`);
+    L();
+    missTable(not1, true);
+    L();
+    L("</details>");
+    L();
+  };
+  missSections("Held-out set", h.index);
+  missSections("Development set", q.index);
 
   L(`### 5.2 Search latency over ${lat.tools.toLocaleString("en-US")} tools`);
   L();
   L(`The ${q.tools} fixture tools replicated to ${lat.tools.toLocaleString("en-US")} (copies get an account-style suffix in the name and description, e.g.`);
-  L(`\`github_create_pull_request_acme\`), in the bench worker. Each of the ${lat.queries} queries runs ${lat.reps}× back to back (limit ${q.limit}) and counts as`);
+  L(`\`github_create_pull_request_acme\`), in the bench worker. Each of the ${lat.queries} development-set queries runs ${lat.reps}× back to back (limit ${q.limit}) and counts as`);
   L("total / reps (1 ms clock); SearchIndex and the substring scan alternate query by query; one warm-up pass. Build: the SearchIndex");
   L(`constructor (built lazily by the first \`catalog.search\` of a turn, then kept) vs lowercasing the haystacks, median of ${lat.index.build.n}.`);
   L();
