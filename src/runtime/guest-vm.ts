@@ -247,27 +247,22 @@ export class GuestVm {
   }
 
   status(): CellStatus {
-    const handle = this.control("status");
-    try {
-      return JSON.parse(handle.isString ? handle.toString() : "{}") as CellStatus;
-    } finally {
-      handle.dispose();
-    }
+    return JSON.parse(this.controlString("status") ?? "{}") as CellStatus;
   }
 
   /** The completed value's JSON text (undefined when the program returned nothing). */
   valueJson(): string | undefined {
-    const h = this.control("value");
-    try {
-      return h.isString ? h.toString() : undefined;
-    } finally {
-      h.dispose();
-    }
+    return this.controlString("value");
   }
 
   /** The failure message: the program's error, or the first uncaught/unhandled one. */
   errorMessage(): string | undefined {
-    const h = this.control("error");
+    return this.controlString("error");
+  }
+
+  /** A control method's string result, read only when the guest returned a string. */
+  private controlString(method: string): string | undefined {
+    const h = this.control(method);
     try {
       return h.isString ? h.toString() : undefined;
     } finally {
