@@ -2,15 +2,18 @@ import type { CatalogEntry } from "./types";
 import { ABBREVIATIONS, SYNONYM_GROUPS } from "./search-vocabulary";
 
 /**
- * Ranked retrieval over tool name, label, description and parameter names: BM25 with
- * per-field weights over an inverted index, light stemming, query expansion from a general
- * vocabulary (weaker than the query's own words), and a bonus for hits in the tool name.
+ * Ranked retrieval over tool name, label, description and parameter names (and, weakly,
+ * parameter descriptions): BM25 with per-field weights over an inverted index, light
+ * stemming, query expansion from a general vocabulary and from word prefixes (both weaker
+ * than the query's own words), and a bonus for hits in the tool name.
  * Built once per turn's catalog; a query touches only documents sharing a term with it.
  */
-const FIELD_WEIGHTS = { name: 3, label: 2, description: 1, params: 1.5 } as const;
+const FIELD_WEIGHTS = { name: 3, label: 2, description: 1, params: 1.5, paramText: 0.5 } as const;
 const K1 = 1.2;
 const B = 0.75;
 const EXPANSION_WEIGHT = 0.35;
+const PREFIX_WEIGHT = 0.3;
+const MAX_PREFIX_TERMS = 16;
 const STOP = new Set(
   "a an the of to for and or in on by with from into is are be that this it as at my me i you your we our do does can could please how which there their them its".split(" "),
 );
@@ -81,11 +84,25 @@ function paramNames(entry: CatalogEntry): string {
   return props && typeof props === "object" ? Object.keys(props).join(" ") : "";
 }
 
+/** Parameter descriptions (first level), bounded: they name what a tool acts on. */
+function paramText(entry: CatalogEntry): string {
+  const props = (entry.parameters as { properties?: unknown }).properties;
+  if (!props || typeof props !== "object") return "";
+  const parts: string[] = [];
+  for (const p of Object.values(props as Record<string, unknown>)) {
+    const d = p && typeof p === "object" ? (p as { description?: unknown }).description : undefined;
+    if (typeof d === "string") parts.push(d.slice(0, 200));
+  }
+  return parts.join(" ").slice(0, 2000);
+}
+
 export class SearchIndex {
   private readonly postings = new Map<string, Posting[]>();
   private readonly lengths: Float64Array;
   private readonly nameTokens: Array<Set<string>>;
   private readonly avgLen: number;
+  /** Index terms in sorted order, for prefix expansion ("auth" → authentication). */
+  private sortedTerms?: string[];
 
   constructor(private readonly entries: readonly CatalogEntry[]) {
     this.lengths = new Float64Array(entries.length);
@@ -100,6 +117,7 @@ export class SearchIndex {
       if (e.label) add(e.label, FIELD_WEIGHTS.label);
       add(e.description, FIELD_WEIGHTS.description);
       add(paramNames(e), FIELD_WEIGHTS.params);
+      add(paramText(e), FIELD_WEIGHTS.paramText);
       let len = 0;
       for (const [term, f] of tf) {
         len += f;
@@ -114,6 +132,23 @@ export class SearchIndex {
     this.avgLen = total / Math.max(1, entries.length);
   }
 
+  private withPrefix(prefix: string): string[] {
+    this.sortedTerms ??= [...this.postings.keys()].sort();
+    const list = this.sortedTerms;
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid]! < prefix) lo = mid + 1;
+      else hi = mid;
+    }
+    const out: string[] = [];
+    for (let i = lo; i < list.length && out.length < MAX_PREFIX_TERMS && list[i]!.startsWith(prefix); i++) {
+      if (list[i] !== prefix) out.push(list[i]!);
+    }
+    return out;
+  }
+
   /** Entries ranked by relevance (only those matching at least one query term). */
   search(query: string, limit: number): CatalogEntry[] {
     const q = query.trim();
@@ -121,7 +156,12 @@ export class SearchIndex {
     const n = this.entries.length;
     const scores = new Map<number, number>();
     const nameHits = new Map<number, number>();
-    for (const [term, weight] of queryTerms(q)) {
+    const terms = queryTerms(q);
+    for (const [term, weight] of [...terms]) {
+      if (weight < 1 || term.length < 4) continue;
+      for (const longer of this.withPrefix(term)) if (!terms.has(longer)) terms.set(longer, PREFIX_WEIGHT);
+    }
+    for (const [term, weight] of terms) {
       const list = this.postings.get(term);
       if (!list) continue;
       const idf = Math.log(1 + (n - list.length + 0.5) / (list.length + 0.5));

@@ -217,3 +217,26 @@ describe("search tokenization and expansion", () => {
     expect(stem("queries")).toBe(stem("query"));
   });
 });
+
+describe("search matching beyond exact words", () => {
+  const index = new SearchIndex(
+    buildCatalog({
+      plugins: [
+        plugin("p", "external", [
+          tool("auth_rotate", { description: "Rotate credentials", parameters: obj({ scope: { type: "string", description: "Which authentication realm to rotate" } }) }),
+          tool("dir_list", { description: "List entries", parameters: obj({ path: { type: "string" } }) }),
+        ]),
+      ],
+      policy: {},
+    }).entries,
+  );
+
+  it("parameter descriptions count, weakly", () => {
+    expect(index.search("authentication realm", 1)[0]!.toolName).toBe("auth_rotate");
+  });
+
+  it("a query word that prefixes an indexed word matches it", () => {
+    expect(index.search("creden", 1)[0]!.toolName).toBe("auth_rotate");
+    expect(index.search("cre", 1)).toEqual([]); // too short to expand
+  });
+});
