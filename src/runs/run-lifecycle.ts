@@ -38,7 +38,7 @@ const encoder = new TextEncoder();
  */
 export class RunLifecycle {
   private readonly live = new Map<string, Live>();
-  private readonly resuming = new Map<string, { abort: AbortController; bridge?: HostBridge }>();
+  private readonly resuming = new Map<string, { abort: AbortController; bridge?: HostBridge; state?: ParkedRunState }>();
 
   constructor(private readonly deps: RunDeps) {}
 
@@ -154,7 +154,7 @@ export class RunLifecycle {
       this.drop(runId);
       return { ok: false, message: RUN_UNAVAILABLE };
     }
-    this.resuming.set(runId, { abort: new AbortController() });
+    this.resuming.set(runId, { abort: new AbortController(), state });
     return { ok: true, runId };
   }
 
@@ -162,7 +162,8 @@ export class RunLifecycle {
   async resume(spec: TurnSpec, runId: string, makeEnv: CellEnvFactory): Promise<CodeModeResult> {
     const claim = this.resuming.get(runId)!;
     try {
-      const state = this.deps.store.state(runId);
+      // Read once at claim time; nothing else touches a claimed run's row.
+      const state = claim.state ?? this.deps.store.state(runId);
       const env0 = makeEnv(spec, claim.abort.signal, state?.restartSafe ?? false);
       if (!state) return failed(RUN_UNAVAILABLE, "invalid_input", env0.telemetry());
       const bytes = this.deps.store.bytes(runId);

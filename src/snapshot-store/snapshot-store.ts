@@ -131,8 +131,11 @@ export class SnapshotStore {
   }
 
   delete(runId: string): void {
+    // Usually nothing is stored for results; skip that statement when the run had none.
     this.deleteChunks(runId);
-    this.sql.run("DELETE FROM run_results WHERE run_id = ?", runId);
+    if (this.sql.one("SELECT 1 AS x FROM run_results WHERE run_id = ? LIMIT 1", runId)) {
+      this.sql.run("DELETE FROM run_results WHERE run_id = ?", runId);
+    }
     this.sql.run("DELETE FROM runs WHERE run_id = ?", runId);
   }
 
