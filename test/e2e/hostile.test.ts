@@ -82,6 +82,18 @@ describe("hostile cells are contained and the session survives", () => {
     await expectHealthy(session, turnId);
   });
 
+  it("large output and a large value share one budget: both bounded, still completed", async () => {
+    const { session, turnId } = await freshTurn({ agentId: "tight" });
+    const r = await exec(session, turnId, "text('o'.repeat(1500)); return 'v'.repeat(1500);");
+    expect(r.status).toBe("completed");
+    const total = JSON.stringify(r.output ?? []).length + JSON.stringify(r.value).length;
+    expect(total).toBeLessThanOrEqual(2048 + 512);
+    // Neither side fits whole next to the other.
+    expect(JSON.stringify(r)).not.toContain("o".repeat(1500));
+    expect(r.value).toMatchObject({ truncated: true, prefix: expect.stringMatching(/^"vvv/) });
+    await expectHealthy(session, turnId);
+  });
+
   it("an oversized error stays failed and ends with [error truncated]", async () => {
     const { session, turnId } = await freshTurn({ agentId: "tight" });
     const r = await exec(session, turnId, "throw new Error('root cause: ' + 'x'.repeat(100000));");

@@ -56,6 +56,12 @@ const kitExternal = defineToolPlugin({
       execute: () => ({ image: "data:image/png;base64,AAAA" }),
     }),
     tool({
+      name: "delete",
+      description: "A tool whose name is a reserved word (gets a suffixed callable name).",
+      parameters: { type: "object", properties: { id: { type: "string" } }, additionalProperties: false },
+      execute: ({ id }: { id?: string }) => ({ deleted: id ?? null }),
+    }),
+    tool({
       name: "wait",
       description: "A plugin tool named like a control tool; never cataloged.",
       parameters: { type: "object" },

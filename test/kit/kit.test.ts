@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, exec, freshTurn, inSession, openTurn, sessionId, sleep } from "../e2e/helpers";
+import { api, exec, freshTurn, inSession, openTurn, sessionId, sleep, wait } from "../e2e/helpers";
 import worker from "./entry";
 
 describe("catalog rules through an embedding with core, bundled and external plugins", () => {
@@ -19,6 +19,7 @@ describe("catalog rules through an embedding with core, bundled and external plu
       ["echo", "openclaw"],
       ["kit_bad_output", "openclaw"],
       ["kit_invalid_schema", "openclaw"],
+      ["delete", "openclaw"],
       ["ask_user", "client"],
     ]);
   });
@@ -34,6 +35,23 @@ describe("catalog rules through an embedding with core, bundled and external plu
     const { session, turnId } = await freshTurn();
     const r = await exec(session, turnId, "return await exec({ command: 'ls -la' })");
     expect(r).toMatchObject({ status: "completed", value: { ran: "ls -la", exitCode: 0 } });
+  });
+
+  it("a suffixed callable name is computed once and still works after a park/resume", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(
+      session,
+      turnId,
+      `const h = catalog.all().find((x) => x.toolName === 'delete');
+       globalThis.before = h.callableName;
+       await yield_control();
+       const again = catalog.all().find((x) => x.toolName === 'delete');
+       return { same: again.callableName === globalThis.before, name: again.callableName, viaGlobal: await globalThis[again.callableName]({ id: 'x1' }) };`,
+    );
+    expect(r.status).toBe("waiting");
+    const w = await wait(session, turnId, r.runId);
+    expect(w.value).toMatchObject({ same: true, viaGlobal: { deleted: "x1" } });
+    expect(w.value.name).toMatch(/^delete_[0-9a-f]{4,}$/);
   });
 
   it("a client tool shadows a plugin tool of the same exact name", async () => {
