@@ -10,6 +10,13 @@ import type { Clock } from "./clock";
  */
 export const INTERRUPT_TICKS_PER_TIMEOUT_MS = 3;
 
+/**
+ * Ceiling on the tick budget whatever `timeoutMs` says: at the slowest measured tick rate
+ * (~1.7k/s for arithmetic loops) 40k ticks is ~24 s of synchronous guest CPU, inside the
+ * platform's default 30 s per-request CPU limit, so a guest loop never gets the object reset.
+ */
+export const MAX_INTERRUPT_TICKS = 40_000;
+
 export class InterruptGuard {
   private ticks = 0;
   private tripped: "deadline" | "cpu_budget" | null = null;
@@ -20,7 +27,7 @@ export class InterruptGuard {
     private deadline: number,
     timeoutMs: number,
   ) {
-    this.maxTicks = Math.max(1, Math.floor(timeoutMs * INTERRUPT_TICKS_PER_TIMEOUT_MS));
+    this.maxTicks = Math.max(1, Math.min(MAX_INTERRUPT_TICKS, Math.floor(timeoutMs * INTERRUPT_TICKS_PER_TIMEOUT_MS)));
   }
 
   /** Handler given to QuickJS; must stay cheap. */
