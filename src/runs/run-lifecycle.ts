@@ -1,8 +1,7 @@
 import { HostBridge, type Settlement } from "../bridge/host-bridge";
-import { fnv1a64 } from "../catalog/opaque-id";
 import { closeWith, driveCell, failed, failedWithBudget, type CellEnd, type CellEnvironment, type LiveCell } from "../cell/cell-runner";
 import { OutputBudget } from "../code-mode/output-budget";
-import type { CodeModeOutput, CodeModePendingToolCall, CodeModeResult } from "../code-mode/types";
+import type { CodeModeResult } from "../code-mode/types";
 import { MAX_SUSPENDED_RUNS } from "../limits";
 import type { Snapshot } from "quickjs-wasi";
 import { GuestVm } from "../runtime/guest-vm";
@@ -12,6 +11,7 @@ import type { ParkedRunState } from "../snapshot-store/parked-run";
 import type { SnapshotStore } from "../snapshot-store/snapshot-store";
 import type { TurnSpec } from "../turns/turn-spec";
 import { RUN_OTHER_SESSION, RUN_OTHER_TURN, RUN_UNAVAILABLE, TOO_MANY_SUSPENDED, WAIT_IN_FLIGHT } from "./messages";
+import { deliveredMark, pendingCalls, sliceDelivered, withIncrementalOutput } from "./incremental-output";
 import { newRunId, runIdScope } from "./run-id";
 
 /** Per-cell host state kept in memory while a run is parked (lost on eviction, by design). */
@@ -272,30 +272,4 @@ export class RunLifecycle {
     this.live.delete(runId);
     this.deps.store.delete(runId);
   }
-}
-
-function pendingCalls(pending: ParkedRunState["pending"]): CodeModePendingToolCall[] {
-  const out: CodeModePendingToolCall[] = [];
-  for (const p of pending) if (p.kind === "tool" || p.kind === "client") out.push({ callId: p.callId, tool: p.tool, input: p.input });
-  return out;
-}
-
-function deliveredMark(output: CodeModeOutput[] | undefined): ParkedRunState["delivered"] {
-  const items = output ?? [];
-  return { count: items.length, digest: fnv1a64(JSON.stringify(items)) };
-}
-
-/** Output is delivered incrementally: drop items an earlier result already carried, when unchanged. */
-function sliceDelivered(output: CodeModeOutput[] | undefined, delivered: ParkedRunState["delivered"] | undefined): CodeModeOutput[] | undefined {
-  if (!output || !delivered || delivered.count === 0) return output;
-  if (output.length < delivered.count) return output;
-  if (fnv1a64(JSON.stringify(output.slice(0, delivered.count))) !== delivered.digest) return output; // replacement summary
-  return output.slice(delivered.count);
-}
-
-function withIncrementalOutput(result: CodeModeResult, delivered: ParkedRunState["delivered"] | undefined): CodeModeResult {
-  if (!delivered || !result.output) return result;
-  const output = sliceDelivered(result.output, delivered);
-  const { output: _drop, ...rest } = result;
-  return output && output.length > 0 ? { ...rest, output } : (rest as CodeModeResult);
 }
