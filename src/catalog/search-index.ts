@@ -79,6 +79,11 @@ function queryTerms(query: string): Map<string, number> {
 
 type Posting = { doc: number; tf: number };
 
+/** Higher score first; ties go to catalog order (deterministic). */
+function better(score: number, doc: number, than: { i: number; s: number }): boolean {
+  return score > than.s || (score === than.s && doc < than.i);
+}
+
 function paramNames(entry: CatalogEntry): string {
   const props = (entry.parameters as { properties?: unknown }).properties;
   return props && typeof props === "object" ? Object.keys(props).join(" ") : "";
@@ -103,6 +108,8 @@ export class SearchIndex {
   private readonly avgLen: number;
   /** Index terms in sorted order, for prefix expansion ("auth" → authentication). */
   private sortedTerms?: string[];
+  private scratch?: Float64Array;
+  private nameScratch?: Uint8Array;
 
   constructor(private readonly entries: readonly CatalogEntry[]) {
     this.lengths = new Float64Array(entries.length);
@@ -154,8 +161,10 @@ export class SearchIndex {
     const q = query.trim();
     if (q.length === 0 || limit <= 0) return [];
     const n = this.entries.length;
-    const scores = new Map<number, number>();
-    const nameHits = new Map<number, number>();
+    // Dense per-document accumulators, reused across queries: a query costs its postings.
+    const scores = (this.scratch ??= new Float64Array(n));
+    const nameHits = (this.nameScratch ??= new Uint8Array(n));
+    const touched: number[] = [];
     const terms = queryTerms(q);
     for (const [term, weight] of [...terms]) {
       if (weight < 1 || term.length < 4) continue;
@@ -165,21 +174,32 @@ export class SearchIndex {
       const list = this.postings.get(term);
       if (!list) continue;
       const idf = Math.log(1 + (n - list.length + 0.5) / (list.length + 0.5));
+      const own = weight === 1;
       for (const { doc, tf } of list) {
         const norm = tf + K1 * (1 - B + (B * this.lengths[doc]!) / this.avgLen);
-        scores.set(doc, (scores.get(doc) ?? 0) + (weight * idf * tf * (K1 + 1)) / norm);
-        if (weight === 1 && this.nameTokens[doc]!.has(term)) nameHits.set(doc, (nameHits.get(doc) ?? 0) + 1);
+        if (scores[doc] === 0) touched.push(doc);
+        scores[doc]! += (weight * idf * tf * (K1 + 1)) / norm;
+        if (own && this.nameTokens[doc]!.has(term)) nameHits[doc]!++;
       }
     }
     const lowered = q.toLowerCase();
+    // Keep only the best `limit` (small) instead of sorting every touched document.
     const ranked: Array<{ i: number; s: number }> = [];
-    for (const [doc, s] of scores) {
+    for (const doc of touched) {
       const entry = this.entries[doc]!;
-      let score = s * (1 + 0.15 * (nameHits.get(doc) ?? 0));
+      let score = scores[doc]! * (1 + 0.15 * nameHits[doc]!);
       if (entry.toolName.toLowerCase() === lowered || entry.callableName.toLowerCase() === lowered) score += 100;
-      ranked.push({ i: doc, s: score });
+      scores[doc] = 0;
+      nameHits[doc] = 0;
+      if (ranked.length === limit && !better(score, doc, ranked[limit - 1]!)) continue;
+      let at = ranked.length === limit ? limit - 1 : ranked.length;
+      while (at > 0 && better(score, doc, ranked[at - 1]!)) {
+        ranked[at] = ranked[at - 1]!;
+        at--;
+      }
+      ranked[at] = { i: doc, s: score };
+      if (ranked.length > limit) ranked.length = limit;
     }
-    ranked.sort((a, b) => b.s - a.s || a.i - b.i);
-    return ranked.slice(0, limit).map((x) => this.entries[x.i]!);
+    return ranked.map((x) => this.entries[x.i]!);
   }
 }
