@@ -34,8 +34,13 @@ export type CellStatus = {
   pending: number;
 };
 
-/** The prelude compiled by this isolate's first VM (same engine build, so reusable). */
+/** The prelude compiled once per isolate (same engine build, so reusable). */
 let preludeBytecode: Uint8Array | undefined;
+
+/** Tests only: forget the compiled prelude, as a fresh isolate would not have it. */
+export function resetPreludeBytecodeForTests(): void {
+  preludeBytecode = undefined;
+}
 
 async function compilePrelude(): Promise<Uint8Array> {
   const vm = await QuickJS.create({ wasm: QUICKJS_MODULE });
@@ -99,7 +104,9 @@ export class GuestVm {
    * stored against; cells never run in such a VM.
    */
   static async prepare(limits: GuestLimits, deterministic = false): Promise<GuestVm> {
-    if (deterministic) preludeBytecode ??= await compilePrelude();
+    // Compiled once per isolate in a throwaway VM, so every isolate gets the same bytes and
+    // cell VMs share their layout with the pristine image.
+    const bytecode = (preludeBytecode ??= await compilePrelude());
     let guest: GuestVm | undefined;
     const vm = await QuickJS.create(GuestVm.options(limits, () => guest, deterministic));
     guest = new GuestVm(vm);
@@ -107,8 +114,7 @@ export class GuestVm {
     try {
       // Parsed once per isolate: evaluating bytecode skips most of the prelude's cost.
       guest.guarded(() => {
-        preludeBytecode ??= vm.compile(GUEST_PRELUDE, "<codemode-prelude>");
-        vm.evalBytecode(preludeBytecode).dispose();
+        vm.evalBytecode(bytecode).dispose();
         guest.ctl = vm.global.getProp(GUEST_CONTROL);
         guest.controlToken = vm.exportHandle(guest.ctl);
         vm.evalCode(`delete globalThis.${GUEST_CONTROL}`).dispose();

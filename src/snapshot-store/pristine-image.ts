@@ -23,6 +23,11 @@ export function pristineImage(): Promise<PristineImage> {
   return image;
 }
 
+/** Build the image without the per-isolate cache (tests prove it is the same every time). */
+export async function buildPristineImage(): Promise<PristineImage> {
+  return build();
+}
+
 async function build(): Promise<PristineImage> {
   const vm = await GuestVm.prepare({ memoryLimitBytes: IMAGE_MEMORY_LIMIT }, true);
   try {
