@@ -59,6 +59,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
       this.runs = new RunLifecycle({
         store: this.snapshots,
         sessionTag: () => tag,
+        transaction: (fn) => ctx.storage.transactionSync(fn),
         now: () => this.clock.now(),
         scheduleExpiry: (at) => void this.scheduleAlarm(at),
       });
@@ -105,14 +106,18 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
       if (spec.codeModeEngaged && toolName === "wait") {
         // Claimed before queueing: a second concurrent wait for one runId fails at once.
         const claim = this.runs.claim(spec, input);
-        if (!claim.ok) return { ok: true, status: 200, body: failed(claim.message, "invalid_input", this.telemetry(spec, turn.counters)) };
-        return this.serial(() =>
-          this.withTurn(tenantId, turnId, requestId, (t, signal) =>
+        if (!claim.ok) return { ok: true, status: 200, body: failed(claim.message, claim.code ?? "invalid_input", this.telemetry(spec, turn.counters)) };
+        const closing = this.telemetry(spec, turn.counters);
+        return this.serial(async () => {
+          const reply = await this.withTurn(tenantId, turnId, requestId, (t, signal) =>
             this.runs.resume(t.spec, claim.runId, (s, claimSignal, restartSafe) =>
               cellEnvironment(s, t.counters, this.deps(s, anySignal(signal, claimSignal)), restartSafe),
             ),
-          ),
-        ).finally(() => this.runs.release(claim.runId));
+          );
+          // Torn down while this wait was queued: it observed the teardown.
+          if (!reply.ok && reply.status === 404) return { ok: true, status: 200, body: failed("the code mode run was aborted", "aborted", closing) } as SessionReply<unknown>;
+          return reply;
+        }).finally(() => this.runs.release(claim.runId));
       }
       const abort = this.track(turnId, requestId);
       try {

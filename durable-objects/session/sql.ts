@@ -22,9 +22,9 @@ export class Sql {
   }
 }
 
-import { SNAPSHOT_SCHEMA } from "../../src/snapshot-store/snapshot-store";
+import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_RESUMING } from "../../src/snapshot-store/snapshot-store";
 
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 const MIGRATIONS: Record<number, string[]> = {
   1: [
@@ -38,6 +38,7 @@ const MIGRATIONS: Record<number, string[]> = {
   ],
   2: SNAPSHOT_SCHEMA,
   3: ["CREATE TABLE IF NOT EXISTS session_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"],
+  4: SNAPSHOT_SCHEMA_RESUMING,
 };
 
 export function applySchema(sql: Sql): void {

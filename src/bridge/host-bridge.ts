@@ -32,6 +32,14 @@ export interface BridgeHandlers {
 export type BridgeLimits = { maxPendingToolCalls: number; maxRequestBytes: number };
 
 type Raw = { id: number; op: string; text: string };
+
+/**
+ * Requests recorded while guest code runs are host memory the guest's own limits do not see:
+ * one batch holds at most this many requests and `maxRequestBytes` in total.
+ */
+export const MAX_BATCH_REQUESTS = 2048;
+/** Search queries beyond this are refused (a query is words, not a document). */
+export const MAX_SEARCH_QUERY_CHARS = 1024;
 type Inflight = {
   id: number;
   kind: "tool" | "client" | "timer";
@@ -51,12 +59,13 @@ const TOOL_OPS = new Set(["call", "search", "describe"]);
  * `maxPendingToolCalls` is rejected whole before any call in it starts.
  */
 export class HostBridge implements GuestHost {
-  private batch: Raw[] = [];
+  private batch = new Map<number, Raw>();
+  private batchBytes = 0;
   private readonly inflight = new Map<number, Inflight>();
   private ready: Array<{ id: number; settlement: Settlement }> = [];
   private wake: (() => void) | null = null;
   private closed = false;
-  yieldRequest: { id: number; reason: string | null } | null = null;
+  private yields: Array<{ id: number; reason: string | null }> = [];
   /** Set while the run is parked: results that settle then are stored durably. */
   onSettled: ((id: number, settlement: Settlement) => void) | null = null;
 
@@ -72,7 +81,11 @@ export class HostBridge implements GuestHost {
     if (!Number.isInteger(id) || id <= 0) throw "invalid bridge request";
     if (text.length > this.limits.maxRequestBytes) throw `bridge request too large (over ${this.limits.maxRequestBytes} bytes)`;
     if (!TOOL_OPS.has(op) && op !== "timer" && op !== "yield") throw `unknown bridge operation`;
-    this.batch.push({ id, op, text });
+    if (this.batch.size >= MAX_BATCH_REQUESTS || this.batchBytes + text.length > this.limits.maxRequestBytes) {
+      throw `too many bridge requests at once (at most ${MAX_BATCH_REQUESTS} and ${this.limits.maxRequestBytes} bytes before the program awaits)`;
+    }
+    this.batch.set(id, { id, op, text });
+    this.batchBytes += text.length;
   }
 
   output(kind: "text" | "json", text: string): void {
@@ -80,7 +93,11 @@ export class HostBridge implements GuestHost {
   }
 
   cancel(id: number): void {
-    this.batch = this.batch.filter((r) => r.id !== id);
+    const queued = this.batch.get(id);
+    if (queued) {
+      this.batch.delete(id);
+      this.batchBytes -= queued.text.length;
+    }
     const f = this.inflight.get(id);
     if (f) {
       f.abort.abort();
@@ -94,7 +111,12 @@ export class HostBridge implements GuestHost {
   }
 
   get hasWork(): boolean {
-    return this.batch.length > 0 || this.ready.length > 0;
+    return this.batch.size > 0 || this.ready.length > 0;
+  }
+
+  /** The guest asked to yield (`yield_control`); the run parks with reason "yield". */
+  get yieldRequested(): boolean {
+    return this.yields.length > 0;
   }
 
   /** Host work (tools, timers) that can still make progress without the caller. */
@@ -112,7 +134,7 @@ export class HostBridge implements GuestHost {
       else if (f.kind === "client") out.push({ id: f.id, kind: "client", tool, input: f.input, callId: f.callId! });
       else out.push({ id: f.id, kind: "timer", dueAt: f.dueAt! });
     }
-    if (this.yieldRequest) out.push({ id: this.yieldRequest.id, kind: "yield", reason: this.yieldRequest.reason });
+    for (const y of this.yields) out.push({ id: y.id, kind: "yield", reason: y.reason });
     return out;
   }
 
@@ -126,14 +148,15 @@ export class HostBridge implements GuestHost {
 
   /** The guest is continuing past a yield (its promise is settled by `deliver`). */
   clearYield(): void {
-    this.yieldRequest = null;
+    this.yields = [];
   }
 
   /** Start everything the guest asked for since the last call. */
   dispatch(): void {
-    const batch = this.batch;
-    if (batch.length === 0) return;
-    this.batch = [];
+    if (this.batch.size === 0) return;
+    const batch = [...this.batch.values()];
+    this.batch = new Map();
+    this.batchBytes = 0;
     const calls = batch.filter((r) => r.op === "call");
     const inflightCalls = [...this.inflight.values()].filter((f) => f.kind !== "timer").length;
     const overCap = inflightCalls + calls.length > this.limits.maxPendingToolCalls;
@@ -172,9 +195,16 @@ export class HostBridge implements GuestHost {
           );
           break;
         }
-        case "search":
-          this.settle(r.id, this.handlers.search(typeof payload?.query === "string" ? payload.query : "", payload?.limit ?? null));
+        case "search": {
+          const query = typeof payload?.query === "string" ? payload.query : "";
+          this.settle(
+            r.id,
+            query.length > MAX_SEARCH_QUERY_CHARS
+              ? { ok: false, message: `catalog.search query is longer than ${MAX_SEARCH_QUERY_CHARS} characters; describe the tool in a few words` }
+              : this.handlers.search(query, payload?.limit ?? null),
+          );
           break;
+        }
         case "describe":
           this.settle(r.id, this.handlers.describe(typeof payload?.tool === "string" ? payload.tool : ""));
           break;
@@ -184,7 +214,7 @@ export class HostBridge implements GuestHost {
           break;
         }
         case "yield":
-          this.yieldRequest = { id: r.id, reason: typeof payload?.reason === "string" ? payload.reason : null };
+          this.yields.push({ id: r.id, reason: typeof payload?.reason === "string" ? payload.reason : null });
           break;
       }
     }
@@ -251,7 +281,8 @@ export class HostBridge implements GuestHost {
     this.closed = true;
     for (const f of this.inflight.values()) f.abort.abort();
     this.inflight.clear();
-    this.batch = [];
+    this.batch = new Map();
+    this.batchBytes = 0;
     this.ready = [];
   }
 }

@@ -109,7 +109,7 @@ export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvir
         }
         continue;
       }
-      if (bridge.yieldRequest) return { kind: "suspended", reason: "yield", cell };
+      if (bridge.yieldRequested) return { kind: "suspended", reason: "yield", cell };
       const status = vm.status();
       if (status.state === "failed" || status.state === "unserializable") {
         const message = vm.errorMessage() ?? "the program failed";

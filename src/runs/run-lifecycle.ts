@@ -10,9 +10,19 @@ import { decodeSnapshot, encodeSnapshot, rawSnapshotBytes } from "../snapshot-st
 import type { ParkedRunState } from "../snapshot-store/parked-run";
 import type { SnapshotStore } from "../snapshot-store/snapshot-store";
 import type { TurnSpec } from "../turns/turn-spec";
-import { RUN_OTHER_SESSION, RUN_OTHER_TURN, RUN_UNAVAILABLE, TOO_MANY_SUSPENDED, WAIT_IN_FLIGHT } from "./messages";
+import { RUN_INTERRUPTED, RUN_OTHER_SESSION, RUN_OTHER_TURN, RUN_UNAVAILABLE, TOO_MANY_SUSPENDED, WAIT_IN_FLIGHT } from "./messages";
 import { deliveredMark, pendingCalls, sliceDelivered, withIncrementalOutput } from "./incremental-output";
 import { newRunId, runIdScope } from "./run-id";
+
+type FinishOptions = {
+  runId?: string;
+  restartSafe: boolean;
+  delivered?: ParkedRunState["delivered"];
+  deliveredCalls?: string[];
+};
+
+/** Parked state is one SQLite row; production caps a row at 2 MB. */
+const MAX_STATE_BYTES = 1024 * 1024;
 
 /** Per-cell host state kept in memory while a run is parked (lost on eviction, by design). */
 type Live = { bridge: HostBridge; budget: OutputBudget };
@@ -22,6 +32,8 @@ export type RunDeps = {
   /** Random per-session tag carried in run ids (never derived from tenant or session ids). */
   sessionTag(): string;
   now(): number;
+  /** Run storage writes atomically (the session object's `transactionSync`). */
+  transaction<T>(fn: () => T): T;
   /** Ask for an alarm at (or before) `at` so expiry does not wait for the next request. */
   scheduleExpiry(at: number): void;
 };
@@ -43,7 +55,7 @@ export class RunLifecycle {
   constructor(private readonly deps: RunDeps) {}
 
   /** Turn an exec/wait end into the model-facing result, parking the cell if it suspended. */
-  async finish(spec: TurnSpec, end: CellEnd, env: CellEnvironment, opts: { runId?: string; restartSafe: boolean; delivered?: ParkedRunState["delivered"] }): Promise<CodeModeResult> {
+  async finish(spec: TurnSpec, end: CellEnd, env: CellEnvironment, opts: FinishOptions): Promise<CodeModeResult> {
     if (end.kind === "result") {
       if (opts.runId) this.drop(opts.runId);
       return withIncrementalOutput(end.result, opts.delivered);
@@ -56,13 +68,22 @@ export class RunLifecycle {
     cell: LiveCell,
     reason: "pending_tools" | "yield",
     env: CellEnvironment,
-    opts: { runId?: string; restartSafe: boolean; delivered?: ParkedRunState["delivered"] },
+    opts: FinishOptions,
   ): Promise<CodeModeResult> {
     const { store } = this.deps;
     if (!opts.runId && store.count() >= MAX_SUSPENDED_RUNS) {
       return closeWith(cell, failedWithBudget(cell, TOO_MANY_SUSPENDED, "invalid_input", env));
     }
     const runId = opts.runId ?? newRunId(this.deps.sessionTag());
+    // Memory in use is a lower bound of the snapshot: refuse before copying the whole VM.
+    const inUse = cell.vm.allocatedBytes();
+    if (inUse > spec.options.maxSnapshotBytes) {
+      this.drop(runId);
+      return closeWith(
+        cell,
+        failedWithBudget(cell, `code mode snapshot would exceed maxSnapshotBytes (${spec.options.maxSnapshotBytes}); the run was dropped`, "snapshot_limit_exceeded", env),
+      );
+    }
     let snapshot: Snapshot;
     try {
       snapshot = cell.vm.snapshot();
@@ -82,20 +103,28 @@ export class RunLifecycle {
       pending,
       budget: cell.budget.toJSON(),
       delivered: deliveredMark(output),
+      deliveredCalls: opts.deliveredCalls ?? [],
       restartSafe: opts.restartSafe,
       createdAt: now,
       expiresAt: now + spec.options.snapshotTtlSeconds * 1000,
     });
     // The limit covers the raw snapshot plus its metadata, checked before anything is stored.
-    const size = rawSnapshotBytes(snapshot) + encoder.encode(JSON.stringify(makeState(cell.bridge.pending()))).length;
-    if (size > spec.options.maxSnapshotBytes) {
+    const stateBytes = encoder.encode(JSON.stringify(makeState(cell.bridge.pending()))).length;
+    const size = rawSnapshotBytes(snapshot) + stateBytes;
+    if (size > spec.options.maxSnapshotBytes || stateBytes > MAX_STATE_BYTES) {
       this.drop(runId);
       return closeWith(
         cell,
         failedWithBudget(cell, `code mode snapshot is ${size} bytes, over maxSnapshotBytes (${spec.options.maxSnapshotBytes}); the run was dropped`, "snapshot_limit_exceeded", env),
       );
     }
-    const bytes = await encodeSnapshot(snapshot);
+    let bytes: Uint8Array;
+    try {
+      bytes = await encodeSnapshot(snapshot);
+    } catch {
+      this.drop(runId);
+      return closeWith(cell, failedWithBudget(cell, "the code mode VM could not be snapshotted", "internal_error", env));
+    }
     if (env.signal.aborted) {
       // Teardown or cancellation arrived while compressing: nothing may be parked.
       this.drop(runId);
@@ -106,9 +135,17 @@ export class RunLifecycle {
     const settled = cell.bridge.takeReady();
     const pending: ParkedRunState["pending"] = [...cell.bridge.pending(), ...settled.map((r) => ({ id: r.id, kind: "settled" as const }))];
     const state = makeState(pending);
-    store.clearResults(runId);
-    store.put(state, bytes);
-    for (const r of settled) store.storeResult(runId, r.id, r.settlement);
+    try {
+      // One transaction: the run row, its chunks and its results appear together or not at all.
+      this.deps.transaction(() => {
+        store.clearResults(runId);
+        store.put(state, bytes);
+        for (const r of settled) store.storeResult(runId, r.id, r.settlement);
+      });
+    } catch {
+      this.drop(runId);
+      return closeWith(cell, failedWithBudget(cell, "the parked run could not be stored; it was dropped", "internal_error", env));
+    }
     this.deps.scheduleExpiry(state.expiresAt);
     cell.vm.dispose();
 
@@ -137,7 +174,7 @@ export class RunLifecycle {
    * Validate a wait before queueing it. Marks the run as resuming synchronously, so a second
    * concurrent wait for the same runId fails instead of queueing behind the first.
    */
-  claim(spec: TurnSpec, input: unknown): { ok: true; runId: string } | { ok: false; message: string } {
+  claim(spec: TurnSpec, input: unknown): { ok: true; runId: string } | { ok: false; message: string; code?: "internal_error" } {
     const runId = input !== null && typeof input === "object" ? (input as { runId?: unknown }).runId : undefined;
     if (typeof runId !== "string" || runId.length === 0) return { ok: false, message: "wait needs { runId } from a waiting result." };
     if (input !== null && typeof input === "object" && Object.keys(input).some((k) => k !== "runId")) {
@@ -150,6 +187,12 @@ export class RunLifecycle {
     const state = this.deps.store.state(runId);
     if (!state) return { ok: false, message: RUN_UNAVAILABLE };
     if (state.turnId !== spec.turnId) return { ok: false, message: RUN_OTHER_TURN };
+    if (this.deps.store.isResuming(runId)) {
+      // A resume started and never finished (the object was reset mid-wait): what the program
+      // did after its snapshot is unknown, so replaying it could repeat side effects.
+      this.drop(runId);
+      return { ok: false, message: RUN_INTERRUPTED, code: "internal_error" };
+    }
     if (state.expiresAt <= this.deps.now()) {
       this.drop(runId);
       return { ok: false, message: RUN_UNAVAILABLE };
@@ -213,15 +256,21 @@ export class RunLifecycle {
         this.drop(runId);
         return failed("code mode run could not be restored; it cannot be resumed.", "invalid_input", env.telemetry());
       }
-      for (const [id, settlement] of results) bridge.deliver(id, settlement);
-      const y = state.pending.find((p) => p.kind === "yield");
-      if (y) {
-        bridge.clearYield();
-        bridge.deliver(y.id, { ok: true, text: undefined });
-      }
+      // From here on the program moves past its snapshot: mark it so a reset cannot replay it.
+      this.deps.store.markResuming(runId);
+      // A bridge kept in memory already holds what settled while parked (in its ready queue).
+      if (!live) for (const [id, settlement] of results) bridge.deliver(id, settlement);
+      const yields = state.pending.filter((p) => p.kind === "yield");
+      if (yields.length > 0) bridge.clearYield();
+      for (const y of yields) bridge.deliver(y.id, { ok: true, text: undefined });
       const cell: LiveCell = { vm, bridge, budget, guard };
       const end = await driveCell(cell, deadline, env);
-      return await this.finish(spec, end, env, { runId, restartSafe: state.restartSafe, delivered: state.delivered });
+      return await this.finish(spec, end, env, {
+        runId,
+        restartSafe: state.restartSafe,
+        delivered: state.delivered,
+        deliveredCalls: [...(state.deliveredCalls ?? []), ...state.pending.flatMap((p) => (p.kind === "client" && results.has(p.id) ? [p.callId] : []))],
+      });
     } finally {
       this.resuming.delete(runId);
     }
@@ -235,6 +284,7 @@ export class RunLifecycle {
   /** A client tool result for a parked (or resuming) run of this turn. */
   deliverClientResult(turnId: string, callId: string, settlement: Settlement): { ok: true } | { ok: false; status: 404 | 409; message: string } {
     for (const state of this.deps.store.runsOfTurn(turnId)) {
+      if (state.deliveredCalls?.includes(callId)) return { ok: false, status: 409, message: `a result for ${callId} was already delivered` };
       const call = state.pending.find((p) => p.kind === "client" && p.callId === callId);
       if (!call) continue;
       if (!this.deps.store.storeResult(state.runId, call.id, settlement)) {
@@ -263,7 +313,8 @@ export class RunLifecycle {
       dropped++;
     }
     const next = this.deps.store.nextExpiry();
-    if (next !== undefined) this.deps.scheduleExpiry(next);
+    // A run being resumed is skipped above; never re-arm in the past (that would spin).
+    if (next !== undefined) this.deps.scheduleExpiry(Math.max(next, this.deps.now() + 1000));
     return dropped;
   }
 

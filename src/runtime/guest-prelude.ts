@@ -51,6 +51,8 @@ export const GUEST_PRELUDE = String.raw`
   const mapGet = MapCtor.prototype.get, mapSet = MapCtor.prototype.set, mapDelete = MapCtor.prototype.delete;
   const mapHas = MapCtor.prototype.has, mapSize = Object.getOwnPropertyDescriptor(MapCtor.prototype, "size").get;
   const mapValues = MapCtor.prototype.values;
+  const mapIteratorNext = Object.getPrototypeOf(new MapCtor().values()).next;
+  const promiseThen = PromiseCtor.prototype.then;
   const call = Function.prototype.call.bind(Function.prototype.call);
 
   function safeString(v) {
@@ -124,7 +126,7 @@ export const GUEST_PRELUDE = String.raw`
   function firstFailure() {
     if (uncaught !== undefined) return uncaught;
     if (call(mapSize, unhandled) === 0) return undefined;
-    const first = call(mapValues, unhandled).next().value;
+    const first = call(mapIteratorNext, call(mapValues, unhandled)).value;
     return "Unhandled promise rejection: " + describeError(first);
   }
 
@@ -147,7 +149,13 @@ export const GUEST_PRELUDE = String.raw`
       resolve: function () { fire(timerId); },
       reject: function () { call(mapDelete, timers, timerId); },
     });
-    hostRequest(requestId, "timer", stringify({ delayMs: ms }));
+    try {
+      hostRequest(requestId, "timer", stringify({ delayMs: ms }));
+    } catch (e) {
+      call(mapDelete, timers, timerId);
+      call(mapDelete, pending, requestId);
+      throw e;
+    }
     return timerId;
   }
   function clearTimeout(timerId) {
@@ -218,7 +226,12 @@ export const GUEST_PRELUDE = String.raw`
   }
 
   // ---- the cell ---------------------------------------------------------------------------
-  const cell = { state: "idle", valueJson: undefined, error: undefined };
+  // Null prototype: model code polluting Object.prototype cannot change what the host reads.
+  const cell = Object.create(null);
+  cell.state = "idle";
+  cell.syntax = false;
+  cell.valueJson = undefined;
+  cell.error = undefined;
   function start(source) {
     let fn;
     try {
@@ -232,7 +245,8 @@ export const GUEST_PRELUDE = String.raw`
     cell.state = "running";
     let p;
     try { p = fn(); } catch (e) { finish(false, e); return; }
-    PromiseCtor.resolve(p).then(function (v) { finish(true, v); }, function (e) { finish(false, e); });
+    // An async function always returns a native promise; the captured then() cannot be patched.
+    call(promiseThen, p, function (v) { finish(true, v); }, function (e) { finish(false, e); });
   }
   function finish(ok, v) {
     if (cell.state !== "running") return;
@@ -247,13 +261,10 @@ export const GUEST_PRELUDE = String.raw`
   }
   function status() {
     const failure = firstFailure();
-    return stringify({
-      state: cell.state,
-      syntax: cell.syntax === true,
-      hasValue: cell.valueJson !== undefined,
-      failure: failure !== undefined,
-      pending: call(mapSize, pending),
-    });
+    // Built by hand: JSON.stringify would consult a polluted Object.prototype.toJSON.
+    return '{"state":"' + cell.state + '","syntax":' + (cell.syntax === true) +
+      ',"hasValue":' + (cell.valueJson !== undefined) + ',"failure":' + (failure !== undefined) +
+      ',"pending":' + call(mapSize, pending) + '}';
   }
   // Large strings are handed over raw, never re-encoded inside another JSON document.
   function value() { return cell.valueJson; }

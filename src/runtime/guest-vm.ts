@@ -126,6 +126,11 @@ export class GuestVm {
     return guest;
   }
 
+  /** Bytes the engine has allocated (a lower bound of the snapshot size; constant time). */
+  allocatedBytes(): number {
+    return this.guarded(() => this.vm.getAllocatedSize());
+  }
+
   /** The VM's whole memory image (for the pristine image; cells snapshot through `snapshot()`). */
   memoryImage(): Uint8Array {
     return this.guarded(() => this.vm.snapshot().memory.slice());

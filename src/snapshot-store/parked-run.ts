@@ -14,6 +14,8 @@ export type ParkedRunState = {
   budget: OutputBudgetState;
   /** Output items already delivered in earlier results (incremental output). */
   delivered: { count: number; digest: string };
+  /** Client calls whose results earlier waits already delivered (a repeat is a 409). */
+  deliveredCalls?: string[];
   restartSafe: boolean;
   createdAt: number;
   expiresAt: number;

@@ -1,4 +1,4 @@
-import { fnv1a64 } from "../catalog/opaque-id";
+import { GUEST_PRELUDE } from "../runtime/guest-prelude";
 import { GuestVm } from "../runtime/guest-vm";
 
 /**
@@ -32,15 +32,22 @@ async function build(): Promise<PristineImage> {
   const vm = await GuestVm.prepare({ memoryLimitBytes: IMAGE_MEMORY_LIMIT }, true);
   try {
     const memory = vm.memoryImage();
-    return { memory, digest: fnv1a64(sample(memory)) };
+    return { memory, digest: await digestOf(memory) };
   } finally {
     vm.dispose();
   }
 }
 
-/** A cheap digest input: length plus every 64th byte (the image is deterministic). */
-function sample(memory: Uint8Array): string {
-  let s = `${memory.length}:`;
-  for (let i = 0; i < memory.length; i += 64) s += String.fromCharCode(memory[i]!);
-  return s;
+/**
+ * SHA-256 over the whole image and the prelude source: any change to the engine or the
+ * prelude (even a few bytes) yields another digest, so old snapshots are refused, never
+ * XOR-ed against the wrong base.
+ */
+async function digestOf(memory: Uint8Array): Promise<string> {
+  const prelude = new TextEncoder().encode(GUEST_PRELUDE);
+  const input = new Uint8Array(memory.length + prelude.length);
+  input.set(memory);
+  input.set(prelude, memory.length);
+  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", input));
+  return [...hash].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

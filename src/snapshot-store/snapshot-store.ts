@@ -9,6 +9,9 @@ export interface SqlRunner {
   run(query: string, ...params: SqlStorageValue[]): void;
 }
 
+/** Set when a resume starts; a re-park clears it. Still set at claim time = the resume died. */
+export const SNAPSHOT_SCHEMA_RESUMING = ["ALTER TABLE runs ADD COLUMN resuming INTEGER NOT NULL DEFAULT 0"];
+
 export const SNAPSHOT_SCHEMA = [
   `CREATE TABLE IF NOT EXISTS runs (
      run_id TEXT PRIMARY KEY,
@@ -59,7 +62,7 @@ export class SnapshotStore {
     this.sql.run(
       `INSERT INTO runs (run_id, turn_id, tenant_id, state, stored_bytes, chunks, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (run_id) DO UPDATE SET state = excluded.state, stored_bytes = excluded.stored_bytes,
-         chunks = excluded.chunks, expires_at = excluded.expires_at`,
+         chunks = excluded.chunks, expires_at = excluded.expires_at, resuming = 0`,
       state.runId,
       state.turnId,
       state.tenantId,
@@ -94,6 +97,14 @@ export class SnapshotStore {
 
   runsOfTurn(turnId: string): ParkedRunState[] {
     return this.sql.all<{ state: string }>("SELECT state FROM runs WHERE turn_id = ?", turnId).map((r) => JSON.parse(r.state) as ParkedRunState);
+  }
+
+  markResuming(runId: string): void {
+    this.sql.run("UPDATE runs SET resuming = 1 WHERE run_id = ?", runId);
+  }
+
+  isResuming(runId: string): boolean {
+    return this.sql.one<{ resuming: number }>("SELECT resuming FROM runs WHERE run_id = ?", runId)?.resuming === 1;
   }
 
   expiredRunIds(now: number): string[] {

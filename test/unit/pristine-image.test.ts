@@ -42,7 +42,7 @@ describe("pristine image", () => {
     vm.dispose();
     const image = await pristineImage();
     const saved = image.digest;
-    image.digest = "0000000000000000";
+    image.digest = "0".repeat(64);
     try {
       await expect(decodeSnapshot(bytes)).rejects.toThrow(/different engine image/);
     } finally {
