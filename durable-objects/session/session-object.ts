@@ -103,22 +103,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
       if (spec.codeModeEngaged && toolName === "exec") {
         return this.serial(() => this.withTurn(tenantId, turnId, requestId, (t, signal) => this.exec(t, input, signal)));
       }
-      if (spec.codeModeEngaged && toolName === "wait") {
-        // Claimed before queueing: a second concurrent wait for one runId fails at once.
-        const claim = this.runs.claim(spec, input);
-        if (!claim.ok) return { ok: true, status: 200, body: failed(claim.message, claim.code ?? "invalid_input", this.telemetry(spec, turn.counters)) };
-        const closing = this.telemetry(spec, turn.counters);
-        return this.serial(async () => {
-          const reply = await this.withTurn(tenantId, turnId, requestId, (t, signal) =>
-            this.runs.resume(t.spec, claim.runId, (s, claimSignal, restartSafe) =>
-              cellEnvironment(s, t.counters, this.deps(s, anySignal(signal, claimSignal)), restartSafe),
-            ),
-          );
-          // Torn down while this wait was queued: it observed the teardown.
-          if (!reply.ok && reply.status === 404) return { ok: true, status: 200, body: failed("the code mode run was aborted", "aborted", closing) } as SessionReply<unknown>;
-          return reply;
-        }).finally(() => this.runs.release(claim.runId));
-      }
+      if (spec.codeModeEngaged && toolName === "wait") return this.wait(turn, input, requestId);
       const abort = this.track(turnId, requestId);
       try {
         const routed = await callDirectTool(spec, toolName, input, this.deps(spec, abort.signal));
@@ -152,6 +137,24 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
     /** TTL expiry of parked runs, enforced by the alarm rather than only on the next wait. */
     async alarm(): Promise<void> {
       this.runs.expire();
+    }
+
+    /** `wait`: claimed before queueing, so a second concurrent wait for one runId fails at once. */
+    private wait(turn: StoredTurn, input: unknown, requestId: string | undefined): Promise<SessionReply<unknown>> {
+      const { spec } = turn;
+      const claim = this.runs.claim(spec, input);
+      if (!claim.ok) return Promise.resolve({ ok: true, status: 200, body: failed(claim.message, claim.code ?? "invalid_input", this.telemetry(spec, turn.counters)) });
+      const closing = this.telemetry(spec, turn.counters);
+      return this.serial(async (): Promise<SessionReply<unknown>> => {
+        const reply = await this.withTurn(spec.tenantId, spec.turnId, requestId, (t, signal) =>
+          this.runs.resume(t.spec, claim.runId, (s, claimSignal, restartSafe) =>
+            cellEnvironment(s, t.counters, this.deps(s, anySignal(signal, claimSignal)), restartSafe),
+          ),
+        );
+        // Torn down while this wait was queued: it observed the teardown.
+        if (!reply.ok && reply.status === 404) return { ok: true, status: 200, body: failed("the code mode run was aborted", "aborted", closing) };
+        return reply;
+      }).finally(() => this.runs.release(claim.runId));
     }
 
     private async exec(turn: StoredTurn, input: unknown, signal: AbortSignal): Promise<CodeModeResult> {
