@@ -59,6 +59,19 @@ export const SYNONYM_GROUPS: readonly string[][] = [
   ["network", "request", "requests", "traffic", "api", "http", "call"],
   ["commit", "commits", "history", "revision"],
   ["object", "objects", "file", "files", "key", "blob", "bucket"],
+  ["copy", "duplicate", "clone", "replicate"],
+  ["revision", "revisions", "version", "versions", "history", "previous", "earlier"],
+  ["free", "available", "availability", "busy", "slot", "slots", "suggest"],
+  ["postpone", "push", "delay", "move", "reschedule", "shift"],
+  ["explain", "plan", "planner", "profile", "analyze"],
+  ["print", "tail", "cat", "dump", "output"],
+  ["directory", "mkdir", "folder"],
+  ["web", "internet", "online", "google", "search"],
+  ["inventory", "stock", "quantity", "units", "count", "level"],
+  ["monitor", "notify", "threshold", "breach", "watch"],
+  ["scale", "replicas", "replica", "copies", "instances", "resize"],
+  ["geocode", "coordinates", "latitude", "longitude", "lat", "lng", "long", "address"],
+  ["timezone", "zone", "clock", "time"],
 ];
 
 /** Abbreviations a query may use for multi-word terms. */
@@ -76,4 +89,7 @@ export const ABBREVIATIONS: Readonly<Record<string, string>> = {
   eta: "estimated arrival time",
   oncall: "on call",
   "1:1": "one on one meeting",
+  mkdir: "make directory",
+  tz: "time zone",
+  "lat/long": "latitude longitude",
 };
