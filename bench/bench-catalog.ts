@@ -1,10 +1,14 @@
 /**
  * Bench-only: catalog search quality and latency, and the model-visible surface size, run
  * inside workerd against the project's own code (src/catalog/search-index.ts,
- * src/turns/surface.ts) with the retrieval sets in bench/fixtures/: the development set
- * (search-queries.json, whose misses the search vocabulary was written after, so its recall is
- * optimistic) and the held-out set (search-queries-heldout.json, written without seeing the
- * search code), both over the same tools (search-tools.json).
+ * src/turns/surface.ts) with three retrieval sets in bench/fixtures/, all over the same tools
+ * (search-tools.json):
+ *   - development set (search-queries.json): the search vocabulary was written after seeing its
+ *     misses, so its recall is optimistic;
+ *   - second development set (search-queries-heldout.json): written as a held-out set, but the
+ *     vocabulary was later extended after seeing its misses too, so it is no longer held out;
+ *   - held-out set (search-queries-heldout2.json): written without seeing the search code or the
+ *     other two query sets. The goal is judged on this one.
  *
  * Baseline for search: a plain substring scan (score = number of distinct query words that
  * occur in `name + " " + description`, lowercased; ties keep catalog order).
@@ -19,14 +23,16 @@ import { renderQuickIndex } from "../src/turns/quick-index";
 import { modelSurface } from "../src/turns/surface";
 import fixtureTools from "./fixtures/search-tools.json";
 import fixtureQueries from "./fixtures/search-queries.json";
-import fixtureHeldout from "./fixtures/search-queries-heldout.json";
+import fixtureDev2 from "./fixtures/search-queries-heldout.json";
+import fixtureHeldout from "./fixtures/search-queries-heldout2.json";
 
 type FixtureTool = { server: string; name: string; description: string; parameters: JsonSchema };
 type FixtureQuery = { query: string; expected: string };
 
 const TOOLS = fixtureTools as FixtureTool[];
 const QUERIES = fixtureQueries as FixtureQuery[]; // development set (also used for latency)
-const HELDOUT = fixtureHeldout as FixtureQuery[]; // held-out set (quality only)
+const DEV2 = fixtureDev2 as FixtureQuery[]; // second development set, formerly held out (quality only)
+const HELDOUT = fixtureHeldout as FixtureQuery[]; // held-out set (quality only; the goal is judged on it)
 const LIMIT = CODE_MODE_DEFAULTS.searchDefaultLimit; // 8: what catalog.search returns by default
 const encoder = new TextEncoder();
 
@@ -114,12 +120,13 @@ function checkQueries(label: string, queries: readonly FixtureQuery[]) {
 
 export function searchQuality() {
   checkQueries("search-queries.json", QUERIES);
-  checkQueries("search-queries-heldout.json", HELDOUT);
+  checkQueries("search-queries-heldout.json", DEV2);
+  checkQueries("search-queries-heldout2.json", HELDOUT);
   const entries = TOOLS.map(entryOf);
   const servers = new Set(TOOLS.map((t) => t.server)).size;
   const index = new SearchIndex(entries);
   const scan = new SubstringScan(entries);
-  const heldoutServers = new Set(HELDOUT.map((q) => TOOLS.find((t) => t.name === q.expected)!.server)).size;
+  const serversOf = (queries: readonly FixtureQuery[]) => new Set(queries.map((q) => TOOLS.find((t) => t.name === q.expected)!.server)).size;
   return {
     tools: entries.length,
     servers,
@@ -127,8 +134,12 @@ export function searchQuality() {
     // Development set: the search vocabulary was written after seeing its misses (optimistic).
     index: quality(index, QUERIES),
     substring: quality(scan, QUERIES),
-    // Held-out set: written without seeing the search code.
-    heldout: { servers: heldoutServers, index: quality(index, HELDOUT), substring: quality(scan, HELDOUT) },
+    // Second development set (search-queries-heldout.json): formerly held out; the vocabulary
+    // was extended after seeing its misses, so it is optimistic too.
+    dev2: { servers: serversOf(DEV2), index: quality(index, DEV2), substring: quality(scan, DEV2) },
+    // Held-out set (search-queries-heldout2.json): written without seeing the search code or the
+    // other query sets; the goal is judged on it.
+    heldout: { servers: serversOf(HELDOUT), index: quality(index, HELDOUT), substring: quality(scan, HELDOUT) },
   };
 }
 

@@ -12,9 +12,10 @@
  *      park/resume phases and stored bytes per parked cell inside workerd (bench worker, the
  *      production codec: pages that differ from the pristine image, XOR, gzip), against the old
  *      full-memory gzip format measured in the same run; 64 cells parked then resumed in one session.
- *   5. Catalog (issue 4): recall@1/@8 of the SearchIndex on two hand-written retrieval sets
- *      (bench/fixtures/: a development set whose misses the search vocabulary was written after,
- *      and a held-out set written without seeing the search code; the goal is judged on the
+ *   5. Catalog (issue 4): recall@1/@8 of the SearchIndex on three hand-written retrieval sets
+ *      (bench/fixtures/: a development set and a second development set (formerly held out),
+ *      whose misses the search vocabulary was written or extended after, and a held-out set
+ *      written without seeing the search code or the other sets; the goal is judged on the
  *      held-out set) against a substring scan; search latency over 10,000 tools; bytes of the
  *      model-visible surface, code mode vs direct exposure.
  *
@@ -555,7 +556,10 @@ async function benchWorker() {
     );
 
     const quality = await get("/search-quality");
-    log(`[5] catalog: search quality on ${quality.tools} tools / ${quality.index.queries} development + ${quality.heldout.index.queries} held-out queries done`);
+    log(
+      `[5] catalog: search quality on ${quality.tools} tools / ${quality.index.queries} development + ${quality.dev2.index.queries} second development + ` +
+        `${quality.heldout.index.queries} held-out queries done`,
+    );
     const latency = await get(`/search-latency?size=${CONFIG.searchLatencyTools}&reps=${CONFIG.searchReps}&builds=${CONFIG.searchBuilds}`);
     log(`[5] catalog: search latency over ${latency.tools} tools (${latency.queries} queries × ${latency.reps}) done`);
     const surface = await get(`/surface?sizes=${CONFIG.surfaceSizes.join(",")}`);
@@ -684,8 +688,9 @@ function derive({ suspendHttpR, suspendWorkerR, catalogR }) {
     smallStoredSizes: small.storedBytes.median,
     smallFullStoredSizes: small.fullStoredBytes.median,
     stateJson: suspendWorkerR.suspend.stateJsonBytes,
-    recall8: q.heldout.index.recallAt8, // the goal is judged on the held-out set
+    recall8: q.heldout.index.recallAt8, // the goal is judged on the held-out set (search-queries-heldout2.json) only
     recall8Dev: q.index.recallAt8,
+    recall8Dev2: q.dev2.index.recallAt8,
     searchMedian: lat.index.perQuery.median,
     surfaceFlat: flat,
     surface1000: s1000,
@@ -736,8 +741,9 @@ function report({ execR, vmR, bundleR, suspendHttpR, suspendWorkerR, catalogR, e
   );
   const cq = catalogR.quality;
   L(
-    `| search recall@8 ≥ 0.95 on the held-out set (${cq.heldout.index.queries} queries written without seeing the search code, ${cq.tools} tools; 5.1) | ${d.recall8.toFixed(3)} ` +
-      `(substring baseline ${cq.heldout.substring.recallAt8.toFixed(3)}; development set, optimistic: ${d.recall8Dev.toFixed(3)}) | ${met(d.recall8 >= 0.95)} |`,
+    `| search recall@8 ≥ 0.95 on the held-out set (${cq.heldout.index.queries} queries written without seeing the search code or the other query sets, ${cq.tools} tools; 5.1) | ${d.recall8.toFixed(3)} ` +
+      `(substring baseline ${cq.heldout.substring.recallAt8.toFixed(3)}; optimistic, vocabulary written after their misses: development set ${d.recall8Dev.toFixed(3)}, ` +
+      `second development set ${d.recall8Dev2.toFixed(3)}) | ${met(d.recall8 >= 0.95)} |`,
   );
   L(
     `| \`catalog.search\` ≤ 2 ms per query over ${catalogR.latency.tools.toLocaleString("en-US")} tools, median inside workerd (5.2) | ${ms(d.searchMedian)} ms ` +
@@ -981,19 +987,24 @@ function reportCatalog(L, { quality: q, latency: lat, surface }) {
   L();
   L("### 5.1 Search quality");
   L();
+  const d2 = q.dev2;
   const h = q.heldout;
   L(`Tools (bench/fixtures/search-tools.json): ${q.tools} tools from ${q.servers} services in the style of public MCP servers (GitHub, Slack,`);
   L("Linear, Jira, Confluence, Google Drive/Docs/Sheets/Calendar, Gmail, Notion, Postgres, MongoDB, Redis, filesystem, browser automation,");
   L("Stripe, Shopify, Sentry, Datadog, PagerDuty, AWS, Kubernetes, Docker, git, weather, maps, CRMs, …) with names, descriptions and");
-  L("JSON-schema parameters. Two query sets over the same tools, each query with one expected tool:");
+  L("JSON-schema parameters. Three query sets over the same tools, each query with one expected tool:");
   L();
   L(`- **development set** (bench/fixtures/search-queries.json, ${q.index.queries} queries): phrased the way a model searches (paraphrases, not tool`);
   L("  names). The search vocabulary was written after looking at its misses, so its recall is optimistic.");
-  L(`- **held-out set** (bench/fixtures/search-queries-heldout.json, ${h.index.queries} queries over ${h.servers} services): written without reading`);
-  L("  src/catalog/search-index.ts or src/catalog/search-vocabulary.ts: paraphrases, task descriptions, abbreviations (PR, DM, pg, k8s, …)");
-  L("  and multi-step intents (\"…, then …\"). This is the honest estimate; the goal is judged on it.");
+  L(`- **second development set** (bench/fixtures/search-queries-heldout.json, ${d2.index.queries} queries over ${d2.servers} services): written as a`);
+  L("  held-out set without reading the search code, but the vocabulary was later extended after looking at its misses too, so it is no");
+  L("  longer held out and its recall is optimistic as well.");
+  L(`- **held-out set** (bench/fixtures/search-queries-heldout2.json, ${h.index.queries} queries over ${h.servers} services): written without reading`);
+  L("  src/catalog/search-index.ts, src/catalog/search-vocabulary.ts or the other two query sets, from the tool fixtures only:");
+  L("  paraphrases, everyday task descriptions, abbreviations and jargon (PR, DM, pg, k8s, JQL, ack, …) and a few multi-step intents.");
+  L("  This is the honest estimate; the goal is judged on it alone.");
   L();
-  L("Both searchers get the same CatalogEntry objects, in the bench worker; a hit is the expected tool in the first");
+  L("All searchers get the same CatalogEntry objects, in the bench worker; a hit is the expected tool in the first");
   L(`${q.limit} results (\`searchDefaultLimit\`). Baseline: a substring scan (score = number of distinct query words contained in`);
   L("`name + \" \" + description`, lowercased; ties in catalog order).");
   L();
@@ -1001,15 +1012,22 @@ function reportCatalog(L, { quality: q, latency: lat, surface }) {
     L(`| ${set} | ${name} | ${pct(r.recallAt1)} | ${pct(r.recallAt8)} | ${pct(r.mrrAt8)} | ${base ? `${(r.recallAt8 / base.recallAt8).toFixed(2)}×` : "1×"} |`);
   L("| query set | searcher | recall@1 | recall@8 | MRR@8 | recall@8 vs baseline |");
   L("|---|---|---|---|---|---|");
-  const devLabel = `development set (${q.index.queries} queries; vocabulary was written after seeing its misses; optimistic)`;
-  const heldLabel = `**held-out set** (${h.index.queries} queries; written without seeing the search code)`;
+  const indexName = "SearchIndex (src/catalog/search-index.ts: BM25, field weights, stemming)";
+  const devLabel = `development set (${q.index.queries} queries; vocabulary written after seeing its misses)`;
+  const dev2Label = `second development set (${d2.index.queries} queries; formerly held out; vocabulary extended after seeing its misses)`;
+  const heldLabel = `**held-out set** (${h.index.queries} queries; written without seeing the search code or the other query sets)`;
   srow(devLabel, "**baseline**: substring scan", q.substring, null);
-  srow(devLabel, "SearchIndex (src/catalog/search-index.ts: BM25, field weights, stemming)", q.index, q.substring);
+  srow(devLabel, indexName, q.index, q.substring);
+  srow(dev2Label, "**baseline**: substring scan", d2.substring, null);
+  srow(dev2Label, indexName, d2.index, d2.substring);
   srow(heldLabel, "**baseline**: substring scan", h.substring, null);
-  srow(heldLabel, "SearchIndex (src/catalog/search-index.ts: BM25, field weights, stemming)", h.index, h.substring);
+  srow(heldLabel, indexName, h.index, h.substring);
   L();
-  L(`Held-out − development, SearchIndex: recall@1 ${signed(h.index.recallAt1 - q.index.recallAt1)}, recall@8 ${signed(h.index.recallAt8 - q.index.recallAt8)}`);
-  L(`(substring baseline: recall@1 ${signed(h.substring.recallAt1 - q.substring.recallAt1)}, recall@8 ${signed(h.substring.recallAt8 - q.substring.recallAt8)}).`);
+  L(`Held-out − development, SearchIndex: recall@1 ${signed(h.index.recallAt1 - q.index.recallAt1)}, recall@8 ${signed(h.index.recallAt8 - q.index.recallAt8)};`);
+  L(`held-out − second development: recall@1 ${signed(h.index.recallAt1 - d2.index.recallAt1)}, recall@8 ${signed(h.index.recallAt8 - d2.index.recallAt8)}`);
+  L(`(substring baseline: ${signed(h.substring.recallAt1 - q.substring.recallAt1)} / ${signed(h.substring.recallAt8 - q.substring.recallAt8)} and`);
+  L(`${signed(h.substring.recallAt1 - d2.substring.recallAt1)} / ${signed(h.substring.recallAt8 - d2.substring.recallAt8)}). Goal (recall@8 ≥ 0.95, held-out set only):`);
+  L(`${pct(h.index.recallAt8)}, ${h.index.recallAt8 >= 0.95 ? "met" : "not met"}.`);
   L();
   const esc = (x) => String(x).replace(/\|/g, "\\|");
   const missTable = (rows, withRank) => {
@@ -1039,6 +1057,7 @@ function reportCatalog(L, { quality: q, latency: lat, surface }) {
     L();
   };
   missSections("Held-out set", h.index);
+  missSections("Second development set (formerly held out)", d2.index);
   missSections("Development set", q.index);
 
   L(`### 5.2 Search latency over ${lat.tools.toLocaleString("en-US")} tools`);
