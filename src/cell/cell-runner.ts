@@ -97,6 +97,8 @@ export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvir
   const { vm, bridge } = cell;
   try {
     for (;;) {
+      // A budget spent by host-side work (charged bridge bytes) ends the cell as a timeout.
+      if (cell.guard.reason) throw new GuestFaultError({ kind: "interrupted" });
       if (env.signal.aborted) {
         cell.guard.trip();
         return { kind: "result", result: closeWith(cell, failed("the code mode run was aborted", "aborted", env.telemetry())) };

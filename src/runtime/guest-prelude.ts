@@ -34,6 +34,21 @@ export const GUEST_PRELUDE = String.raw`
   const hostOutput = function (kind, text) { host(${HOST_OP.output}, kind, text); };
   const hostCancel = function (id) { host(${HOST_OP.cancel}, id); };
 
+  // Stack-trace call sites must not hand out function objects (prelude internals sit on
+  // the stack under timer callbacks and toJSON hooks): drop getFunction/getThis.
+  (function () {
+    const saved = g.Error.prepareStackTrace;
+    g.Error.prepareStackTrace = function (e, callSites) { return callSites; };
+    const sites = new g.Error().stack;
+    g.Error.prepareStackTrace = saved;
+    if (saved === undefined) delete g.Error.prepareStackTrace;
+    if (sites && sites[0]) {
+      const proto = Object.getPrototypeOf(sites[0]);
+      delete proto.getFunction;
+      delete proto.getThis;
+    }
+  })();
+
   // Intrinsics captured before model code can replace them.
   const stringify = JSON.stringify;
   const parse = JSON.parse;
@@ -233,6 +248,7 @@ export const GUEST_PRELUDE = String.raw`
   cell.valueJson = undefined;
   cell.error = undefined;
   function start(source) {
+    if (cell.state !== "idle") return;
     let fn;
     try {
       fn = new AsyncFunction(source);

@@ -171,14 +171,23 @@ export class GuestVm {
     const dispatch = (...args: JSValueHandle[]): JSValueHandle => {
       const host = this.host;
       if (!host) throw "the code mode bridge is not connected";
+      // Out of budget: refuse before copying anything (the engine may not check its
+      // interrupt handler again for thousands of cheap guest steps).
+      if (this.guard?.reason) throw "code mode cell exceeded its execution budget";
       try {
         switch (num(args[0])) {
-          case HOST_OP.request:
-            host.request(num(args[1]), str(args[2]), str(args[3]));
+          case HOST_OP.request: {
+            const text = str(args[3]);
+            this.guard?.charge(text.length);
+            host.request(num(args[1]), str(args[2]), text);
             break;
-          case HOST_OP.output:
-            host.output(str(args[1]) === "json" ? "json" : "text", str(args[2]));
+          }
+          case HOST_OP.output: {
+            const text = str(args[2]);
+            this.guard?.charge(text.length);
+            host.output(str(args[1]) === "json" ? "json" : "text", text);
             break;
+          }
           case HOST_OP.cancel:
             host.cancel(num(args[1]));
             break;

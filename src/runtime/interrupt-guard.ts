@@ -17,8 +17,12 @@ export const INTERRUPT_TICKS_PER_TIMEOUT_MS = 3;
  */
 export const MAX_INTERRUPT_TICKS = 40_000;
 
+/** Bridge bytes worth one tick: the default 30k-tick budget moves at most ~30 MB through the host. */
+export const BRIDGE_BYTES_PER_TICK = 1024;
+
 export class InterruptGuard {
   private ticks = 0;
+  private bridgeBytes = 0;
   private tripped: "deadline" | "cpu_budget" | null = null;
   private readonly maxTicks: number;
 
@@ -38,6 +42,21 @@ export class InterruptGuard {
     else if (this.clock.now() >= this.deadline) this.tripped = "deadline";
     return this.tripped !== null;
   };
+
+  /**
+   * Charge host-side work done for the guest (bytes copied across the bridge) to the same
+   * budget: a tick is cheap for the guest but one host call may copy megabytes, so a loop of
+   * huge text()/json()/tool calls must run out of budget as fast as its host cost grows.
+   */
+  charge(bytes: number): void {
+    this.bridgeBytes += bytes;
+    const owed = Math.floor(this.bridgeBytes / BRIDGE_BYTES_PER_TICK);
+    if (owed > 0) {
+      this.ticks += owed;
+      this.bridgeBytes -= owed * BRIDGE_BYTES_PER_TICK;
+    }
+    if (this.ticks > this.maxTicks) this.tripped ??= "cpu_budget";
+  }
 
   get reason(): "deadline" | "cpu_budget" | null {
     return this.tripped;

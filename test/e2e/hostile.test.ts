@@ -69,6 +69,23 @@ describe("hostile cells are contained and the session survives", () => {
     await expectHealthy(session, turnId);
   });
 
+  it("megabyte text()/json() floods are charged to the budget and stop as a timeout (not minutes of host work)", async () => {
+    const { session, turnId } = await freshTurn({ agentId: "fast" });
+    expect(await exec(session, turnId, "const s = 'x'.repeat(4 << 20); for (;;) text(s);")).toMatchObject({ status: "failed", code: "timeout" });
+    expect(await exec(session, turnId, "const s = 'x'.repeat(1 << 20); for (;;) { try { json(s); } catch (e) {} }")).toMatchObject({ status: "failed", code: "timeout" });
+    await expectHealthy(session, turnId);
+  });
+
+  it("stack-trace call sites do not hand out prelude functions; start is one-shot", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(
+      session,
+      turnId,
+      "Error.prepareStackTrace = (e, cs) => cs; const st = new Error().stack; return [typeof st[0].getFunction, typeof st[0].getThis];",
+    );
+    expect(r.value).toEqual(["undefined", "undefined"]);
+  });
+
   it("a 10 MB return value comes back as a bounded truncated marker", async () => {
     const { session, turnId } = await freshTurn();
     const r = await exec(session, turnId, "return 'é'.repeat(5 * 1024 * 1024);");

@@ -27,3 +27,15 @@ describe("interrupt guard", () => {
     expect(n).toBe(MAX_INTERRUPT_TICKS);
   });
 });
+
+describe("bridge bytes are charged to the same budget", () => {
+  it("megabytes through the host trip the budget; small calls cost almost nothing", async () => {
+    const { BRIDGE_BYTES_PER_TICK } = await import("../../src/runtime/interrupt-guard");
+    const g = new InterruptGuard(frozenClock(0), 1000, 100); // 300 ticks
+    for (let i = 0; i < 1000; i++) g.charge(10);
+    expect(g.reason).toBeNull();
+    g.charge(300 * BRIDGE_BYTES_PER_TICK);
+    expect(g.reason).toBe("cpu_budget");
+    expect(g.handler()).toBe(true);
+  });
+});
