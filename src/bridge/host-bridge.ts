@@ -1,4 +1,5 @@
 import type { GuestHost } from "../runtime/guest-vm";
+import { jsonTooDeep, MAX_JSON_DEPTH } from "./json-depth";
 
 /** A bridge result for one guest request: JSON text for the guest, or an error message. */
 export type Settlement = { ok: true; text: string | undefined } | { ok: false; message: string };
@@ -29,7 +30,12 @@ export interface BridgeHandlers {
   output(kind: "text" | "json", text: string): void;
 }
 
-export type BridgeLimits = { maxPendingToolCalls: number; maxRequestBytes: number };
+export type BridgeLimits = {
+  maxPendingToolCalls: number;
+  maxRequestBytes: number;
+  /** A client call's input travels in the waiting result, so it must fit the output budget. */
+  maxClientInputBytes: number;
+};
 
 type Raw = { id: number; op: string; text: string };
 
@@ -81,6 +87,7 @@ export class HostBridge implements GuestHost {
     if (!Number.isInteger(id) || id <= 0) throw "invalid bridge request";
     if (text.length > this.limits.maxRequestBytes) throw `bridge request too large (over ${this.limits.maxRequestBytes} bytes)`;
     if (!TOOL_OPS.has(op) && op !== "timer" && op !== "yield") throw `unknown bridge operation`;
+    if (jsonTooDeep(text)) throw `bridge request nested deeper than ${MAX_JSON_DEPTH} levels`;
     if (this.batch.size >= MAX_BATCH_REQUESTS || this.batchBytes + text.length > this.limits.maxRequestBytes) {
       throw `too many bridge requests at once (at most ${MAX_BATCH_REQUESTS} and ${this.limits.maxRequestBytes} bytes before the program awaits)`;
     }
@@ -89,6 +96,7 @@ export class HostBridge implements GuestHost {
   }
 
   output(kind: "text" | "json", text: string): void {
+    if (kind === "json" && jsonTooDeep(text)) throw `json() value nested deeper than ${MAX_JSON_DEPTH} levels`;
     this.handlers.output(kind, text);
   }
 
@@ -184,6 +192,13 @@ export class HostBridge implements GuestHost {
           const abort = new AbortController();
           const callId = `call_${r.id}_${crypto.randomUUID().slice(0, 8)}`;
           if (this.handlers.isClientTool(tool)) {
+            if (r.text.length > this.limits.maxClientInputBytes) {
+              this.settle(r.id, {
+                ok: false,
+                message: `input for client tool ${tool} is larger than maxOutputBytes (${this.limits.maxClientInputBytes}); send less`,
+              });
+              break;
+            }
             this.handlers.clientCalled({ id: r.id, tool, input });
             this.inflight.set(r.id, { id: r.id, kind: "client", tool, input, callId, abort });
             break;

@@ -2,6 +2,7 @@ import type { CodeModeErrorCode, CodeModeResult, CodeModeTelemetry } from "../co
 import { OutputBudget } from "../code-mode/output-budget";
 import type { ResolvedCodeModeOptions } from "../config";
 import { HostBridge, type BridgeHandlers } from "../bridge/host-bridge";
+import { jsonTooDeep, MAX_JSON_DEPTH } from "../bridge/json-depth";
 import type { Clock } from "../runtime/clock";
 import { GuestFaultError, GuestVm } from "../runtime/guest-vm";
 import { InterruptGuard } from "../runtime/interrupt-guard";
@@ -65,7 +66,11 @@ export async function runExec(rawInput: unknown, env: CellEnvironment): Promise<
   const budget = new OutputBudget(env.options.maxOutputBytes);
   const bridge = new HostBridge(
     { ...env.handlers, output: (kind, text) => (kind === "json" ? budget.pushJson(text) : budget.pushText(text)) },
-    { maxPendingToolCalls: env.options.maxPendingToolCalls, maxRequestBytes: Math.max(MIN_REQUEST_BYTES, env.options.maxOutputBytes) },
+    {
+      maxPendingToolCalls: env.options.maxPendingToolCalls,
+      maxRequestBytes: Math.max(MIN_REQUEST_BYTES, env.options.maxOutputBytes),
+      maxClientInputBytes: env.options.maxOutputBytes,
+    },
     env.clock,
   );
   let vm: GuestVm;
@@ -122,7 +127,11 @@ export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvir
         if (status.failure) {
           return { kind: "result", result: closeWith(cell, failedWithBudget(cell, vm.errorMessage() ?? "unhandled rejection", undefined, env)) };
         }
-        const projected = cell.budget.completed(vm.valueJson());
+        const valueJson = vm.valueJson();
+        if (valueJson !== undefined && jsonTooDeep(valueJson)) {
+          return { kind: "result", result: closeWith(cell, failedWithBudget(cell, `return value is nested deeper than ${MAX_JSON_DEPTH} levels`, "output_limit_exceeded", env)) };
+        }
+        const projected = cell.budget.completed(valueJson);
         const result: CodeModeResult = { status: "completed", value: projected.value, ...(projected.output ? { output: projected.output } : {}), telemetry: env.telemetry() };
         return { kind: "result", result: closeWith(cell, result) };
       }

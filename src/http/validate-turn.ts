@@ -1,5 +1,6 @@
 import type { ClientResultBody } from "../../durable-objects/session/session-object";
 import type { OpenTurnRequest } from "../../durable-objects/session/turn-opening";
+import { jsonTooDeep, MAX_JSON_DEPTH } from "../bridge/json-depth";
 import { HttpError } from "./http-error";
 
 const NAME = /^[A-Za-z0-9_.:\-/ ]{1,128}$/;
@@ -82,5 +83,12 @@ export function validateClientResult(body: unknown): ClientResultBody {
     if (!isObject(body.error) || typeof body.error.message !== "string") fail("error.message", "error must be { message: string }");
     return { callId: body.callId, error: { message: body.error.message.slice(0, 4096) } };
   }
+  let deep: boolean;
+  try {
+    deep = jsonTooDeep(JSON.stringify(body.value ?? null));
+  } catch {
+    deep = true; // too deep even to serialize
+  }
+  if (deep) fail("value", `value is nested deeper than ${MAX_JSON_DEPTH} levels`);
   return { callId: body.callId, value: body.value };
 }

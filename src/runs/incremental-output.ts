@@ -1,15 +1,23 @@
 import { fnv1a64 } from "../catalog/opaque-id";
 import type { CodeModeOutput, CodeModePendingToolCall, CodeModeResult } from "../code-mode/types";
 import type { ParkedRunState } from "../snapshot-store/parked-run";
+import { boundedJson } from "../turns/tool-handlers";
 
 /**
  * What a waiting result tells its caller: the outstanding tool calls, and only the output
  * an earlier result did not already carry (seed: "an unchanged cumulative summary is not
  * repeated"; a changed reservation produces a replacement summary instead).
  */
-export function pendingCalls(pending: ParkedRunState["pending"]): CodeModePendingToolCall[] {
+/**
+ * Outstanding calls for a waiting result. Client inputs were bounded when called (the client
+ * needs them whole); a host tool's input is informational and shown bounded by maxOutputBytes.
+ */
+export function pendingCalls(pending: ParkedRunState["pending"], maxOutputBytes: number): CodeModePendingToolCall[] {
   const out: CodeModePendingToolCall[] = [];
-  for (const p of pending) if (p.kind === "tool" || p.kind === "client") out.push({ callId: p.callId, tool: p.tool, input: p.input });
+  for (const p of pending) {
+    if (p.kind === "client") out.push({ callId: p.callId, tool: p.tool, input: p.input });
+    else if (p.kind === "tool") out.push({ callId: p.callId, tool: p.tool, input: JSON.parse(boundedJson(p.input ?? null, maxOutputBytes)) });
+  }
   return out;
 }
 

@@ -164,7 +164,7 @@ export class RunLifecycle {
       status: "waiting",
       runId,
       reason,
-      ...(pendingCalls(pending).length ? { pendingToolCalls: pendingCalls(pending) } : {}),
+      ...(pendingCalls(pending, spec.options.maxOutputBytes).length ? { pendingToolCalls: pendingCalls(pending, spec.options.maxOutputBytes) } : {}),
       ...(newOutput?.length ? { output: newOutput } : {}),
       telemetry: env.telemetry(),
     };
@@ -241,7 +241,11 @@ export class RunLifecycle {
       } else {
         bridge = new HostBridge(
           { ...env.handlers, output: (kind, text) => (kind === "json" ? budget.pushJson(text) : budget.pushText(text)) },
-          { maxPendingToolCalls: spec.options.maxPendingToolCalls, maxRequestBytes: Math.max(1024 * 1024, spec.options.maxOutputBytes) },
+          {
+            maxPendingToolCalls: spec.options.maxPendingToolCalls,
+            maxRequestBytes: Math.max(1024 * 1024, spec.options.maxOutputBytes),
+            maxClientInputBytes: spec.options.maxOutputBytes,
+          },
           env.clock,
         );
         for (const p of state.pending) bridge.adopt(p);

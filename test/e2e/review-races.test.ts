@@ -94,16 +94,38 @@ describe("races and limits found in review", () => {
   });
 
   it("parked state too large for one row fails with snapshot_limit_exceeded and stores nothing", async () => {
-    const { session, turnId } = await freshTurn({ agentId: "bigsnap", clientTools: [{ name: "ask_user" }] });
+    const { session, turnId } = await freshTurn({ agentId: "bigsnap" });
     const r = await exec(
       session,
       turnId,
       `const calls = [];
-       for (let i = 0; i < 3; i++) { calls.push(ask_user({ blob: 'z'.repeat(900000) + i })); await new Promise((res) => setTimeout(res, 0)); }
+       for (let i = 0; i < 3; i++) { calls.push(echo({ value: 'z'.repeat(900000) + i, delayMs: 20000 })); await new Promise((res) => setTimeout(res, 0)); }
        return await Promise.all(calls);`,
     );
     expect(r).toMatchObject({ status: "failed", code: "snapshot_limit_exceeded" });
     expect(await footprint(session)).toEqual({ runs: 0, chunks: 0, results: 0, storedBytes: 0 });
     await expectHealthy(session, turnId);
+  });
+});
+
+describe("adversarial probe fixes", () => {
+  it("JSON nested deeper than 256 levels is refused where it enters the host", async () => {
+    const { session, turnId } = await freshTurn({ clientTools: [{ name: "ask_user" }] });
+    const deep = "let a = 1; for (let i = 0; i < 4000; i++) a = [a];";
+    expect(await exec(session, turnId, `${deep} return a;`)).toMatchObject({ status: "failed", code: "output_limit_exceeded" });
+    expect((await exec(session, turnId, `${deep} try { json(a); } catch (e) { return e.message; }`)).value).toMatch(/nested deeper than 256/);
+    expect((await exec(session, turnId, `${deep} try { await ask_user({ q: a }); } catch (e) { return e.message; }`)).value).toMatch(/nested deeper than 256/);
+    expect(await footprint(session)).toEqual({ runs: 0, chunks: 0, results: 0, storedBytes: 0 });
+    await expectHealthy(session, turnId);
+  });
+
+  it("a client tool input larger than maxOutputBytes is refused at the call; host tool inputs are bounded in pendingToolCalls", async () => {
+    const { session, turnId } = await freshTurn({ agentId: "parktight", clientTools: [{ name: "ask_user" }] });
+    const big = await exec(session, turnId, "try { await ask_user({ q: 'y'.repeat(5000) }); } catch (e) { return e.message; }");
+    expect(big.value).toMatch(/larger than maxOutputBytes \(2048\)/);
+    const parked = await exec(session, turnId, "return await echo({ value: 'x'.repeat(900000), delayMs: 5000 });");
+    expect(parked.status).toBe("waiting");
+    expect(JSON.stringify(parked).length).toBeLessThan(2048 + 2048);
+    expect(parked.pendingToolCalls[0]).toMatchObject({ tool: "echo", input: { truncated: true } });
   });
 });
