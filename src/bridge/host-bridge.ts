@@ -74,6 +74,8 @@ export class HostBridge implements GuestHost {
   private yields: Array<{ id: number; reason: string | null }> = [];
   /** Set while the run is parked: results that settle then are stored durably. */
   onSettled: ((id: number, settlement: Settlement) => void) | null = null;
+  /** Called once, before the first tool call is started (the first possible side effect). */
+  beforeFirstCall: (() => void) | null = null;
 
   constructor(
     private readonly handlers: BridgeHandlers,
@@ -166,6 +168,11 @@ export class HostBridge implements GuestHost {
     this.batch = new Map();
     this.batchBytes = 0;
     const calls = batch.filter((r) => r.op === "call");
+    if (calls.length > 0 && this.beforeFirstCall) {
+      const hook = this.beforeFirstCall;
+      this.beforeFirstCall = null;
+      hook();
+    }
     const inflightCalls = [...this.inflight.values()].filter((f) => f.kind !== "timer").length;
     const overCap = inflightCalls + calls.length > this.limits.maxPendingToolCalls;
     for (const r of batch) {

@@ -260,8 +260,10 @@ export class RunLifecycle {
         this.drop(runId);
         return failed("code mode run could not be restored; it cannot be resumed.", "invalid_input", env.telemetry());
       }
-      // From here on the program moves past its snapshot: mark it so a reset cannot replay it.
-      this.deps.store.markResuming(runId);
+      // Once the resumed program starts a tool call it has moved past its snapshot with a
+      // possible side effect: mark it first, so a reset cannot replay it. (Output gates hold
+      // the call's outgoing traffic until the mark is durable.)
+      bridge.beforeFirstCall = () => this.deps.store.markResuming(runId);
       // A bridge kept in memory already holds what settled while parked (in its ready queue).
       if (!live) for (const [id, settlement] of results) bridge.deliver(id, settlement);
       const yields = state.pending.filter((p) => p.kind === "yield");
