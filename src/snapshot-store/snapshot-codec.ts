@@ -69,8 +69,13 @@ export async function decodeSnapshot(bytes: Uint8Array): Promise<Snapshot> {
   if (header.base !== base.digest) throw new Error("snapshot was taken with a different engine image");
   const pages = Math.ceil(header.len / PAGE);
   const bitmap = raw.subarray(4 + headerLength, 4 + headerLength + Math.ceil(pages / 8));
-  const memory = new Uint8Array(header.len);
-  memory.set(base.memory.subarray(0, Math.min(header.len, base.memory.length)));
+  // Start from the image (one copy), then patch the changed pages.
+  let memory: Uint8Array;
+  if (header.len <= base.memory.length) memory = base.memory.slice(0, header.len);
+  else {
+    memory = new Uint8Array(header.len);
+    memory.set(base.memory);
+  }
   let at = align4(4 + headerLength + bitmap.length);
   for (let p = 0; p < pages; p++) {
     if (!(bitmap[p >> 3]! & (1 << (p & 7)))) continue;
