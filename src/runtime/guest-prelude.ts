@@ -195,6 +195,19 @@ export const GUEST_PRELUDE = String.raw`
   function text(value) {
     hostOutput("text", typeof value === "string" ? value : safeString(value));
   }
+  // Models reach for console.log by habit: it writes a text() item (objects as JSON).
+  function logLine() {
+    const parts = [];
+    for (let i = 0; i < arguments.length; i++) {
+      const a = arguments[i];
+      if (typeof a === "string") { parts.push(a); continue; }
+      let t;
+      try { t = a !== null && typeof a === "object" ? toJsonText(a) : undefined; } catch (e) { t = undefined; }
+      parts.push(t === undefined ? safeString(a) : t);
+    }
+    text(parts.join(" "));
+  }
+  const console = freeze({ log: logLine, info: logLine, warn: logLine, error: logLine, debug: logLine });
   function json(value) {
     let t;
     try { t = toJsonText(value); } catch (e) {
@@ -304,7 +317,8 @@ export const GUEST_PRELUDE = String.raw`
     },
   });
   const globals = { text: text, json: json, setTimeout: setTimeout, clearTimeout: clearTimeout,
-    yield_control: yield_control, catalog: catalog, MCP: emptyNamespace, namespaces: emptyNamespace, API: API };
+    yield_control: yield_control, catalog: catalog, MCP: emptyNamespace, namespaces: emptyNamespace, API: API,
+    console: console };
   for (const name in globals) {
     defineProperty(g, name, { value: globals[name], writable: true, configurable: true, enumerable: false });
   }

@@ -11,8 +11,8 @@ function execDescription(entries: readonly CatalogEntry[], languages: readonly C
   const parts = [
     `Run a short ${languages.map((l) => (l === "javascript" ? "JavaScript" : "TypeScript")).join(" or ")} program in a sandbox; ` +
       "its return value is the result. Top-level await and return work. Every tool below is an async global function " +
-      "taking one object; await every call (a failed call throws an Error you can catch). text(value) and json(value) " +
-      "add output items. No import/require, filesystem, network or shell.",
+      "taking one object; await every call (a failed call throws an Error you can catch). text(value), json(value) " +
+      "and console.log add output items. No import/require, filesystem, network or shell.",
     "When a line ends in -> ?, the output shape is unknown: return that call's raw value unchanged, observe it, " +
       "then filter or map it in a later exec. Declared outputs may feed later calls in the same program.",
     'If a result has status "waiting", call wait with its runId.',

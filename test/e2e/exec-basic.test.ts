@@ -28,6 +28,13 @@ describe("exec through HTTP → Durable Object → VM", () => {
     expect(r.output).toEqual([{ type: "text", text: "a" }, { type: "json", value: { b: 2 } }, { type: "text", text: "3" }]);
   });
 
+  it("console.log writes text output items (objects as JSON), like text()", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(session, turnId, `console.log("a", 1, { b: 2 }); console.error("oops"); return typeof console.log`);
+    expect(r.output).toEqual([{ type: "text", text: 'a 1 {"b":2}' }, { type: "text", text: "oops" }]);
+    expect(r.value).toBe("function");
+  });
+
   it("healthz", async () => {
     const r = await api("GET", "/healthz", undefined, null);
     expect(r.json).toMatchObject({ ok: true, runtime: "quickjs-wasi" });

@@ -127,7 +127,7 @@ describe("hostile cells are contained and the session survives", () => {
       session,
       turnId,
       `const g = ({}).constructor.constructor('return this')();
-       const names = ['fetch','process','require','Deno','Bun','WebAssembly','caches','crypto','navigator','Request','Response','importScripts','module','exports','global','self','scheduler','console','std','os'];
+       const names = ['fetch','process','require','Deno','Bun','WebAssembly','caches','crypto','navigator','Request','Response','importScripts','module','exports','global','self','scheduler','std','os'];
        return { same: g === globalThis, present: names.filter((n) => typeof g[n] !== 'undefined') };`,
     );
     expect(r).toMatchObject({ status: "completed", value: { same: true, present: [] } });
