@@ -1,6 +1,8 @@
 import { JSException, QuickJS, type JSValueHandle, type Snapshot } from "quickjs-wasi";
 import { QUICKJS_MODULE } from "../../wasm/quickjs";
-import { GUEST_CONTROL, GUEST_PRELUDE, HOST_CALL, HOST_OP } from "./guest-prelude";
+import { GUEST_CONTROL, HOST_CALL, HOST_OP } from "./guest-prelude";
+import { classify, GuestFaultError, type GuestFault } from "./guest-fault";
+import { frozenWasi, preludeBytecode } from "./prelude-bytecode";
 import type { InterruptGuard } from "./interrupt-guard";
 
 /** What the guest asks of the host. Callbacks run synchronously inside a guest call. */
@@ -13,18 +15,6 @@ export interface GuestHost {
 
 export type GuestLimits = { memoryLimitBytes: number };
 
-/** Why a guest call could not finish. */
-export type GuestFault =
-  | { kind: "interrupted" }
-  | { kind: "out_of_memory" }
-  | { kind: "crashed"; detail: string };
-
-export class GuestFaultError extends Error {
-  constructor(readonly fault: GuestFault) {
-    super(fault.kind);
-  }
-}
-
 export type CellStatus = {
   state: "idle" | "running" | "completed" | "failed" | "unserializable";
   syntax: boolean;
@@ -33,34 +23,6 @@ export type CellStatus = {
   failure: boolean;
   pending: number;
 };
-
-/** The prelude compiled once per isolate (same engine build, so reusable). */
-let preludeBytecode: Uint8Array | undefined;
-
-/** Tests only: forget the compiled prelude, as a fresh isolate would not have it. */
-export function resetPreludeBytecodeForTests(): void {
-  preludeBytecode = undefined;
-}
-
-async function compilePrelude(): Promise<Uint8Array> {
-  const vm = await QuickJS.create({ wasm: QUICKJS_MODULE });
-  try {
-    return vm.compile(GUEST_PRELUDE, "<codemode-prelude>");
-  } finally {
-    vm.dispose();
-  }
-}
-
-const frozenWasi = (memory: WebAssembly.Memory) => ({
-  clock_time_get(_id: number, _precision: bigint, resultPtr: number) {
-    new DataView(memory.buffer).setBigUint64(resultPtr, 0n, true);
-    return 0;
-  },
-  random_get(ptr: number, len: number) {
-    new Uint8Array(memory.buffer, ptr, len).fill(0);
-    return 0;
-  },
-});
 
 /** QuickJS's own stack guard must trip before workerd's native stack runs out. */
 const GUEST_MAX_STACK_BYTES = 256 * 1024;
@@ -106,7 +68,7 @@ export class GuestVm {
   static async prepare(limits: GuestLimits, deterministic = false): Promise<GuestVm> {
     // Compiled once per isolate in a throwaway VM, so every isolate gets the same bytes and
     // cell VMs share their layout with the pristine image.
-    const bytecode = (preludeBytecode ??= await compilePrelude());
+    const bytecode = await preludeBytecode();
     let guest: GuestVm | undefined;
     const vm = await QuickJS.create(GuestVm.options(limits, () => guest, deterministic));
     guest = new GuestVm(vm);
@@ -346,17 +308,4 @@ export class GuestVm {
 
 function isSingleton(vm: QuickJS, h: JSValueHandle): boolean {
   return h === vm.undefined || h === vm.true || h === vm.false || h === vm.null;
-}
-
-function classify(error: unknown, guard: InterruptGuard | null): GuestFault {
-  if (error instanceof JSException) {
-    if (guard?.reason != null || error.message === "interrupted") return { kind: "interrupted" };
-    if (error.message === "out of memory") return { kind: "out_of_memory" };
-    return { kind: "crashed", detail: `${error.name}: ${error.message}` };
-  }
-  if (guard?.reason != null) return { kind: "interrupted" };
-  // A wasm trap (e.g. the native stack running out) leaves the instance unusable.
-  const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  if (/out of memory|memory access out of bounds|Cannot allocate/i.test(detail)) return { kind: "out_of_memory" };
-  return { kind: "crashed", detail };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { GuestVm, resetPreludeBytecodeForTests } from "../../src/runtime/guest-vm";
+import { GuestVm } from "../../src/runtime/guest-vm";
+import { resetPreludeBytecodeForTests } from "../../src/runtime/prelude-bytecode";
 import { InterruptGuard } from "../../src/runtime/interrupt-guard";
 import { buildPristineImage, decodeSnapshot, encodeSnapshot, pristineImage } from "../../src/snapshot-store";
 

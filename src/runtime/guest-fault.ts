@@ -1,0 +1,28 @@
+import { JSException } from "quickjs-wasi";
+import type { InterruptGuard } from "./interrupt-guard";
+
+/** Why a guest call could not finish. */
+export type GuestFault =
+  | { kind: "interrupted" }
+  | { kind: "out_of_memory" }
+  | { kind: "crashed"; detail: string };
+
+export class GuestFaultError extends Error {
+  constructor(readonly fault: GuestFault) {
+    super(fault.kind);
+  }
+}
+
+/** Map what a guest call threw to a fault; engine messages are read from QuickJS's own errors. */
+export function classify(error: unknown, guard: InterruptGuard | null): GuestFault {
+  if (error instanceof JSException) {
+    if (guard?.reason != null || error.message === "interrupted") return { kind: "interrupted" };
+    if (error.message === "out of memory") return { kind: "out_of_memory" };
+    return { kind: "crashed", detail: `${error.name}: ${error.message}` };
+  }
+  if (guard?.reason != null) return { kind: "interrupted" };
+  // A wasm trap (e.g. the native stack running out) leaves the instance unusable.
+  const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  if (/out of memory|memory access out of bounds|Cannot allocate/i.test(detail)) return { kind: "out_of_memory" };
+  return { kind: "crashed", detail };
+}
