@@ -9,15 +9,14 @@ import { GuestVm } from "../runtime/guest-vm";
 import { InterruptGuard } from "../runtime/interrupt-guard";
 import { vmPool } from "../runtime/vm-pool";
 import { checkModuleAccess, checkShellCommand } from "../runtime/source-checks";
-import type { ToolCatalogMetadata } from "../catalog/types";
 import { parseExecInput } from "./exec-input";
 
 export type CellEnvironment = {
   options: ResolvedCodeModeOptions;
   clock: Clock;
   signal: AbortSignal;
-  /** Guest globals / `catalog.all()` handles, in catalog order. */
-  tools: ToolCatalogMetadata[];
+  /** Guest globals / `catalog.all()` handles, in catalog order, as JSON (built once per turn). */
+  tools: { metadataJson: string; namesJson: string };
   handlers: Omit<BridgeHandlers, "output">;
   telemetry(): CodeModeTelemetry;
 };
@@ -86,7 +85,7 @@ export async function runExec(rawInput: unknown, env: CellEnvironment): Promise<
   }
   const cell: LiveCell = { vm, bridge, budget, guard };
   try {
-    vm.installTools(JSON.stringify(env.tools));
+    vm.installTools(env.tools.metadataJson, env.tools.namesJson);
     vm.start(source);
   } catch (error) {
     return { kind: "result", result: endCell(cell, error, env) };

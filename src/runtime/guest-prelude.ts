@@ -234,22 +234,56 @@ export const GUEST_PRELUDE = String.raw`
     for (let i = 0; i < list.length; i++) out.push(makeHandle(list[i]));
     return freeze(out);
   }
+  // Tool handles are made on first use: a turn may catalog a thousand tools while a cell
+  // touches two, so installing only cheap lazy globals keeps every exec fast.
+  let toolMetaJson = "[]";
+  let toolMeta;          // parsed metadata, in catalog order (parsed on first use)
+  const toolHandles = [];  // index -> handle, filled on demand
   let allHandles;
+  function metaList() {
+    if (toolMeta === undefined) toolMeta = parse(toolMetaJson);
+    return toolMeta;
+  }
+  function handleAt(i) {
+    let h = toolHandles[i];
+    if (h === undefined) {
+      h = makeHandle(metaList()[i]);
+      toolHandles[i] = h;
+    }
+    return h;
+  }
   const catalog = freeze({
     search: function search(query, options) {
       const limit = options !== null && typeof options === "object" ? options.limit : undefined;
       return request("search", { query: query === undefined ? null : safeString(query), limit: limit === undefined ? null : limit })
         .then(makeHandles);
     },
-    all: function all() { return allHandles; },
+    all: function all() {
+      if (allHandles === undefined) {
+        const out = [];
+        const n = metaList().length;
+        for (let i = 0; i < n; i++) out.push(handleAt(i));
+        allHandles = freeze(out);
+      }
+      return allHandles;
+    },
   });
 
-  function installTools(metaJson) {
-    const list = parse(metaJson);
-    allHandles = makeHandles(list);
-    for (let i = 0; i < allHandles.length; i++) {
-      const h = allHandles[i];
-      defineProperty(g, h.callableName, { value: h, writable: true, configurable: true, enumerable: false });
+  function installTools(metaJson, namesJson) {
+    toolMetaJson = metaJson;
+    const names = namesJson === undefined ? metaList().map(function (m) { return m.callableName; }) : parse(namesJson);
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i];
+      const index = i;
+      const settle = function (value) {
+        defineProperty(g, name, { value: value, writable: true, configurable: true, enumerable: false });
+      };
+      defineProperty(g, name, {
+        get: function () { const h = handleAt(index); settle(h); return h; },
+        set: settle,
+        configurable: true,
+        enumerable: false,
+      });
     }
   }
 

@@ -218,8 +218,9 @@ export class GuestVm {
     this.drain();
   }
 
-  installTools(metadataJson: string): void {
-    this.control("installTools", metadataJson).dispose();
+  /** Tool globals; `namesJson` (callable names in catalog order) lets the guest skip parsing metadata. */
+  installTools(metadataJson: string, namesJson?: string): void {
+    this.control("installTools", metadataJson, namesJson).dispose();
   }
 
   /** Deliver one bridge result into its guest-held resolver, then run the jobs it unblocks. */

@@ -35,13 +35,14 @@ export function cellEnvironment(spec: TurnSpec, counters: TurnCounters, deps: Tu
 }
 
 // A turn's catalog and guest metadata are derived once per parsed spec, not per cell.
-const runtimes = new WeakMap<TurnSpec, { catalog: Catalog; tools: ReturnType<typeof guestMetadata>[] }>();
+const runtimes = new WeakMap<TurnSpec, { catalog: Catalog; tools: { metadataJson: string; namesJson: string } }>();
 
 function turnRuntime(spec: TurnSpec) {
   let r = runtimes.get(spec);
   if (!r) {
     const catalog = new Catalog(spec.catalog);
-    r = { catalog, tools: catalog.guestEntries.map(guestMetadata) };
+    const metadata = catalog.guestEntries.map(guestMetadata);
+    r = { catalog, tools: { metadataJson: JSON.stringify(metadata), namesJson: JSON.stringify(metadata.map((m) => m.callableName)) } };
     runtimes.set(spec, r);
   }
   return r;

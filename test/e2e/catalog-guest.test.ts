@@ -199,3 +199,17 @@ describe("done-when: a 1,000-tool catalog", () => {
     expect(done.telemetry.counters).toEqual({ search: 1, describe: 1, call: 1 });
   });
 });
+
+describe("lazy tool globals", () => {
+  it("globals and catalog.all() share one handle per tool, made on first use; globals stay assignable", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(
+      session,
+      turnId,
+      `const same = catalog.all()[0] === shipping_list && catalog.all()[1] === shipping_get;
+       shipping_get = 5;
+       return { same, reassigned: shipping_get, frozen: Object.isFrozen(catalog.all()), name: shipping_list.callableName };`,
+    );
+    expect(r.value).toEqual({ same: true, reassigned: 5, frozen: true, name: "shipping_list" });
+  });
+});
