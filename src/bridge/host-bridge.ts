@@ -22,6 +22,11 @@ export interface BridgeHandlers {
   isClientTool(tool: string): boolean;
   /** A client tool call was handed to the caller (counted like any call). */
   clientCalled(request: ToolRequest): void;
+  /**
+   * Why a client tool call may not be handed to the caller (a restartSafe cell, an input that
+   * breaks the tool's schema), or undefined. Refused calls reject in the guest, never pend.
+   */
+  refuseClientCall?(request: ToolRequest): string | undefined;
   /** The tool's own name for a callable name (what a client sees in pendingToolCalls). */
   toolName(callable: string): string;
   search(query: string, limit: number | null): Settlement;
@@ -72,8 +77,11 @@ export class HostBridge implements GuestHost {
   private wake: (() => void) | null = null;
   private closed = false;
   private yields: Array<{ id: number; reason: string | null }> = [];
-  /** Set while the run is parked: results that settle then are stored durably. */
-  onSettled: ((id: number, settlement: Settlement) => void) | null = null;
+  /**
+   * Set while the run is parked (see `detach`): host results that settle then are handed
+   * here to be stored durably, and not queued; the next resume delivers them from storage.
+   */
+  private onSettled: ((id: number, settlement: Settlement) => void) | null = null;
   /** Called once, before the first tool call is started (the first possible side effect). */
   beforeFirstCall: (() => void) | null = null;
 
@@ -129,10 +137,25 @@ export class HostBridge implements GuestHost {
     return this.yields.length > 0;
   }
 
-  /** Host work (tools, timers) that can still make progress without the caller. */
-  get hasHostWork(): boolean {
-    for (const f of this.inflight.values()) if (f.kind !== "client") return true;
-    return false;
+  /** Host tool calls still running: the only outstanding work worth waiting for at the deadline. */
+  get hostCallsInFlight(): number {
+    let n = 0;
+    for (const f of this.inflight.values()) if (f.kind === "tool") n++;
+    return n;
+  }
+
+  /** Client tool calls handed to the caller and not yet answered. */
+  get clientCallsInFlight(): number {
+    let n = 0;
+    for (const f of this.inflight.values()) if (f.kind === "client") n++;
+    return n;
+  }
+
+  /** The earliest due time of the cell's own timers, or undefined when none is set. */
+  nextTimerDue(): number | undefined {
+    let next: number | undefined;
+    for (const f of this.inflight.values()) if (f.kind === "timer" && (next === undefined || f.dueAt! < next)) next = f.dueAt!;
+    return next;
   }
 
   /** Everything outstanding, as persisted with a parked run. */
@@ -148,12 +171,39 @@ export class HostBridge implements GuestHost {
     return out;
   }
 
-  /** Re-create outstanding requests after a restore in a fresh bridge (tools are not re-run). */
+  /**
+   * Re-create a parked run's outstanding requests after a restore: timers keep their absolute
+   * due times (adopt them in due order: overdue ones fire in that order), client calls wait
+   * for their result. Host tool calls are never re-run: a kept (detached) bridge still runs
+   * them, otherwise their stored result or their loss decides.
+   */
   adopt(request: PendingRequest): void {
+    if (this.inflight.has(request.id)) return;
     if (request.kind === "timer") this.startTimer(request.id, request.dueAt);
     else if (request.kind === "client") {
       this.inflight.set(request.id, { id: request.id, kind: "client", tool: request.tool, input: request.input, callId: request.callId, abort: new AbortController() });
     }
+  }
+
+  /**
+   * The run is parking while host tool calls still run: keep only those. Timers stop (they
+   * are persisted with their due times and re-adopted on resume) and client calls are left
+   * to the parked state; what a host call returns from now on goes to `store`, not to a queue.
+   */
+  detach(store: (id: number, settlement: Settlement) => void): void {
+    for (const f of [...this.inflight.values()]) {
+      if (f.kind === "tool") continue;
+      f.abort.abort();
+      this.inflight.delete(f.id);
+    }
+    this.ready = [];
+    this.onSettled = store;
+  }
+
+  /** Resume with a kept bridge: results flow to the guest again. */
+  reattach(): this {
+    this.onSettled = null;
+    return this;
   }
 
   /** The guest is continuing past a yield (its promise is settled by `deliver`). */
@@ -204,6 +254,11 @@ export class HostBridge implements GuestHost {
                 ok: false,
                 message: `input for client tool ${tool} is larger than maxOutputBytes (${this.limits.maxClientInputBytes}); send less`,
               });
+              break;
+            }
+            const refusal = this.handlers.refuseClientCall?.({ id: r.id, tool, input });
+            if (refusal !== undefined) {
+              this.settle(r.id, { ok: false, message: refusal });
               break;
             }
             this.handlers.clientCalled({ id: r.id, tool, input });
@@ -265,8 +320,8 @@ export class HostBridge implements GuestHost {
   private complete(id: number, settlement: Settlement): void {
     if (!this.inflight.has(id)) return; // cancelled, or the run closed
     this.inflight.delete(id);
-    this.onSettled?.(id, settlement);
-    this.settle(id, settlement);
+    if (this.onSettled) this.onSettled(id, settlement);
+    else this.settle(id, settlement);
   }
 
   /** Deliver a result that arrived from outside (stored while parked, or a client result). */

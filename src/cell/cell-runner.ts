@@ -111,6 +111,9 @@ export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvir
       bridge.dispatch();
       const ready = bridge.takeReady();
       if (ready.length > 0) {
+        // Each delivery is host work done for the guest: a program that keeps re-arming
+        // zero-delay timers spends its budget even where the clock is frozen.
+        cell.guard.chargeSettles(ready.length);
         for (const { id, settlement } of ready) {
           vm.settle(id, settlement.ok, settlement.ok ? settlement.text : settlement.message);
         }
@@ -141,15 +144,30 @@ export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvir
           result: closeWith(cell, failedWithBudget(cell, "the program awaits a promise that nothing will settle (no tool call or timer is pending)", undefined, env)),
         };
       }
-      // Only client tools are outstanding: nothing here can settle them, so park now.
-      if (!bridge.hasHostWork) return { kind: "suspended", reason: "pending_tools", cell };
+      // When to park: as soon as only the caller can move the program on (client results),
+      // or at the deadline while host tools still run. A cell's own timers never park it:
+      // they run inside its deadline (they keep their due times across a park for other reasons).
+      const hostCalls = bridge.hostCallsInFlight;
+      if (hostCalls === 0 && bridge.clientCallsInFlight > 0) return { kind: "suspended", reason: "pending_tools", cell };
       const remaining = deadline - env.clock.now();
-      if (remaining <= 0) return { kind: "suspended", reason: "pending_tools", cell };
+      if (hostCalls === 0) {
+        const due = bridge.nextTimerDue();
+        if (remaining <= 0 || (due !== undefined && due > deadline)) {
+          return { kind: "result", result: closeWith(cell, failedWithBudget(cell, timerPastDeadline(env.options.timeoutMs), "timeout", env)) };
+        }
+      } else if (remaining <= 0) return { kind: "suspended", reason: "pending_tools", cell };
       await bridge.waitForWork(remaining, env.signal);
     }
   } catch (error) {
     return { kind: "result", result: endCell(cell, error, env) };
   }
+}
+
+function timerPastDeadline(timeoutMs: number): string {
+  return (
+    `code mode cell would wait past its deadline (timeoutMs ${timeoutMs}) for its own timers; ` +
+    "timers run inside the deadline, and only tool calls, client results and yield_control() park a cell"
+  );
 }
 
 /** A failure that shares the cell's output budget (its error bounded, `[error truncated]`). */

@@ -149,11 +149,12 @@ export class RunLifecycle {
     this.deps.scheduleExpiry(state.expiresAt);
     cell.vm.dispose();
 
-    // Host work keeps running while parked; what settles is stored durably for the next wait.
-    if (cell.bridge.hasHostWork) {
-      cell.bridge.onSettled = (id, settlement) => {
+    // Host tool calls keep running while parked; what they return is stored durably and
+    // delivered by the next wait like any stored result (client results included).
+    if (cell.bridge.hostCallsInFlight > 0) {
+      cell.bridge.detach((id, settlement) => {
         if (this.deps.store.state(runId)) this.deps.store.storeResult(runId, id, settlement);
-      };
+      });
       this.live.set(runId, { bridge: cell.bridge, budget: cell.budget });
     } else {
       cell.bridge.close();
@@ -236,8 +237,7 @@ export class RunLifecycle {
       const env: CellEnvironment = { ...env0, clock: env0.clock };
       let bridge: HostBridge;
       if (live) {
-        bridge = live.bridge;
-        bridge.onSettled = null;
+        bridge = live.bridge.reattach();
       } else {
         bridge = new HostBridge(
           { ...env.handlers, output: (kind, text) => (kind === "json" ? budget.pushJson(text) : budget.pushText(text)) },
@@ -248,8 +248,9 @@ export class RunLifecycle {
           },
           env.clock,
         );
-        for (const p of state.pending) bridge.adopt(p);
       }
+      // Timers in due order (overdue ones fire in that order), client calls awaiting results.
+      for (const p of duePendingOrder(state.pending)) bridge.adopt(p);
       claim.bridge = bridge;
       let vm: GuestVm;
       try {
@@ -264,8 +265,8 @@ export class RunLifecycle {
       // possible side effect: mark it first, so a reset cannot replay it. (Output gates hold
       // the call's outgoing traffic until the mark is durable.)
       bridge.beforeFirstCall = () => this.deps.store.markResuming(runId);
-      // A bridge kept in memory already holds what settled while parked (in its ready queue).
-      if (!live) for (const [id, settlement] of results) bridge.deliver(id, settlement);
+      // Everything that settled while parked is in storage, whether the bridge was kept or not.
+      for (const [id, settlement] of results) bridge.deliver(id, settlement);
       const yields = state.pending.filter((p) => p.kind === "yield");
       if (yields.length > 0) bridge.clearYield();
       for (const y of yields) bridge.deliver(y.id, { ok: true, text: undefined });
@@ -329,4 +330,10 @@ export class RunLifecycle {
     this.live.delete(runId);
     this.deps.store.delete(runId);
   }
+}
+
+/** Parked requests with timers sorted by due time (then id), the rest in their stored order. */
+function duePendingOrder(pending: ParkedRunState["pending"]): ParkedRunState["pending"] {
+  const timers = pending.filter((p) => p.kind === "timer").sort((a, b) => a.dueAt - b.dueAt || a.id - b.id);
+  return [...pending.filter((p) => p.kind !== "timer"), ...timers];
 }

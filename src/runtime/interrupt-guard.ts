@@ -20,9 +20,13 @@ export const MAX_INTERRUPT_TICKS = 40_000;
 /** Bridge bytes worth one tick: the default 30k-tick budget moves at most ~30 MB through the host. */
 export const BRIDGE_BYTES_PER_TICK = 1024;
 
+/** Bridge results delivered into the guest worth one tick (a delivery, its job drain and status read cost about a tick). */
+export const SETTLES_PER_TICK = 1;
+
 export class InterruptGuard {
   private ticks = 0;
   private bridgeBytes = 0;
+  private settles = 0;
   private tripped: "deadline" | "cpu_budget" | null = null;
   private readonly maxTicks: number;
 
@@ -54,6 +58,17 @@ export class InterruptGuard {
     if (owed > 0) {
       this.ticks += owed;
       this.bridgeBytes -= owed * BRIDGE_BYTES_PER_TICK;
+    }
+    if (this.ticks > this.maxTicks) this.tripped ??= "cpu_budget";
+  }
+
+  /** Results delivered into the guest (each a host round trip and a job drain). */
+  chargeSettles(count: number): void {
+    this.settles += count;
+    const owed = Math.floor(this.settles / SETTLES_PER_TICK);
+    if (owed > 0) {
+      this.ticks += owed;
+      this.settles -= owed * SETTLES_PER_TICK;
     }
     if (this.ticks > this.maxTicks) this.tripped ??= "cpu_budget";
   }

@@ -22,6 +22,10 @@ export function boundedJson(value: unknown, maxBytes: number): string {
   return JSON.stringify({ truncated: true, prefix, omittedBytes: bytes - encoder.encode(prefix).length, guidance: TRUNCATION_GUIDANCE });
 }
 
+function notReplaySafe(callableName: string): string {
+  return `${callableName} is not replay-safe; restartSafe cells may only call replay-safe tools`;
+}
+
 /** Bridge handlers for one turn: the executor path for calls, catalog lookups for search/describe. */
 export function turnHandlers(
   spec: TurnSpec,
@@ -40,9 +44,7 @@ export function turnHandlers(
       if (!entry) return { ok: false, message: `${request.tool || "tool"} is not an available tool` };
       const definition = resolve(entry);
       if (!definition) return { ok: false, message: `${entry.callableName} is no longer available` };
-      if (opts.restartSafe && definition.replaySafe !== true) {
-        return { ok: false, message: `${entry.callableName} is not replay-safe; restartSafe cells may only call replay-safe tools` };
-      }
+      if (opts.restartSafe && definition.replaySafe !== true) return { ok: false, message: notReplaySafe(entry.callableName) };
       const outcome = await executeTool(definition, request.input, { ...context, signal });
       if (!outcome.ok) return { ok: false, message: outcome.message };
       return { ok: true, text: boundedJson(outcome.details, maxBytes) };
@@ -52,6 +54,11 @@ export function turnHandlers(
     },
     clientCalled(): void {
       counters.call++;
+    },
+    refuseClientCall(request): string | undefined {
+      // Client tools carry no replay-safe marker: a restartSafe cell may not hand one out.
+      if (opts.restartSafe) return notReplaySafe(catalog.lookup(request.tool)?.callableName ?? request.tool);
+      return undefined;
     },
     toolName(callable): string {
       return catalog.lookup(callable)?.toolName ?? callable;

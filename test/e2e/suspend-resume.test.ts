@@ -39,17 +39,15 @@ describe("suspension and resume (seed E2E 12-15)", () => {
   });
 
   it("a timer set before parking fires after wait", async () => {
-    const { session, turnId } = await freshTurn({ agentId: "park" });
-    const r = await exec(session, turnId, "const t0 = Date.now(); await new Promise((res) => setTimeout(res, 500)); return 'timer fired';");
-    expect(r).toMatchObject({ status: "waiting", reason: "pending_tools" });
+    const { session, turnId } = await freshTurn();
+    const r = await exec(session, turnId, "const fired = new Promise((res) => setTimeout(res, 200)); await yield_control(); await fired; return 'timer fired';");
+    expect(r).toMatchObject({ status: "waiting", reason: "yield" });
     expect(r.pendingToolCalls).toBeUndefined();
-    let w = await wait(session, turnId, r.runId);
-    while (w.status === "waiting") w = await wait(session, turnId, w.runId);
-    expect(w).toMatchObject({ status: "completed", value: "timer fired" });
+    expect(await wait(session, turnId, r.runId)).toMatchObject({ status: "completed", value: "timer fired" });
   });
 
   it("clearTimeout cancels a timer created before an earlier suspension", async () => {
-    const { session, turnId } = await freshTurn({ agentId: "park" });
+    const { session, turnId } = await freshTurn();
     const r = await exec(
       session,
       turnId,
@@ -267,13 +265,11 @@ describe("client tools, eviction and teardown", () => {
   });
 
   it("a timer survives eviction: it is re-armed from its due time after restore", async () => {
-    const { session, turnId } = await freshTurn({ agentId: "park" });
-    const r = await exec(session, turnId, "await new Promise((res) => setTimeout(res, 500)); return 'after eviction';");
+    const { session, turnId } = await freshTurn();
+    const r = await exec(session, turnId, "const t = new Promise((res) => setTimeout(res, 300)); await yield_control(); await t; return 'after eviction';");
     expect(r.status).toBe("waiting");
     await evictDurableObject(sessionStub(session));
-    let w = await wait(session, turnId, r.runId);
-    while (w.status === "waiting") w = await wait(session, turnId, w.runId);
-    expect(w).toMatchObject({ status: "completed", value: "after eviction" });
+    expect(await wait(session, turnId, r.runId)).toMatchObject({ status: "completed", value: "after eviction" });
   });
 
   it("a corrupt snapshot fails the wait cleanly and drops the run", async () => {
