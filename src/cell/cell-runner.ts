@@ -6,7 +6,7 @@ import { jsonTooDeep, MAX_JSON_DEPTH } from "../bridge/json-depth";
 import type { Clock } from "../runtime/clock";
 import { GuestFaultError } from "../runtime/guest-fault";
 import { GuestVm } from "../runtime/guest-vm";
-import { InterruptGuard } from "../runtime/interrupt-guard";
+import { InterruptGuard, type BudgetTrip } from "../runtime/interrupt-guard";
 import { vmPool } from "../runtime/vm-pool";
 import { checkModuleAccess, checkShellCommand } from "../runtime/source-checks";
 import { parseExecInput } from "./exec-input";
@@ -176,7 +176,18 @@ export function failedWithBudget(cell: LiveCell, message: string, code: CodeMode
   return { status: "failed", error: projected.error, ...(code ? { code } : {}), ...(projected.output ? { output: projected.output } : {}), telemetry: env.telemetry() };
 }
 
-function faultResult(error: GuestFaultError, env: CellEnvironment, budget: OutputBudget): CodeModeResult {
+/** The message for a cell stopped by its budget, naming the limit actually reached. */
+export function budgetMessage(trip: BudgetTrip | null, timeoutMs: number): string {
+  if (trip === "cpu_budget") {
+    return (
+      `code mode cell used up its CPU budget for timeoutMs ${timeoutMs} and was stopped ` +
+      "(guest work is counted, since the clock does not advance during synchronous code); do less work per cell"
+    );
+  }
+  return `code mode cell exceeded timeoutMs (${timeoutMs}) and was stopped`;
+}
+
+function faultResult(error: GuestFaultError, env: CellEnvironment, cell: LiveCell): CodeModeResult {
   const fault = error.fault;
   const o = env.options;
   let message: string;
@@ -186,23 +197,26 @@ function faultResult(error: GuestFaultError, env: CellEnvironment, budget: Outpu
       message = "the code mode run was aborted";
       code = "aborted";
     } else {
-      message = `code mode cell exceeded its execution budget (timeoutMs ${o.timeoutMs}) and was stopped`;
+      message = budgetMessage(cell.guard.reason, o.timeoutMs);
       code = "timeout";
     }
   } else if (fault.kind === "out_of_memory") {
     message = `code mode cell exceeded memoryLimitBytes (${o.memoryLimitBytes}) and its VM was terminated`;
+  } else if (fault.kind === "engine_limit") {
+    // The program's own doing (a string past the engine's maximum, a stack overflow): its error.
+    message = `the program hit an engine limit (${fault.detail.split("\n")[0]!.slice(0, 200)}) and its VM was terminated`;
   } else {
     // Never echo engine internals beyond their one-line summary.
     message = `the code mode VM stopped unexpectedly (${fault.detail.split("\n")[0]!.slice(0, 200)})`;
-    code = /stack|recursion/i.test(fault.detail) ? undefined : "internal_error";
+    code = "internal_error";
   }
-  const projected = budget.failed(message);
+  const projected = cell.budget.failed(message);
   return { status: "failed", error: projected.error, ...(code ? { code } : {}), ...(projected.output ? { output: projected.output } : {}), telemetry: env.telemetry() };
 }
 
 /** A guest call threw: classify, dispose the VM, report. */
 function endCell(cell: LiveCell, error: unknown, env: CellEnvironment): CodeModeResult {
-  if (error instanceof GuestFaultError) return closeWith(cell, faultResult(error, env, cell.budget));
+  if (error instanceof GuestFaultError) return closeWith(cell, faultResult(error, env, cell));
   return closeWith(cell, failed("internal error in the code mode runtime", "internal_error", env.telemetry()));
 }
 

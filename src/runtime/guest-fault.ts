@@ -5,6 +5,8 @@ import type { InterruptGuard } from "./interrupt-guard";
 export type GuestFault =
   | { kind: "interrupted" }
   | { kind: "out_of_memory" }
+  /** An uncatchable engine error the program caused (string too long, stack overflow). */
+  | { kind: "engine_limit"; detail: string }
   | { kind: "crashed"; detail: string };
 
 export class GuestFaultError extends Error {
@@ -18,11 +20,15 @@ export function classify(error: unknown, guard: InterruptGuard | null): GuestFau
   if (error instanceof JSException) {
     if (guard?.reason != null || error.message === "interrupted") return { kind: "interrupted" };
     if (error.message === "out of memory") return { kind: "out_of_memory" };
-    return { kind: "crashed", detail: `${error.name}: ${error.message}` };
+    // Anything else QuickJS raised past the guest's try/catch is an engine limit the guest
+    // program reached (catchable errors never get here): the program's error, not ours.
+    return { kind: "engine_limit", detail: `${error.name}: ${error.message}` };
   }
   if (guard?.reason != null) return { kind: "interrupted" };
   // A wasm trap (e.g. the native stack running out) leaves the instance unusable.
   const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   if (/out of memory|memory access out of bounds|Cannot allocate/i.test(detail)) return { kind: "out_of_memory" };
+  // The host's native stack ran out under deep guest recursion.
+  if (error instanceof RangeError && /call stack/i.test(detail)) return { kind: "engine_limit", detail };
   return { kind: "crashed", detail };
 }

@@ -1,3 +1,5 @@
+import { WORK_METER_SOURCE } from "./work-meter";
+
 /**
  * Guest-side half of the bridge, evaluated once in every fresh VM before model code.
  *
@@ -14,7 +16,7 @@
 /** The one host callback, registered by this stable name so `restore` can re-register it. */
 export const HOST_CALL = "__cm_host";
 /** Its first argument selects the operation. */
-export const HOST_OP = { request: 0, output: 1, cancel: 2 } as const;
+export const HOST_OP = { request: 0, output: 1, cancel: 2, charge: 3 } as const;
 /**
  * Frozen guest object the host drives the cell through. It is published under this name
  * only while the prelude runs; the host captures it with `exportHandle` (the token survives
@@ -33,6 +35,7 @@ export const GUEST_PRELUDE = String.raw`
   const hostRequest = function (id, op, text) { host(${HOST_OP.request}, id, op, text); };
   const hostOutput = function (kind, text) { host(${HOST_OP.output}, kind, text); };
   const hostCancel = function (id) { host(${HOST_OP.cancel}, id); };
+  const hostCharge = function (units) { host(${HOST_OP.charge}, units); };
 
   // Stack-trace call sites must not hand out function objects (prelude internals sit on
   // the stack under timer callbacks and toJSON hooks): drop getFunction/getThis.
@@ -69,6 +72,7 @@ export const GUEST_PRELUDE = String.raw`
   const mapIteratorNext = Object.getPrototypeOf(new MapCtor().values()).next;
   const promiseThen = PromiseCtor.prototype.then;
   const call = Function.prototype.call.bind(Function.prototype.call);
+${WORK_METER_SOURCE}
 
   function safeString(v) {
     try { return StringCtor(v); } catch (e) {
@@ -195,16 +199,67 @@ export const GUEST_PRELUDE = String.raw`
   function text(value) {
     hostOutput("text", typeof value === "string" ? value : safeString(value));
   }
-  // Models reach for console.log by habit: it writes a text() item (objects as JSON).
+  // Models reach for console.log by habit: it writes a text() item. Strings print as they
+  // are; other values readably (JSON-like, with errors, Maps, Sets and cycles spelled out).
+  const MapProto = MapCtor.prototype, SetProto = Set.prototype;
+  const mapEntries = MapProto.entries, setValues = SetProto.values;
+  const setSize = Object.getOwnPropertyDescriptor(SetProto, "size").get;
+  const ownKeys = Object.keys;
+  const INSPECT_DEPTH = 6, INSPECT_ITEMS = 100;
+  function isInstance(v, proto) {
+    try { for (let p = Object.getPrototypeOf(v); p !== null; p = Object.getPrototypeOf(p)) if (p === proto) return true; } catch (e) {}
+    return false;
+  }
+  function inspect(v, depth, seen) {
+    if (typeof v === "string") return depth === 0 ? v : stringify(v);
+    if (typeof v === "bigint") return StringCtor(v) + "n";
+    if (typeof v === "function") return "[Function" + (v.name ? ": " + safeString(v.name) : "") + "]";
+    if (v === null || typeof v !== "object") return safeString(v);
+    if (seen.indexOf(v) >= 0) return "[Circular]";
+    if (isInstance(v, ErrorCtor.prototype)) return depth === 0 ? describeError(v) : "[" + describeError(v) + "]";
+    if (depth >= INSPECT_DEPTH) return isArray(v) ? "[Array]" : "[Object]";
+    seen.push(v);
+    try {
+      const parts = [];
+      let more = 0;
+      if (isInstance(v, MapProto)) {
+        const it = call(mapEntries, v);
+        for (let e = it.next(); !e.done; e = it.next()) {
+          if (parts.length >= INSPECT_ITEMS) { more++; continue; }
+          parts.push(inspect(e.value[0], depth + 1, seen) + " => " + inspect(e.value[1], depth + 1, seen));
+        }
+        return "Map(" + call(mapSize, v) + ") {" + (parts.length ? " " + parts.join(", ") + (more ? ", … " + more + " more" : "") + " " : "") + "}";
+      }
+      if (isInstance(v, SetProto)) {
+        const it = call(setValues, v);
+        for (let e = it.next(); !e.done; e = it.next()) {
+          if (parts.length >= INSPECT_ITEMS) { more++; continue; }
+          parts.push(inspect(e.value, depth + 1, seen));
+        }
+        return "Set(" + call(setSize, v) + ") {" + (parts.length ? " " + parts.join(", ") + (more ? ", … " + more + " more" : "") + " " : "") + "}";
+      }
+      if (isInstance(v, Date.prototype)) { try { return v.toISOString(); } catch (e) { return "Invalid Date"; } }
+      if (isArray(v)) {
+        const n = v.length;
+        for (let i = 0; i < n && i < INSPECT_ITEMS; i++) parts.push(inspect(v[i], depth + 1, seen));
+        return "[" + parts.join(",") + (n > INSPECT_ITEMS ? ",… " + (n - INSPECT_ITEMS) + " more" : "") + "]";
+      }
+      const keys = ownKeys(v);
+      for (let i = 0; i < keys.length && i < INSPECT_ITEMS; i++) {
+        const val = v[keys[i]];
+        if (val === undefined) continue;
+        parts.push(stringify(keys[i]) + ":" + inspect(val, depth + 1, seen));
+      }
+      return "{" + parts.join(",") + (keys.length > INSPECT_ITEMS ? ",… " + (keys.length - INSPECT_ITEMS) + " more" : "") + "}";
+    } catch (e) {
+      return "[unprintable value]";
+    } finally {
+      seen.pop();
+    }
+  }
   function logLine() {
     const parts = [];
-    for (let i = 0; i < arguments.length; i++) {
-      const a = arguments[i];
-      if (typeof a === "string") { parts.push(a); continue; }
-      let t;
-      try { t = a !== null && typeof a === "object" ? toJsonText(a) : undefined; } catch (e) { t = undefined; }
-      parts.push(t === undefined ? safeString(a) : t);
-    }
+    for (let i = 0; i < arguments.length; i++) parts.push(inspect(arguments[i], 0, []));
     text(parts.join(" "));
   }
   const console = freeze({ log: logLine, info: logLine, warn: logLine, error: logLine, debug: logLine });

@@ -153,6 +153,11 @@ export class GuestVm {
           case HOST_OP.cancel:
             host.cancel(num(args[1]));
             break;
+          case HOST_OP.charge:
+            // Native work about to run for the guest (see work-meter.ts): refused when unpaid.
+            this.guard?.chargeWork(num(args[1]));
+            if (this.guard?.reason) throw "code mode cell exceeded its execution budget";
+            break;
           default:
             throw "unknown host operation";
         }

@@ -1,41 +1,42 @@
 import type { Clock } from "./clock";
+import { WORK_UNITS_PER_TICK } from "./work-meter";
 
 /**
- * QuickJS calls the interrupt handler every few thousand bytecode steps (~12k/s for
- * `while(true){}`, ~1.7k/s for arithmetic loops, far less inside long built-ins; see
- * EDGE-NOTES.md). In production the clock is frozen during synchronous execution, so a
- * call-count budget is the guard that always fires; the clock deadline catches slow-tick
- * code where the clock moves. Whichever trips first stops the guest; `memoryLimit` bounds
- * built-ins and the platform's `limits.cpu_ms` is the last resort.
+ * The cell's execution budget, derived from `timeoutMs` alone.
+ *
+ * Production Workers freeze the clock during synchronous code, so time cannot stop a guest
+ * loop there: the budget counts work instead. QuickJS calls the interrupt handler once per
+ * ~10k bytecode back-edges and calls (a "tick"); host work done for the guest (bridge bytes,
+ * deliveries, metered native built-ins: see work-meter.ts) is charged in ticks too. The
+ * budget is `timeoutMs × TICKS_PER_TIMEOUT_MS` ticks, calibrated so that a plain counting
+ * loop runs about `timeoutMs` (a tick ≈ 330 µs; measured per loop kind in BENCHMARKS.md:
+ * an empty loop ticks ~4× faster, allocation-heavy loops up to ~10× slower). Where the clock
+ * moves (locally; across host I/O) the deadline trips first for slow-tick code. The
+ * platform's CPU limit (`limits.cpu_ms` in wrangler.toml) is the backstop for what neither
+ * sees (BigInt operators), and the gateway recovers from it (see README).
  */
-export const INTERRUPT_TICKS_PER_TIMEOUT_MS = 3;
+export const TICKS_PER_TIMEOUT_MS = 3;
 
-/**
- * Ceiling on the tick budget whatever `timeoutMs` says: at the slowest measured tick rate
- * (~1.7k/s for arithmetic loops) 40k ticks is ~24 s of synchronous guest CPU, inside the
- * platform's default 30 s per-request CPU limit, so a guest loop never gets the object reset.
- */
-export const MAX_INTERRUPT_TICKS = 40_000;
-
-/** Bridge bytes worth one tick: the default 30k-tick budget moves at most ~30 MB through the host. */
+/** Bridge bytes worth one tick: a 10 s budget moves at most ~30 MB through the host. */
 export const BRIDGE_BYTES_PER_TICK = 1024;
 
-/** Bridge results delivered into the guest worth one tick (a delivery, its job drain and status read cost about a tick). */
+/** Bridge results delivered into the guest worth one tick (a delivery, its job drain and status read). */
 export const SETTLES_PER_TICK = 1;
+
+/** Which limit stopped the cell: its wall-clock deadline, or its counted work. */
+export type BudgetTrip = "deadline" | "cpu_budget";
 
 export class InterruptGuard {
   private ticks = 0;
-  private bridgeBytes = 0;
-  private settles = 0;
-  private tripped: "deadline" | "cpu_budget" | null = null;
-  private readonly maxTicks: number;
+  private tripped: BudgetTrip | null = null;
+  readonly maxTicks: number;
 
   constructor(
     private readonly clock: Clock,
     private deadline: number,
     timeoutMs: number,
   ) {
-    this.maxTicks = Math.max(1, Math.min(MAX_INTERRUPT_TICKS, Math.floor(timeoutMs * INTERRUPT_TICKS_PER_TIMEOUT_MS)));
+    this.maxTicks = Math.max(1, Math.floor(timeoutMs * TICKS_PER_TIMEOUT_MS));
   }
 
   /** Handler given to QuickJS; must stay cheap. */
@@ -48,32 +49,32 @@ export class InterruptGuard {
   };
 
   /**
-   * Charge host-side work done for the guest (bytes copied across the bridge) to the same
-   * budget: a tick is cheap for the guest but one host call may copy megabytes, so a loop of
-   * huge text()/json()/tool calls must run out of budget as fast as its host cost grows.
+   * Host work done for the guest, in ticks (fractions accumulate). A tick is cheap for the
+   * guest but one host call may copy megabytes or one native call scan a billion elements,
+   * so such work spends the budget as fast as its cost grows.
    */
+  private spend(ticks: number): void {
+    this.ticks += ticks;
+    if (this.ticks > this.maxTicks) this.tripped ??= "cpu_budget";
+  }
+
+  /** Bytes copied across the bridge. */
   charge(bytes: number): void {
-    this.bridgeBytes += bytes;
-    const owed = Math.floor(this.bridgeBytes / BRIDGE_BYTES_PER_TICK);
-    if (owed > 0) {
-      this.ticks += owed;
-      this.bridgeBytes -= owed * BRIDGE_BYTES_PER_TICK;
-    }
-    if (this.ticks > this.maxTicks) this.tripped ??= "cpu_budget";
+    this.spend(bytes / BRIDGE_BYTES_PER_TICK);
   }
 
-  /** Results delivered into the guest (each a host round trip and a job drain). */
+  /** Results delivered into the guest. */
   chargeSettles(count: number): void {
-    this.settles += count;
-    const owed = Math.floor(this.settles / SETTLES_PER_TICK);
-    if (owed > 0) {
-      this.ticks += owed;
-      this.settles -= owed * SETTLES_PER_TICK;
-    }
-    if (this.ticks > this.maxTicks) this.tripped ??= "cpu_budget";
+    this.spend(count / SETTLES_PER_TICK);
   }
 
-  get reason(): "deadline" | "cpu_budget" | null {
+  /** Native built-in work announced by the guest's work meter, before it runs. */
+  chargeWork(units: number): void {
+    // NaN or negative never refunds; Infinity is simply unaffordable.
+    if (units > 0) this.spend(units / WORK_UNITS_PER_TICK);
+  }
+
+  get reason(): BudgetTrip | null {
     return this.tripped;
   }
 
@@ -82,7 +83,7 @@ export class InterruptGuard {
   }
 
   /** Force every further guest step to stop (abort, teardown). */
-  trip(reason: "deadline" | "cpu_budget" = "deadline"): void {
+  trip(reason: BudgetTrip = "deadline"): void {
     this.tripped ??= reason;
   }
 }

@@ -235,3 +235,102 @@ describe("guest cannot reach host internals", () => {
     expect(r.value).toEqual({ mcp: [], ns: [], files: [], err: expect.stringMatching(/unknown API file/) });
   });
 });
+
+describe("native built-ins are charged by size: none holds the session past its budget", () => {
+  // A frozen clock (what production looks like during synchronous code): only counted work
+  // can stop these. Each was a call that ran 30 s to minutes before built-ins were metered.
+  const corpus: Array<[string, string]> = [
+    ["join over 2^32-1 holes", "return new Array(2 ** 32 - 1).join('x').length"],
+    ["join over 1e9 holes", "return new Array(1e9).join('').length"],
+    ["join of a huge generic array-like", "return Array.prototype.join.call({ length: 2 ** 53 - 1 }).length"],
+    ["indexOf over a 10 MB string, 500 times", "const s = 'a'.repeat(1e7); let n = 0; for (let i = 0; i < 500; i++) n += s.indexOf('b'); return n"],
+    ["includes over a 10 MB string via a String object", "const s = new String('a'.repeat(1e7)); let n = 0; for (let i = 0; i < 500; i++) n += String.prototype.includes.call(s, 'b') ? 1 : 0; return n"],
+    ["forEach over 1e9 holes", "new Array(1e9).forEach(() => {}); return 1"],
+    ["includes/indexOf over 1e9 holes in a loop", "const a = new Array(1e9); let n = 0; for (let i = 0; i < 100; i++) n += a.indexOf(1) + (a.includes(2) ? 1 : 0); return n"],
+    ["reverse of 1e9 holes", "new Array(1e9).reverse(); return 1"],
+    ["sort of 1e9 holes", "new Array(1e9).sort(); return 1"],
+    ["split of a 10 MB string in a loop", "const s = 'ab'.repeat(5e6); let n = 0; for (let i = 0; i < 200; i++) n += s.split('a').length; return n"],
+    ["replaceAll with a long needle", "const s = 'a'.repeat(3e6); let n = 0; for (let i = 0; i < 100; i++) n += s.replaceAll('a'.repeat(1000) + 'b', '').length; return n"],
+    ["JSON.parse of a large text in a loop", "const t = JSON.stringify(new Array(2e5).fill(1)); let n = 0; for (;;) n += JSON.parse(t).length"],
+    ["typed array sort in a loop", "const a = new Float64Array(1e6); for (;;) a.sort()"],
+    ["catastrophic regex backtracking", "return /(a+)+$/.test('a'.repeat(40) + 'b')"],
+    ["shift on a large array in a loop", "const a = new Array(5e5).fill(1); for (;;) { a.shift(); a.push(1); }"],
+  ];
+  for (const [name, code] of corpus) {
+    it(`${name}: stopped as a timeout, session healthy`, async () => {
+      const { session, turnId } = await freshTurn({ agentId: "fast" });
+      await setClock(session, frozenClock());
+      const r = await exec(session, turnId, code);
+      expect(r).toMatchObject({ status: "failed", code: "timeout" });
+      expect(r.error).toContain("timeoutMs 400");
+      await expectHealthy(session, turnId);
+    });
+  }
+
+  it("a refused built-in cannot be retried by catching the refusal", async () => {
+    const { session, turnId } = await freshTurn({ agentId: "fast" });
+    await setClock(session, frozenClock());
+    const r = await exec(session, turnId, "const a = new Array(1e9); for (;;) { try { a.join(''); } catch (e) {} }");
+    expect(r).toMatchObject({ status: "failed", code: "timeout" });
+  });
+
+  it("an array-like whose length is a getter cannot under-report its size", async () => {
+    const { session, turnId } = await freshTurn({ agentId: "fast" });
+    const r = await exec(
+      session,
+      turnId,
+      "let k = 0; const o = { get length() { return k++ === 0 ? 0 : 2 ** 32 - 1; } }; try { return Array.prototype.join.call(o, 'x').length; } catch (e) { return e.name + ': ' + e.message; }",
+    );
+    expect(r).toMatchObject({ status: "completed", value: expect.stringMatching(/^TypeError: .*length/) });
+  });
+
+  it("ordinary work with the same built-ins still completes within the default budget", async () => {
+    const { session, turnId } = await freshTurn();
+    await setClock(session, frozenClock());
+    const r = await exec(
+      session,
+      turnId,
+      `const a = Array.from({ length: 1e5 }, (_, i) => (i * 7919) % 100003);
+       const sorted = [...a].sort((x, y) => x - y);
+       const s = a.join(',');
+       let hits = 0;
+       for (let i = 0; i < 20; i++) hits += s.indexOf(String(i * 13)) >= 0 ? 1 : 0;
+       const parsed = JSON.parse(JSON.stringify(a));
+       const words = 'lorem ipsum dolor sit amet '.repeat(2000).split(' ').filter(Boolean);
+       return [sorted[0], sorted.length, hits, parsed.length, words.length, new Set(words).size];`,
+    );
+    expect(r).toMatchObject({ status: "completed", value: [0, 100000, 20, 100000, 10000, 5] });
+  });
+
+  it("metered built-ins keep their identity, names and behaviour", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(
+      session,
+      turnId,
+      `return [
+        Array.prototype.join.name, Array.prototype.join.length, String.prototype.padStart.length,
+        Object.getPrototypeOf(Uint8Array.prototype).toString === Array.prototype.toString,
+        [3, 1, 2].sort().join('-'), 'a-b-c'.split('-').length, 'x'.padStart(3, 'ab'), String([1, [2, 3]]),
+        Array.prototype.propertyIsEnumerable('join'),
+      ];`,
+    );
+    expect(r).toMatchObject({ status: "completed", value: ["join", 1, 1, true, "1-2-3", 3, "abx", "1,2,3", false] });
+  });
+});
+
+describe("the program's own engine-limit errors are its errors, not the gateway's", () => {
+  it("a string past the engine's maximum fails without internal_error", async () => {
+    const { session, turnId } = await freshTurn({ agentId: "tight" });
+    const r = await exec(session, turnId, "try { let s = 'ab'; for (;;) s = s + s; } catch (e) { return 'caught ' + e.message; }");
+    expect(r.status).toBe("failed");
+    expect(r.code).toBeUndefined();
+    expect(r.error).toMatch(/engine limit|memoryLimitBytes/);
+    await expectHealthy(session, turnId);
+  });
+
+  it("an oversized repeat is an ordinary catchable RangeError", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(session, turnId, "try { return 'ab'.repeat(2 ** 40).length; } catch (e) { return e.name; }");
+    expect(r).toMatchObject({ status: "completed", value: "RangeError" });
+  });
+});

@@ -1,13 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { frozenClock, manualClock } from "../../src/runtime/clock";
-import { INTERRUPT_TICKS_PER_TIMEOUT_MS, InterruptGuard, MAX_INTERRUPT_TICKS } from "../../src/runtime/interrupt-guard";
+import { InterruptGuard, TICKS_PER_TIMEOUT_MS } from "../../src/runtime/interrupt-guard";
+import { WORK_UNITS_PER_TICK } from "../../src/runtime/work-meter";
 
 describe("interrupt guard", () => {
   it("a frozen clock still trips on the tick budget", () => {
     const g = new InterruptGuard(frozenClock(0), 1000, 100);
     let n = 0;
     while (!g.handler()) n++;
-    expect(n).toBe(100 * INTERRUPT_TICKS_PER_TIMEOUT_MS);
+    expect(n).toBe(100 * TICKS_PER_TIMEOUT_MS);
     expect(g.reason).toBe("cpu_budget");
   });
 
@@ -20,11 +21,33 @@ describe("interrupt guard", () => {
     expect(g.reason).toBe("deadline");
   });
 
-  it("the tick budget is capped below the platform CPU limit for long timeouts", () => {
-    const g = new InterruptGuard(frozenClock(0), Number.MAX_SAFE_INTEGER, 60_000);
-    let n = 0;
-    while (!g.handler()) n++;
-    expect(n).toBe(MAX_INTERRUPT_TICKS);
+  it("timeoutMs governs: the budget grows with it, with no hidden ceiling", () => {
+    const count = (timeoutMs: number) => {
+      const g = new InterruptGuard(frozenClock(0), Number.MAX_SAFE_INTEGER, timeoutMs);
+      let n = 0;
+      while (!g.handler()) n++;
+      return n;
+    };
+    expect(count(10_000)).toBe(10_000 * TICKS_PER_TIMEOUT_MS);
+    expect(count(60_000)).toBe(6 * count(10_000));
+  });
+});
+
+describe("native work announced by the work meter", () => {
+  it("is refused once it cannot be paid for, and never refunds", () => {
+    const g = new InterruptGuard(frozenClock(0), 1000, 100); // 300 ticks
+    g.chargeWork(-1e12);
+    g.chargeWork(Number.NaN);
+    g.chargeWork(299 * WORK_UNITS_PER_TICK);
+    expect(g.reason).toBeNull();
+    g.chargeWork(2 * WORK_UNITS_PER_TICK);
+    expect(g.reason).toBe("cpu_budget");
+  });
+
+  it("an unaffordable single call (Infinity units) trips at once", () => {
+    const g = new InterruptGuard(frozenClock(0), 1000, 100);
+    g.chargeWork(Number.POSITIVE_INFINITY);
+    expect(g.reason).toBe("cpu_budget");
   });
 });
 

@@ -1,0 +1,152 @@
+/**
+ * Work metering for native built-ins, installed by the guest prelude before model code runs.
+ *
+ * QuickJS polls the interrupt handler between bytecodes, so one call into a native built-in
+ * runs to its end whatever the budget: `new Array(1e9).join("")` is one call and ~30 s of
+ * CPU. The prelude therefore wraps the built-ins whose cost grows with their input (array
+ * and typed-array iteration, string search and building, JSON.parse, collection
+ * constructors) and charges that size to the cell's budget *before* the native code runs:
+ * a call that cannot be paid for is refused, so it never starts.
+ *
+ * Rules:
+ * - A unit is about one element or character touched by native code (~40 ns measured);
+ *   `WORK_UNITS_PER_TICK` units cost one interrupt tick of the cell's budget.
+ * - Small calls accumulate in guest memory and are sent to the host once they add up to
+ *   `WORK_FLUSH_UNITS`, so metering costs one host call per tick of native work, not per call.
+ * - Receivers are measured once: strings are converted once and that string is what the
+ *   built-in sees; array-likes whose `length` is a getter are refused (a getter could report
+ *   a small length to the meter and a huge one to the built-in). Proxies cost a tick per
+ *   10k trap calls like any guest code.
+ * - Not covered (documented in the README): BigInt arithmetic operators and implicit
+ *   conversions (operators cannot be wrapped; the engine caps a BigInt at ~1 Mbit) and native
+ *   loops driven by non-array iterators. The platform CPU limit is the backstop there.
+ */
+
+/** Units of native work worth one interrupt tick (~40 ns each → ~330 µs, the nominal tick). */
+export const WORK_UNITS_PER_TICK = 8192;
+/** Units accumulated in the guest before they are charged to the host budget. */
+export const WORK_FLUSH_UNITS = WORK_UNITS_PER_TICK;
+
+/**
+ * Guest source (inside the prelude's IIFE; `g`, `hostCharge`, `call`, `isArray` and the
+ * captured intrinsics are in scope). Installs the wrappers and returns nothing.
+ */
+export const WORK_METER_SOURCE = String.raw`
+  // ---- work meter (src/runtime/work-meter.ts) ----------------------------------------------
+  let owedUnits = 0;
+  function charge(units) {
+    if (!(units > 0)) return;
+    owedUnits += units;
+    if (owedUnits >= ${WORK_FLUSH_UNITS}) {
+      const u = owedUnits;
+      owedUnits = 0;
+      hostCharge(u);
+    }
+  }
+  const getOwnDesc = Object.getOwnPropertyDescriptor;
+  const getProto = Object.getPrototypeOf;
+  const MAX_LEN = 9007199254740991;
+  const TypedArrayProto = getProto(Uint8Array.prototype);
+  const typedLength = getOwnDesc(TypedArrayProto, "length").get;
+  function isTyped(o) {
+    try { call(typedLength, o); return true; } catch (e) { return false; }
+  }
+  // The length a native iteration will see; a getter anywhere on the chain is refused.
+  function lengthOf(o) {
+    if (o === null || o === undefined) return 0;
+    if (typeof o === "string") return o.length;
+    if (typeof o !== "object" && typeof o !== "function") return 0;
+    if (isArray(o)) return o.length;
+    if (isTyped(o)) return call(typedLength, o);
+    for (let p = o; p !== null; p = getProto(p)) {
+      const d = getOwnDesc(p, "length");
+      if (d === undefined) continue;
+      if (d.get !== undefined || d.set !== undefined) {
+        throw new TypeErrorCtor("a built-in that iterates an array-like needs a data property length, not a getter");
+      }
+      break;
+    }
+    let n = NumberCtor(o.length);
+    if (!(n > 0)) return 0;
+    return n > MAX_LEN ? MAX_LEN : n;
+  }
+  const reflectApply = Reflect.apply;
+  const wrappers = new MapCtor(); // original -> wrapper: a built-in shared by two owners stays one function
+  function wrap(owner, name, cost, stringReceiver) {
+    const d = getOwnDesc(owner, name);
+    if (d === undefined || typeof d.value !== "function") return;
+    const original = d.value;
+    const known = call(mapGet, wrappers, original);
+    if (known !== undefined) {
+      defineProperty(owner, name, { value: known, writable: d.writable, enumerable: d.enumerable, configurable: d.configurable });
+      return;
+    }
+    const wrapped = {
+      [name]: function () {
+        let self = this;
+        if (stringReceiver && typeof self !== "string") {
+          if (self === null || self === undefined) return call(original, self);
+          self = StringCtor(self); // converted once: the built-in sees what was measured
+        }
+        charge(cost(self, arguments));
+        return reflectApply(original, self, arguments);
+      },
+    }[name];
+    defineProperty(wrapped, "length", { value: original.length });
+    call(mapSet, wrappers, original, wrapped);
+    defineProperty(owner, name, { value: wrapped, writable: d.writable, enumerable: d.enumerable, configurable: d.configurable });
+  }
+  const byLength = function (self) { return lengthOf(self); };
+  const sortCost = function (self) { const n = lengthOf(self); return n * (Math.log2(n + 1) + 1); };
+  const concatCost = function (self, args) {
+    let n = lengthOf(self);
+    for (let i = 0; i < args.length; i++) { const a = args[i]; if (isArray(a)) n += a.length; else n += 1; }
+    return n;
+  };
+  const AP = Array.prototype;
+  const arrayMethods = ["join", "toString", "toLocaleString", "indexOf", "lastIndexOf", "includes", "fill", "reverse",
+    "copyWithin", "slice", "splice", "flat", "flatMap", "forEach", "map", "filter", "some", "every", "find",
+    "findIndex", "findLast", "findLastIndex", "reduce", "reduceRight", "toReversed", "toSpliced", "with", "shift", "unshift"];
+  for (let i = 0; i < arrayMethods.length; i++) wrap(AP, arrayMethods[i], byLength, false);
+  wrap(AP, "sort", sortCost, false);
+  wrap(AP, "toSorted", sortCost, false);
+  wrap(AP, "concat", concatCost, false);
+  const typedMethods = ["join", "toString", "toLocaleString", "indexOf", "lastIndexOf", "includes", "fill", "reverse",
+    "toReversed", "copyWithin", "slice", "with", "forEach", "map", "filter", "some", "every", "find", "findIndex",
+    "findLast", "findLastIndex", "reduce", "reduceRight"];
+  for (let i = 0; i < typedMethods.length; i++) wrap(TypedArrayProto, typedMethods[i], byLength, false);
+  wrap(TypedArrayProto, "sort", sortCost, false);
+  wrap(TypedArrayProto, "toSorted", sortCost, false);
+  wrap(TypedArrayProto, "set", function (self, args) { return lengthOf(args[0]); }, false);
+
+  // Strings: a naive search touches up to haystack × needle characters.
+  const SP = String.prototype;
+  const searchCost = function (self, args) {
+    const n = self.length;
+    const needle = args[0];
+    const m = typeof needle === "string" ? needle.length : 1;
+    return n + (n * m) / 32;
+  };
+  const searchMethods = ["indexOf", "lastIndexOf", "includes", "startsWith", "endsWith", "split", "replace", "replaceAll"];
+  for (let i = 0; i < searchMethods.length; i++) wrap(SP, searchMethods[i], searchCost, true);
+  const byStringLength = function (self) { return self.length; };
+  const stringMethods = ["normalize", "toLowerCase", "toUpperCase", "toLocaleLowerCase", "toLocaleUpperCase", "trim",
+    "trimStart", "trimEnd"];
+  for (let i = 0; i < stringMethods.length; i++) wrap(SP, stringMethods[i], byStringLength, true);
+  wrap(SP, "localeCompare", function (self, args) { return self.length + (typeof args[0] === "string" ? args[0].length : 0); }, true);
+  // A result longer than the engine's maximum string is a cheap RangeError: leave it to the built-in.
+  const MAX_STRING = 1073741823;
+  // Building a string of repeated content is a memory copy: ~16 characters per unit.
+  const resultCost = function (len) { return len > 0 && len <= MAX_STRING ? len / 16 : 0; };
+  wrap(SP, "repeat", function (self, args) { return resultCost(self.length * NumberCtor(args[0])); }, true);
+  const padCost = function (self, args) { return resultCost(NumberCtor(args[0])); };
+  wrap(SP, "padStart", padCost, true);
+  wrap(SP, "padEnd", padCost, true);
+
+  // JSON.parse reads its whole text; collection constructors and Array.from copy their source.
+  wrap(JSON, "parse", function (self, args) { return typeof args[0] === "string" ? args[0].length : 0; }, false);
+  wrap(Array, "from", function (self, args) { return lengthOf(args[0]); }, false);
+  wrap(Object, "fromEntries", function (self, args) { return lengthOf(args[0]); }, false);
+  const promiseStatics = ["all", "allSettled", "any", "race"];
+  for (let i = 0; i < promiseStatics.length; i++) wrap(PromiseCtor, promiseStatics[i], function (self, args) { return lengthOf(args[0]); }, false);
+`;
