@@ -114,6 +114,23 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
       }
     }
 
+    /**
+     * The session object was reset under an exec or wait (the platform's CPU or memory limit,
+     * a deploy): this fresh instance reports that cell as failed. Parked runs are in storage
+     * and untouched; a wait that was resuming one is never replayed (see `claim`).
+     */
+    async lostCall(tenantId: string, turnId: string, toolName: string): Promise<SessionReply<unknown>> {
+      const turn = this.turns.get(tenantId, turnId);
+      if (!turn) return notFound("unknown turn");
+      if (!turn.spec.codeModeEngaged || (toolName !== "exec" && toolName !== "wait")) {
+        return { ok: false, status: 503, code: "session_reset", message: `the session was reset while ${toolName} ran; its outcome is unknown` };
+      }
+      const message =
+        `the session object was reset while this ${toolName} ran (the platform's CPU or memory limit, or a deploy); ` +
+        "what the cell did before is unknown and it cannot be resumed. Inspect state before retrying; parked runs are kept.";
+      return { ok: true, status: 200, body: failed(message, "internal_error", this.telemetry(turn.spec, turn.counters)) };
+    }
+
     async clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<{ accepted: true }>> {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");

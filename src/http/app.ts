@@ -20,6 +20,7 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<unknown>>;
   cancelRequest(requestId: string): Promise<void>;
   deleteTurn(tenantId: string, turnId: string): Promise<SessionReply<unknown>>;
+  lostCall(tenantId: string, turnId: string, toolName: string): Promise<SessionReply<unknown>>;
   clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<unknown>>;
 }
 
@@ -54,6 +55,11 @@ function param(c: Context, name: string, pattern: RegExp): string {
   const v = c.req.param(name) ?? "";
   if (!pattern.test(v)) throw new HttpError("not_found", `unknown ${name === "turnId" ? "turn" : "tool"}`);
   return v;
+}
+
+/** Errors thrown by our own Durable Object code carry `remote: true`; infrastructure errors do not. */
+function isRemote(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { remote?: unknown }).remote === true;
 }
 
 function reply(c: Context, r: SessionReply<unknown>): Response {
@@ -104,6 +110,15 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
     signal?.addEventListener("abort", onAbort);
     try {
       return reply(c, await stub.callTool(c.get("tenant"), turnId, toolName, input ?? {}, requestId));
+    } catch (error) {
+      // Thrown by the platform, not our code: the object was reset under the call (CPU or
+      // memory limit, deploy). A fresh instance reports the cell as failed.
+      if (isRemote(error)) throw error;
+      console.warn("session object reset during a tool call", { toolName, error: String(error) });
+      // A stub that saw its object reset stays broken: ask through a fresh one.
+      const after = await sessionStub(c).stub.lostCall(c.get("tenant"), turnId, toolName).catch(() => undefined);
+      if (!after) throw new HttpError("session_reset", "the session was reset during this call and is not reachable yet; retry shortly");
+      return reply(c, after);
     } finally {
       signal?.removeEventListener("abort", onAbort);
     }
