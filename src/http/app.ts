@@ -1,9 +1,10 @@
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ClientResultBody, SessionReply } from "../../durable-objects/session/session-object";
-import { loadGatewayConfig } from "../config";
+import { loadGatewayConfig, RATE_LIMIT_DEFAULTS } from "../config";
 import { authenticate } from "./auth";
 import { HttpError, statusFor } from "./http-error";
+import { tenantRateLimit } from "./rate-limit";
 import { validateClientResult, validateOpenTurn } from "./validate-turn";
 import { VERSION } from "../version";
 
@@ -12,6 +13,8 @@ export type GatewayEnv = {
   SESSIONS: DurableObjectNamespace<SessionRpc>;
   GATEWAY_TOKENS?: string;
   CODEMODE_CONFIG?: string;
+  /** Per-tenant request limit (`[[ratelimits]]` in wrangler.toml); absent = unlimited. */
+  RATE_LIMITER?: RateLimit;
 };
 
 /** What the router needs from the session object (its RPC surface). */
@@ -78,6 +81,13 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
   });
   app.use(
     "/v1/*",
+    tenantRateLimit((env: GatewayEnv) => {
+      const config = loadGatewayConfig(env);
+      return config.ok ? config.config.operations.rateLimit : RATE_LIMIT_DEFAULTS;
+    }),
+  );
+  app.use(
+    "/v1/*",
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
       onError: () => {
@@ -122,7 +132,7 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
 
   app.notFound((c) => c.json({ error: { code: "not_found", message: "no such route" } }, 404));
   app.onError((err, c) => {
-    if (err instanceof HttpError) return c.json(err.toJSON(), err.status);
+    if (err instanceof HttpError) return c.json(err.toJSON(), err.status, err.headers);
     // Unknown throws never leak a stack or internal detail.
     console.error("unhandled gateway error", err);
     return c.json({ error: { code: "internal_error", message: "internal error" } }, 500);
