@@ -24,6 +24,7 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   cancelRequest(requestId: string): Promise<void>;
   deleteTurn(tenantId: string, turnId: string): Promise<SessionReply<unknown>>;
   clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<unknown>>;
+  deleteSession(): Promise<SessionReply<unknown>>;
 }
 
 /** Bodies over 1 MiB are refused with 413 before they are read whole. */
@@ -128,6 +129,12 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
   app.delete("/v1/sessions/:sessionId/turns/:turnId", async (c) => {
     const { stub } = sessionStub(c);
     return reply(c, await stub.deleteTurn(c.get("tenant"), param(c, "turnId", TURN_ID)));
+  });
+
+  // Everything the session stored (turns, parked runs, tool data, alarm); another tenant's or an unknown session: 404.
+  app.delete("/v1/sessions/:sessionId", async (c) => {
+    const { stub } = sessionStub(c);
+    return reply(c, await stub.deleteSession());
   });
 
   app.notFound((c) => c.json({ error: { code: "not_found", message: "no such route" } }, 404));
