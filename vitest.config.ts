@@ -2,10 +2,14 @@ import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { TEST_CONFIG } from "./test/test-config.ts";
 
-/** Both projects run inside workerd through the Workers vitest integration. */
-function workers(main?: string) {
+/**
+ * Every project runs inside workerd through the Workers vitest integration. `requestsPerMinute`
+ * replaces the per-tenant RATE_LIMITER limit of wrangler.toml: far above what a suite sends for
+ * the functional projects, tiny for the one that proves the 429.
+ */
+function workers(options: { main?: string; requestsPerMinute: number }) {
   return cloudflareTest({
-    ...(main ? { main } : {}),
+    ...(options.main ? { main: options.main } : {}),
     wrangler: { configPath: "./wrangler.toml" },
     miniflare: {
       // The test runner ships each dependency to workerd as one WebSocket message; the
@@ -15,6 +19,7 @@ function workers(main?: string) {
         GATEWAY_TOKENS: JSON.stringify({ "test-token-a": "tenant-a", "test-token-b": "tenant-b" }),
         CODEMODE_CONFIG: JSON.stringify(TEST_CONFIG),
       },
+      ratelimits: { RATE_LIMITER: { namespace_id: "1001", simple: { limit: options.requestsPerMinute, period: 60 } } },
     },
   });
 }
@@ -23,10 +28,12 @@ export default defineConfig({
   test: {
     projects: [
       // The shipped entry (src/index.ts: demo plugin).
-      { plugins: [workers()], test: { name: "gateway", include: ["test/unit/**/*.test.ts", "test/e2e/**/*.test.ts"], testTimeout: 30_000 } },
+      { plugins: [workers({ requestsPerMinute: 1_000_000 })], test: { name: "gateway", include: ["test/unit/**/*.test.ts", "test/e2e/**/*.test.ts"], testTimeout: 30_000 } },
       // An embedding entry with extra plugins (core tools, a shell-style exec, direct-only and
       // contract-breaking tools) to drive catalog rules through the real path.
-      { plugins: [workers("./test/kit/entry.ts")], test: { name: "kit", include: ["test/kit/**/*.test.ts"], testTimeout: 30_000 } },
+      { plugins: [workers({ main: "./test/kit/entry.ts", requestsPerMinute: 1_000_000 })], test: { name: "kit", include: ["test/kit/**/*.test.ts"], testTimeout: 30_000 } },
+      // The shipped entry with a per-tenant limit of 5 requests a minute: proves the 429.
+      { plugins: [workers({ requestsPerMinute: 5 })], test: { name: "ratelimit", include: ["test/ratelimit/**/*.test.ts"], testTimeout: 30_000 } },
     ],
   },
 });

@@ -1,14 +1,21 @@
 import type { SessionStore } from "../../src/tools/types";
+import { estimateStoredBytes, TOOL_PREFIX, type StorageQuota } from "./storage-quota";
 
-/** Tool-facing durable storage: the session object's key/value API under a `tool:` prefix. */
-export function sessionKv(storage: DurableObjectStorage): SessionStore {
-  const P = "tool:";
+/**
+ * Tool-facing durable storage: the session object's key/value API under a `tool:` prefix.
+ *
+ * Tool data belongs to the session, not to the turn that wrote it: it outlives `DELETE` of a turn
+ * and goes with `DELETE` of the session or the session's idle expiry. Writes count against the
+ * session's `maxStoredBytes`; a write over the bound fails the tool call with a message naming it.
+ */
+export function sessionKv(storage: DurableObjectStorage, quota: StorageQuota): SessionStore {
+  const P = TOOL_PREFIX;
   return {
-    get: (key) => storage.get(P + key),
-    put: (key, value) => storage.put(P + key, value),
-    delete: (key) => storage.delete(P + key),
+    get: async (key) => storage.kv.get(P + key),
+    put: async (key, value) => quota.charge(P + key, estimateStoredBytes(P + key, value), () => storage.kv.put(P + key, value)),
+    delete: async (key) => quota.release(P + key, () => storage.kv.delete(P + key)),
     async list(prefix, limit) {
-      const rows = await storage.list({ prefix: P + prefix, limit });
+      const rows = storage.kv.list({ prefix: P + prefix, limit });
       return [...rows].map(([key, value]) => ({ key: key.slice(P.length), value }));
     },
   };

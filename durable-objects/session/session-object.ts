@@ -3,9 +3,8 @@ import { Catalog } from "../../src/catalog/catalog";
 import type { CatalogEntry } from "../../src/catalog/types";
 import { failed } from "../../src/cell/cell-runner";
 import type { CodeModeResult, CodeModeTelemetry } from "../../src/code-mode/types";
-import { loadGatewayConfig } from "../../src/config";
+import { loadGatewayConfig, SESSION_LIMIT_DEFAULTS, type SessionLimits } from "../../src/config";
 import { systemClock, type Clock } from "../../src/runtime/clock";
-import { newSessionTag } from "../../src/runs/run-id";
 import { RunLifecycle } from "../../src/runs/run-lifecycle";
 import { SnapshotStore } from "../../src/snapshot-store/snapshot-store";
 import type { ToolDefinition, ToolPlugin } from "../../src/tools/types";
@@ -15,9 +14,12 @@ import type { ModelTool } from "../../src/turns/surface";
 import { turnTelemetry } from "../../src/turns/telemetry";
 import type { TurnCounters, TurnSpec } from "../../src/turns/turn-spec";
 import { planTurn, type OpenTurnRequest } from "./turn-opening";
+import { SessionExpiry } from "./session-expiry";
 import { sessionKv } from "./session-kv";
-import { applySchema, Sql } from "./sql";
-import { TurnStore, type StoredTurn } from "./turn-store";
+import { SessionStorage } from "./session-storage";
+import { Sql } from "./sql";
+import { StorageQuota } from "./storage-quota";
+import { encodeTurn, TurnStore, type StoredTurn } from "./turn-store";
 
 export type SessionEnv = { CODEMODE_CONFIG?: string };
 
@@ -42,23 +44,33 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
   return class SessionDurableObject extends DurableObject<SessionEnv> {
     /** Injected in tests (a frozen or manual clock); production uses the system clock. */
     clock: Clock = systemClock;
+    /** Injected in tests (small limits); production reads `gateway.sessions` from the config. */
+    limitsOverride: SessionLimits | undefined;
     private readonly turns: TurnStore;
     readonly snapshots: SnapshotStore;
     private readonly runs: RunLifecycle;
     private readonly active = new Map<string, Set<AbortController>>();
     private queue: Promise<unknown> = Promise.resolve();
+    private readonly sessionStorage: SessionStorage;
+    private readonly quota: StorageQuota;
+    private readonly expiry: SessionExpiry;
 
     constructor(ctx: DurableObjectState, env: SessionEnv) {
       super(ctx, env);
       const sql = new Sql(ctx.storage);
-      applySchema(sql);
-      this.turns = new TurnStore(sql);
+      const ready = () => this.sessionStorage.ready;
+      this.quota = new StorageQuota({ sql, transaction: (fn) => ctx.storage.transactionSync(fn), limits: () => this.limits(), ready });
+      this.expiry = new SessionExpiry({ sql, now: () => this.clock.now(), limits: () => this.limits() });
+      // The schema is created by the first turn, not here: an unknown session id stores nothing.
+      this.sessionStorage = new SessionStorage(ctx.storage, sql, () => {
+        this.quota.init(ctx.storage);
+        this.expiry.init();
+      });
+      this.turns = new TurnStore(sql, ready);
       this.snapshots = new SnapshotStore(sql);
-      const tag = sql.one<{ value: string }>("SELECT value FROM session_meta WHERE key = 'run_tag'")?.value ?? newSessionTag();
-      sql.run("INSERT OR IGNORE INTO session_meta (key, value) VALUES ('run_tag', ?)", tag);
       this.runs = new RunLifecycle({
         store: this.snapshots,
-        sessionTag: () => tag,
+        sessionTag: () => this.sessionStorage.runTag(),
         transaction: (fn) => ctx.storage.transactionSync(fn),
         now: () => this.clock.now(),
         scheduleExpiry: (at) => void this.scheduleAlarm(at),
@@ -88,7 +100,12 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
         now: this.clock.now(),
       });
       const counters = { search: 0, describe: 0, call: 0 };
-      this.turns.insert(spec, counters);
+      const row = encodeTurn(spec, counters);
+      const admitted = this.quota.admitTurn(row.bytes);
+      if (!admitted.ok) return { ok: false, status: 409, code: "quota_exceeded", message: admitted.message };
+      this.sessionStorage.ensure();
+      this.turns.insert(spec, counters, row);
+      this.touched(turnId, { opened: true });
       return { ok: true, status: 201, body: { turnId, codeModeEngaged: spec.codeModeEngaged, tools, telemetry: this.telemetry(spec, counters) } };
     }
 
@@ -99,6 +116,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
     async callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<unknown>> {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
+      this.touched(turnId);
       const { spec } = turn;
       if (spec.codeModeEngaged && toolName === "exec") {
         return this.serial(() => this.withTurn(tenantId, turnId, requestId, (t, signal) => this.exec(t, input, signal)));
@@ -134,6 +152,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
     async clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<{ accepted: true }>> {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
+      this.touched(turnId);
       const settlement = body.error
         ? ({ ok: false, message: body.error.message } as const)
         : ({ ok: true, text: boundedJson(body.value ?? null, turn.spec.options.maxOutputBytes) } as const);
@@ -153,7 +172,9 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
 
     /** TTL expiry of parked runs, enforced by the alarm rather than only on the next wait. */
     async alarm(): Promise<void> {
+      if (!this.sessionStorage.ready) return;
       this.runs.expire();
+      await this.expireIdle();
     }
 
     /** `wait`: claimed before queueing, so a second concurrent wait for one runId fails at once. */
@@ -210,13 +231,75 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
         clock: this.clock,
         signal,
         resolve,
-        context: { tenantId: spec.tenantId, sessionId: spec.sessionId, turnId: spec.turnId, store: sessionKv(this.ctx.storage) },
+        context: { tenantId: spec.tenantId, sessionId: spec.sessionId, turnId: spec.turnId, store: sessionKv(this.ctx.storage, this.quota) },
       };
     }
 
-    private async scheduleAlarm(at: number): Promise<void> {
-      const current = await this.ctx.storage.getAlarm();
-      if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+    private alarmWrites: Promise<void> = Promise.resolve();
+
+    /** Keep the earliest alarm. Serialized: a later request must never overwrite an earlier one. */
+    private scheduleAlarm(at: number): Promise<void> {
+      const next = this.alarmWrites.then(async () => {
+        const current = await this.ctx.storage.getAlarm();
+        if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+      });
+      this.alarmWrites = next.catch(() => undefined);
+      return next;
+    }
+
+    // --- Storage lifecycle: session deletion, idle expiry, quotas (session-storage.ts, session-expiry.ts, storage-quota.ts)
+
+    /** `DELETE /v1/sessions/:id`: cancel active work, then delete everything the session stored. */
+    async deleteSession(): Promise<SessionReply<{ deleted: true }>> {
+      if (!this.sessionStorage.ready) return notFound("unknown session");
+      await this.clearSession();
+      return { ok: true, status: 200, body: { deleted: true } };
+    }
+
+    /** What the session stores against its quota (for tests and operators). */
+    storageUsage(): { turns: number; bytes: number; limits: SessionLimits } {
+      return { ...this.quota.usage(), limits: this.limits() };
+    }
+
+    /** Alarm: delete idle turns (with their parked runs), or the whole idle session; re-arm. */
+    private async expireIdle(): Promise<void> {
+      for (const turnId of this.expiry.dueTurns()) if (!this.active.has(turnId)) this.dropTurn(turnId);
+      if (this.expiry.sessionDue() && this.active.size === 0) return this.clearSession();
+      this.armIdleAlarm();
+      await this.alarmWrites;
+    }
+
+    /** Active cells fail with `aborted`; queued waits observe the teardown; then the storage goes. */
+    private clearSession(): Promise<void> {
+      for (const set of this.active.values()) for (const c of set) c.abort();
+      for (const turnId of this.turns.ids()) this.dropTurn(turnId);
+      return this.serial(async () => {
+        await this.sessionStorage.wipe();
+        this.turns.forget();
+      });
+    }
+
+    private dropTurn(turnId: string): void {
+      for (const c of this.active.get(turnId) ?? []) c.abort();
+      this.runs.closeTurn(turnId);
+      this.turns.delete(turnId);
+    }
+
+    /** Record activity; when it moved a deadline, make sure an alarm exists (sessions from older builds). */
+    private touched(turnId: string, opts: { opened?: boolean } = {}): void {
+      if (this.expiry.touch(turnId) || opts.opened) this.armIdleAlarm();
+    }
+
+    private armIdleAlarm(): void {
+      if (!this.sessionStorage.ready) return;
+      // Never in the past: a deadline skipped because its turn was busy is retried a second later.
+      void this.scheduleAlarm(Math.max(this.expiry.nextDeadline(), this.clock.now() + 1000));
+    }
+
+    private limits(): SessionLimits {
+      if (this.limitsOverride) return this.limitsOverride;
+      const config = loadGatewayConfig(this.env);
+      return config.ok ? config.config.operations.sessions : SESSION_LIMIT_DEFAULTS;
     }
 
     /** The HTTP client of `requestId` went away: cancel that call's active work. */

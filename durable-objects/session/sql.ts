@@ -24,7 +24,7 @@ export class Sql {
 
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_RESUMING } from "../../src/snapshot-store/snapshot-store";
 
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 
 const MIGRATIONS: Record<number, string[]> = {
   1: [
@@ -39,6 +39,13 @@ const MIGRATIONS: Record<number, string[]> = {
   2: SNAPSHOT_SCHEMA,
   3: ["CREATE TABLE IF NOT EXISTS session_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"],
   4: SNAPSHOT_SCHEMA_RESUMING,
+  // Storage lifecycle (session-expiry.ts, storage-quota.ts): turn activity and size, tool data sizes.
+  5: [
+    "ALTER TABLE turns ADD COLUMN stored_bytes INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE turns ADD COLUMN last_active_at INTEGER NOT NULL DEFAULT 0",
+    "UPDATE turns SET stored_bytes = length(CAST(spec AS BLOB)) + length(CAST(counters AS BLOB)), last_active_at = created_at",
+    "CREATE TABLE IF NOT EXISTS tool_data (key TEXT PRIMARY KEY, bytes INTEGER NOT NULL)",
+  ],
 };
 
 export function applySchema(sql: Sql): void {

@@ -3,6 +3,17 @@ import type { Sql } from "./sql";
 
 export type StoredTurn = { spec: TurnSpec; counters: TurnCounters };
 
+/** A turn as it is stored; `bytes` is what it counts against the session's `maxStoredBytes`. */
+export type EncodedTurn = { spec: string; counters: string; bytes: number };
+
+const utf8 = new TextEncoder();
+
+export function encodeTurn(spec: TurnSpec, counters: TurnCounters): EncodedTurn {
+  const s = JSON.stringify(spec);
+  const c = JSON.stringify(counters);
+  return { spec: s, counters: c, bytes: utf8.encode(s).length + utf8.encode(c).length };
+}
+
 const CACHE_LIMIT = 64;
 
 /**
@@ -12,20 +23,27 @@ const CACHE_LIMIT = 64;
 export class TurnStore {
   private readonly cache = new Map<string, StoredTurn>();
 
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    /** False while the session has stored nothing (no tables yet, or wiped): every turn is unknown. */
+    private readonly ready: () => boolean = () => true,
+  ) {}
 
-  insert(spec: TurnSpec, counters: TurnCounters): void {
+  insert(spec: TurnSpec, counters: TurnCounters, row: EncodedTurn = encodeTurn(spec, counters)): void {
     this.sql.run(
-      "INSERT INTO turns (turn_id, tenant_id, spec, counters, created_at) VALUES (?, ?, ?, ?, ?)",
+      "INSERT INTO turns (turn_id, tenant_id, spec, counters, created_at, stored_bytes, last_active_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
       spec.turnId,
       spec.tenantId,
-      JSON.stringify(spec),
-      JSON.stringify(counters),
+      row.spec,
+      row.counters,
+      spec.createdAt,
+      row.bytes,
       spec.createdAt,
     );
   }
 
   get(tenantId: string, turnId: string): StoredTurn | undefined {
+    if (!this.ready()) return undefined;
     const hit = this.cache.get(turnId);
     if (hit) return hit.spec.tenantId === tenantId ? hit : undefined;
     const turn = this.load(tenantId, turnId);
@@ -47,6 +65,17 @@ export class TurnStore {
 
   saveCounters(turnId: string, counters: TurnCounters): void {
     this.sql.run("UPDATE turns SET counters = ? WHERE turn_id = ?", JSON.stringify(counters), turnId);
+  }
+
+  /** Every stored turn id (for teardown of the whole session). */
+  ids(): string[] {
+    if (!this.ready()) return [];
+    return this.sql.all<{ turn_id: string }>("SELECT turn_id FROM turns").map((r) => r.turn_id);
+  }
+
+  /** Drop the parsed cache (the session's storage was wiped). */
+  forget(): void {
+    this.cache.clear();
   }
 
   delete(turnId: string): boolean {

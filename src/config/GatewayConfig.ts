@@ -1,4 +1,5 @@
 import type { CodeModeSettings } from "./codeModeOptions";
+import type { GatewayOperations } from "./parse-session-limits";
 
 /** Wire protocol a provider speaks (ARCHITECTURE.md, "Providers and the chat route"). */
 export type ProviderApi = "openai-completions" | "anthropic-messages";
@@ -67,6 +68,8 @@ export type GatewayConfig = {
   agents: { defaults: AgentDefaults; entries: Record<string, AgentEntry> };
   /** Bundled provider catalogs with the user's `models.providers` merged over them. */
   providers: Record<string, ProviderCatalog>;
+  /** `gateway.sessions` (idle expiry, storage quota) and `gateway.rateLimit`, validated with defaults filled in. */
+  operations: GatewayOperations;
 };
 
 export type ConfigError = { message: string; path: string };

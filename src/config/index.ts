@@ -30,3 +30,11 @@ export { findModel, findProvider, splitModelRef, type CatalogModel } from "./fin
 export { findAgent } from "./findAgent";
 export { BUNDLED_PROVIDERS, FIRST_PARTY_PROVIDERS, RESELLER_PROVIDERS } from "./bundled-providers";
 export { modelFamilyKey } from "./modelFamilyKey";
+export {
+  RATE_LIMIT_DEFAULTS,
+  SESSION_LIMIT_DEFAULTS,
+  SESSION_LIMIT_RANGES,
+  type GatewayOperations,
+  type RateLimitSettings,
+  type SessionLimits,
+} from "./parse-session-limits";

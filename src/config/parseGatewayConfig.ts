@@ -3,6 +3,7 @@ import { ConfigValidationError, fail, isRecord, own } from "./ConfigValidationEr
 import type { ConfigResult, GatewayConfig } from "./GatewayConfig";
 import { parseAgents } from "./parseAgents";
 import { parseCodeModeSettings } from "./parseCodeModeSettings";
+import { parseGatewayOperations } from "./parse-session-limits";
 import { parseProviderCatalogs } from "./parseProviderCatalogs";
 
 /**
@@ -40,5 +41,7 @@ function buildConfig(raw: unknown): GatewayConfig {
       "models.providers",
       BUNDLED_PROVIDERS,
     ),
+    // `gateway.sessions` and `gateway.rateLimit` (parse-session-limits.ts); other `gateway.*` keys stay in `raw`.
+    operations: parseGatewayOperations(own(raw, "gateway"), "gateway"),
   };
 }

@@ -1,9 +1,10 @@
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ClientResultBody, SessionReply } from "../../durable-objects/session/session-object";
-import { loadGatewayConfig } from "../config";
+import { loadGatewayConfig, RATE_LIMIT_DEFAULTS } from "../config";
 import { authenticate } from "./auth";
 import { HttpError, statusFor } from "./http-error";
+import { tenantRateLimit } from "./rate-limit";
 import { validateClientResult, validateOpenTurn } from "./validate-turn";
 import { VERSION } from "../version";
 
@@ -12,6 +13,8 @@ export type GatewayEnv = {
   SESSIONS: DurableObjectNamespace<SessionRpc>;
   GATEWAY_TOKENS?: string;
   CODEMODE_CONFIG?: string;
+  /** Per-tenant request limit (`[[ratelimits]]` in wrangler.toml); absent = unlimited. */
+  RATE_LIMITER?: RateLimit;
 };
 
 /** What the router needs from the session object (its RPC surface). */
@@ -22,6 +25,7 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   deleteTurn(tenantId: string, turnId: string): Promise<SessionReply<unknown>>;
   lostCall(tenantId: string, turnId: string, toolName: string): Promise<SessionReply<unknown>>;
   clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<unknown>>;
+  deleteSession(): Promise<SessionReply<unknown>>;
 }
 
 /** Bodies over 1 MiB are refused with 413 before they are read whole. */
@@ -84,6 +88,13 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
   });
   app.use(
     "/v1/*",
+    tenantRateLimit((env: GatewayEnv) => {
+      const config = loadGatewayConfig(env);
+      return config.ok ? config.config.operations.rateLimit : RATE_LIMIT_DEFAULTS;
+    }),
+  );
+  app.use(
+    "/v1/*",
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
       onError: () => {
@@ -135,9 +146,15 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
     return reply(c, await stub.deleteTurn(c.get("tenant"), param(c, "turnId", TURN_ID)));
   });
 
+  // Everything the session stored (turns, parked runs, tool data, alarm); another tenant's or an unknown session: 404.
+  app.delete("/v1/sessions/:sessionId", async (c) => {
+    const { stub } = sessionStub(c);
+    return reply(c, await stub.deleteSession());
+  });
+
   app.notFound((c) => c.json({ error: { code: "not_found", message: "no such route" } }, 404));
   app.onError((err, c) => {
-    if (err instanceof HttpError) return c.json(err.toJSON(), err.status);
+    if (err instanceof HttpError) return c.json(err.toJSON(), err.status, err.headers);
     // Unknown throws never leak a stack or internal detail.
     console.error("unhandled gateway error", err);
     return c.json({ error: { code: "internal_error", message: "internal error" } }, 500);

@@ -1,14 +1,28 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 /** The one error type of the HTTP edge; `onError` turns it into the contract's JSON shape. */
-export type HttpErrorCode = "invalid_request" | "unauthorized" | "not_found" | "conflict" | "payload_too_large" | "invalid_config" | "internal_error" | "session_reset";
+export type HttpErrorCode =
+  | "invalid_request"
+  | "unauthorized"
+  | "not_found"
+  | "conflict"
+  | "quota_exceeded"
+  | "payload_too_large"
+  | "rate_limited"
+  | "invalid_config"
+  | "internal_error"
+  | "session_reset";
 
 const STATUS: Record<HttpErrorCode, ContentfulStatusCode> = {
   invalid_request: 400,
   unauthorized: 401,
   not_found: 404,
   conflict: 409,
+  // The session is full (gateway.sessions limits): the client frees space by deleting a turn or the session.
+  quota_exceeded: 409,
   payload_too_large: 413,
+  // Per-tenant request limit (RATE_LIMITER binding); the answer carries Retry-After.
+  rate_limited: 429,
   invalid_config: 500,
   internal_error: 500,
   /** The session object was reset under the call; the next request reaches a fresh one. */
@@ -20,6 +34,8 @@ export class HttpError extends Error {
     readonly code: HttpErrorCode,
     message: string,
     readonly path?: string,
+    /** Extra response headers (e.g. `Retry-After` of a 429). */
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
   }

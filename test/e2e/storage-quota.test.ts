@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import { SESSION_LIMIT_DEFAULTS, type SessionLimits } from "../../src/config";
+import { api, exec, inSession, openTurn, sessionId } from "./helpers";
+
+async function withLimits(session: string, limits: Partial<SessionLimits>): Promise<void> {
+  await inSession(session, (instance) => {
+    instance.limitsOverride = { ...SESSION_LIMIT_DEFAULTS, ...limits };
+  });
+}
+
+const usage = (session: string): Promise<{ turns: number; bytes: number }> => inSession(session, (instance) => instance.storageUsage());
+
+/** A cell that writes 16 KiB notes until the store refuses, and reports what happened. */
+const FILL = `
+  let written = 0, error = null;
+  for (let i = 0; i < 1000; i++) {
+    try { await notes_write({ key: 'n' + i, text: 'x'.repeat(16000) }); written++; }
+    catch (e) { error = e.message; break; }
+  }
+  return { written, error };`;
+
+describe("per-session storage bounds", () => {
+  it("opening a turn past maxTurnsPerSession is 409 quota_exceeded naming the limit; deleting a turn frees a slot", async () => {
+    const session = sessionId();
+    await withLimits(session, { maxTurnsPerSession: 3 });
+    const turns = [await openTurn(session), await openTurn(session), await openTurn(session)];
+    const refused = await api("POST", `/v1/sessions/${session}/turns`, {});
+    expect(refused.status).toBe(409);
+    expect(refused.json.error.code).toBe("quota_exceeded");
+    expect(refused.json.error.message).toMatch(/holds 3 turns.*maxTurnsPerSession = 3.*DELETE \/v1\/sessions\/:sessionId\/turns\/:turnId/);
+    expect((await api("DELETE", `/v1/sessions/${session}/turns/${turns[0]}`)).status).toBe(200);
+    expect((await api("POST", `/v1/sessions/${session}/turns`, {})).status).toBe(201);
+  });
+
+  it("opening a turn past maxStoredBytes is 409 quota_exceeded; turn rows count their catalog", async () => {
+    const session = sessionId();
+    const big = { clientTools: Array.from({ length: 40 }, (_, i) => ({ name: `client_${i}`, description: "d".repeat(1000) })) };
+    await openTurn(session, big);
+    const one = (await usage(session)).bytes;
+    expect(one).toBeGreaterThan(40_000);
+    await withLimits(session, { maxStoredBytes: 2 * one + 100 });
+    await openTurn(session, big);
+    const refused = await api("POST", `/v1/sessions/${session}/turns`, big);
+    expect(refused.status).toBe(409);
+    expect(refused.json.error).toMatchObject({ code: "quota_exceeded", message: expect.stringMatching(/over gateway\.sessions\.maxStoredBytes \(\d+\)/) });
+    expect((await usage(session)).turns).toBe(2);
+  });
+
+  it("a cell writing notes past maxStoredBytes gets a catchable error naming the limit; nothing is stored past it", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session);
+    const base = (await usage(session)).bytes;
+    await withLimits(session, { maxStoredBytes: base + 50_000 });
+    const r = await exec(session, turnId, FILL);
+    expect(r.status).toBe("completed");
+    expect(r.value.written).toBe(3);
+    expect(r.value.error).toMatch(/session storage is full.*over gateway\.sessions\.maxStoredBytes \(\d+\).*DELETE \/v1\/sessions\/:sessionId/);
+    const used = await usage(session);
+    expect(used.bytes).toBeLessThanOrEqual(base + 50_000);
+    expect(used.bytes).toBeGreaterThan(base + 48_000);
+    expect(await inSession(session, (_, state) => [...state.storage.kv.list({ prefix: "tool:" })].length)).toBe(3);
+    // Rewriting a note with the same size does not grow the session: allowed at the bound.
+    expect(await exec(session, turnId, "return await notes_write({ key: 'n0', text: 'y'.repeat(16000) })")).toMatchObject({ status: "completed" });
+  });
+
+  it("tool data is session-scoped: it survives DELETE of its turn, still counts, and goes with DELETE of the session", async () => {
+    const session = sessionId();
+    const writer = await openTurn(session);
+    const base = (await usage(session)).bytes;
+    // Room for three notes and the two turns opened below.
+    await withLimits(session, { maxStoredBytes: 3 * base + 50_000 });
+    expect((await exec(session, writer, FILL)).value.written).toBe(3);
+    expect((await api("DELETE", `/v1/sessions/${session}/turns/${writer}`)).status).toBe(200);
+    const reader = await openTurn(session);
+    expect((await exec(session, reader, "return (await notes_read({ prefix: 'n' })).length")).value).toBe(3);
+    // The notes still fill the session: a new write is refused (a direct call fails as data, not a 500).
+    const off = await openTurn(session, { agentId: "off" });
+    const direct = await api("POST", `/v1/sessions/${session}/turns/${off}/tools/notes_write`, { key: "more", text: "z".repeat(16000) });
+    expect(direct.status).toBe(200);
+    expect(direct.json).toMatchObject({ status: "failed", error: expect.stringMatching(/maxStoredBytes/) });
+
+    expect((await api("DELETE", `/v1/sessions/${session}`)).status).toBe(200);
+    await withLimits(session, { maxStoredBytes: 200_000 });
+    const fresh = await openTurn(session);
+    expect((await exec(session, fresh, FILL)).value.written).toBeGreaterThan(3);
+  });
+});
