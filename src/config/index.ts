@@ -30,3 +30,4 @@ export { findModel, findProvider, splitModelRef, type CatalogModel } from "./fin
 export { findAgent } from "./findAgent";
 export { BUNDLED_PROVIDERS, FIRST_PARTY_PROVIDERS, RESELLER_PROVIDERS } from "./bundled-providers";
 export { modelFamilyKey } from "./modelFamilyKey";
+export { AGENT_ID_PATTERN, AGENT_ID_RULE } from "./agentId";
