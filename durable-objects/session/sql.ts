@@ -24,7 +24,7 @@ export class Sql {
 
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_RESUMING } from "../../src/snapshot-store/snapshot-store";
 
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 
 const MIGRATIONS: Record<number, string[]> = {
   1: [
@@ -39,6 +39,15 @@ const MIGRATIONS: Record<number, string[]> = {
   2: SNAPSHOT_SCHEMA,
   3: ["CREATE TABLE IF NOT EXISTS session_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"],
   4: SNAPSHOT_SCHEMA_RESUMING,
+  // Client results accepted per turn, so a repeat is a 409 even after its run settled (turn-store.ts).
+  5: [
+    `CREATE TABLE IF NOT EXISTS delivered_calls (
+       seq INTEGER PRIMARY KEY AUTOINCREMENT,
+       turn_id TEXT NOT NULL,
+       call_id TEXT NOT NULL,
+       UNIQUE (turn_id, call_id)
+     )`,
+  ],
 };
 
 export function applySchema(sql: Sql): void {

@@ -22,6 +22,8 @@ export interface BridgeHandlers {
   isClientTool(tool: string): boolean;
   /** A client tool call was handed to the caller (counted like any call). */
   clientCalled(request: ToolRequest): void;
+  /** Why a client tool call cannot be handed to the caller (its input breaks the declared schema), if it cannot. */
+  refuseClientCall?(request: ToolRequest): string | undefined;
   /** The tool's own name for a callable name (what a client sees in pendingToolCalls). */
   toolName(callable: string): string;
   search(query: string, limit: number | null): Settlement;
@@ -204,6 +206,11 @@ export class HostBridge implements GuestHost {
                 ok: false,
                 message: `input for client tool ${tool} is larger than maxOutputBytes (${this.limits.maxClientInputBytes}); send less`,
               });
+              break;
+            }
+            const refused = this.handlers.refuseClientCall?.({ id: r.id, tool, input });
+            if (refused !== undefined) {
+              this.settle(r.id, { ok: false, message: refused });
               break;
             }
             this.handlers.clientCalled({ id: r.id, tool, input });
