@@ -36,9 +36,11 @@ function pathOf(frame: Frame): Segment[] {
 }
 
 /**
- * Walks a parsed body without recursion (it may be nested arbitrarily deep) and returns the
- * first problem: a container deeper than `MAX_JSON_DEPTH` (only looked for when `deep`), or a
- * number JSON.parse turned into ±Infinity (`1e400`), which would silently become `null`.
+ * Walks a parsed body without recursion (it may be nested arbitrarily deep) and returns a
+ * problem: a container deeper than `MAX_JSON_DEPTH` (only looked for when `deep`), or a number
+ * JSON.parse turned into ±Infinity (`1e400`), which would silently become `null`. A container's
+ * own numbers are checked before its nested containers, so with several problems the one
+ * reported is not necessarily the first in document order.
  */
 function findProblem(root: unknown, deep: boolean): { kind: "deep" | "infinite"; path: Segment[] } | undefined {
   if (typeof root === "number") return Number.isFinite(root) ? undefined : { kind: "infinite", path: [] };
@@ -56,7 +58,7 @@ function findProblem(root: unknown, deep: boolean): { kind: "deep" | "infinite";
       if (typeof child === "number" && !Number.isFinite(child)) return { kind: "infinite", path: [...pathOf(frame), key] };
       if (child !== null && typeof child === "object") children.push({ value: child, depth: frame.depth + 1, key, parent: frame });
     }
-    // Pushed in reverse so containers are visited in document order.
+    // Pushed in reverse so sibling containers are visited in document order.
     for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
   }
   return undefined;
