@@ -9,6 +9,7 @@ export const TEST_CONFIG = {
       fast: { tools: { codeMode: { timeoutMs: 400 } } },
       tight: { tools: { codeMode: { timeoutMs: 2000, maxOutputBytes: 2048, maxPendingToolCalls: 4, memoryLimitBytes: 8 * 1024 * 1024 } } },
       jsonly: { tools: { codeMode: { languages: ["javascript"] } } },
+      tsonly: { tools: { codeMode: { languages: ["typescript"] } } },
       off: { tools: { codeMode: false } },
       // Short exec deadline so slow tools park; short TTL for expiry tests.
       park: { tools: { codeMode: { timeoutMs: 300, snapshotTtlSeconds: 60 } } },

@@ -8,7 +8,7 @@ import { systemClock, type Clock } from "../../src/runtime/clock";
 import { RunLifecycle } from "../../src/runs/run-lifecycle";
 import { SnapshotStore } from "../../src/snapshot-store/snapshot-store";
 import type { ToolDefinition, ToolPlugin } from "../../src/tools/types";
-import { boundedJson } from "../../src/turns/tool-handlers";
+import { clientResultSettlement } from "../../src/turns/tool-handlers";
 import { callDirectTool, cellEnvironment, execCell, isRestartSafe, type TurnDeps } from "../../src/turns/run-tool";
 import type { ModelTool } from "../../src/turns/surface";
 import { turnTelemetry } from "../../src/turns/telemetry";
@@ -153,11 +153,14 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
       this.touched(turnId);
-      const settlement = body.error
-        ? ({ ok: false, message: body.error.message } as const)
-        : ({ ok: true, text: boundedJson(body.value ?? null, turn.spec.options.maxOutputBytes) } as const);
+      // Accepted once per turn: the record outlives the run, so a repeat after the run settled is still a 409.
+      if (this.turns.wasDelivered(turnId, body.callId)) return { ok: false, status: 409, code: "conflict", message: `a result for ${body.callId} was already delivered` };
+      // The declared outputSchema and the size cap are applied here; a violation reaches the guest as an error at wait.
+      const tool = this.snapshots.runsOfTurn(turnId).flatMap((s) => s.pending).find((p) => p.kind === "client" && p.callId === body.callId);
+      const settlement = clientResultSettlement(turn.spec, tool?.kind === "client" ? tool.tool : undefined, body);
       const r = this.runs.deliverClientResult(turnId, body.callId, settlement);
       if (!r.ok) return { ok: false, status: r.status, code: r.status === 409 ? "conflict" : "not_found", message: r.message };
+      this.turns.recordDelivered(turnId, body.callId);
       return { ok: true, status: 202, body: { accepted: true } };
     }
 

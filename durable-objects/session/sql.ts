@@ -24,7 +24,7 @@ export class Sql {
 
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_RESUMING } from "../../src/snapshot-store/snapshot-store";
 
-const SCHEMA_VERSION = 5;
+const SCHEMA_VERSION = 6;
 
 const MIGRATIONS: Record<number, string[]> = {
   1: [
@@ -45,6 +45,15 @@ const MIGRATIONS: Record<number, string[]> = {
     "ALTER TABLE turns ADD COLUMN last_active_at INTEGER NOT NULL DEFAULT 0",
     "UPDATE turns SET stored_bytes = length(CAST(spec AS BLOB)) + length(CAST(counters AS BLOB)), last_active_at = created_at",
     "CREATE TABLE IF NOT EXISTS tool_data (key TEXT PRIMARY KEY, bytes INTEGER NOT NULL)",
+  ],
+  // Client results accepted per turn, so a repeat is a 409 even after its run settled (turn-store.ts).
+  6: [
+    `CREATE TABLE IF NOT EXISTS delivered_calls (
+       seq INTEGER PRIMARY KEY AUTOINCREMENT,
+       turn_id TEXT NOT NULL,
+       call_id TEXT NOT NULL,
+       UNIQUE (turn_id, call_id)
+     )`,
   ],
 };
 

@@ -15,6 +15,8 @@ export function encodeTurn(spec: TurnSpec, counters: TurnCounters): EncodedTurn 
 }
 
 const CACHE_LIMIT = 64;
+/** Client results remembered per turn (to answer a repeat with 409); the oldest are forgotten first. */
+export const DELIVERED_CALLS_LIMIT = 4096;
 
 /**
  * Turns of one session (tenant-scoped rows in the session object's SQLite), with the
@@ -78,8 +80,24 @@ export class TurnStore {
     this.cache.clear();
   }
 
+  /** A client result for `callId` was accepted for this turn. */
+  recordDelivered(turnId: string, callId: string): void {
+    this.sql.run("INSERT OR IGNORE INTO delivered_calls (turn_id, call_id) VALUES (?, ?)", turnId, callId);
+    const cutoff = this.sql.one<{ seq: number }>(
+      "SELECT seq FROM delivered_calls WHERE turn_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?",
+      turnId,
+      DELIVERED_CALLS_LIMIT,
+    );
+    if (cutoff) this.sql.run("DELETE FROM delivered_calls WHERE turn_id = ? AND seq <= ?", turnId, cutoff.seq);
+  }
+
+  wasDelivered(turnId: string, callId: string): boolean {
+    return this.sql.one("SELECT 1 AS x FROM delivered_calls WHERE turn_id = ? AND call_id = ?", turnId, callId) !== undefined;
+  }
+
   delete(turnId: string): boolean {
     this.cache.delete(turnId);
+    this.sql.run("DELETE FROM delivered_calls WHERE turn_id = ?", turnId);
     const had = this.sql.one("SELECT 1 AS x FROM turns WHERE turn_id = ?", turnId) !== undefined;
     this.sql.run("DELETE FROM turns WHERE turn_id = ?", turnId);
     return had;

@@ -4,8 +4,10 @@ import { opaqueToolId } from "./opaque-id";
 import { isToolAllowed, type ToolPolicy } from "./tool-policy";
 import type { CatalogEntry, CatalogProjection, ClientToolSpec, ToolOrigin } from "./types";
 
+/** The code-mode and Tool Search control tools (seed "Tool catalog"); a client tool may not take these names. */
+export const CODE_MODE_CONTROL_TOOLS: readonly string[] = ["exec", "wait", "tool_search_code", "tool_search", "tool_describe", "tool_call"];
 /** Control tools never enter the catalog (the shell-style `exec` of a plugin does). */
-export const CONTROL_TOOL_NAMES = new Set(["wait", "tool_search_code", "tool_search", "tool_describe", "tool_call"]);
+export const CONTROL_TOOL_NAMES = new Set(CODE_MODE_CONTROL_TOOLS.filter((n) => n !== "exec"));
 const ORIGIN_ORDER: Record<ToolOrigin, number> = { core: 0, bundled: 1, external: 2, mcp: 3, client: 4 };
 
 export type CatalogInput = {
@@ -45,8 +47,10 @@ export function buildCatalog(input: CatalogInput): CatalogProjection {
       origin: "client",
       source: "client",
       description: client.description ?? "",
-      // Untrusted: kept for describe(), never promoted to hints; no output contract.
+      // Untrusted: kept for describe() and enforced on calls, never promoted to hints.
       parameters: client.parameters ?? { type: "object" },
+      // Enforced when the client's result arrives; never a trusted output hint (seed).
+      ...(client.outputSchema ? { clientOutputSchema: client.outputSchema } : {}),
       directOnly: false,
     });
   }
@@ -56,7 +60,7 @@ export function buildCatalog(input: CatalogInput): CatalogProjection {
   const winners = new Map<string, Omit<CatalogEntry, "callableName">>();
   for (const c of candidates) {
     if (CONTROL_TOOL_NAMES.has(c.toolName)) continue;
-    if (c.toolName === "exec" && c.origin === "client") continue; // never shadows the control tool
+    if (c.toolName === "exec" && c.origin === "client") continue; // refused at the edge; never shadows the control tool
     if (!isToolAllowed(input.policy, c.toolName)) continue;
     if (winners.has(c.toolName) && c.origin !== "client") continue;
     winners.delete(c.toolName);

@@ -1,4 +1,4 @@
-export { buildCatalog, CONTROL_TOOL_NAMES, type CatalogInput } from "./build-catalog";
+export { buildCatalog, CODE_MODE_CONTROL_TOOLS, CONTROL_TOOL_NAMES, type CatalogInput } from "./build-catalog";
 export { assignCallableNames, isJsSafeName, normalizeToolName, SPECIALIZED_GLOBALS } from "./callable-names";
 export { Catalog, guestDescription, guestMetadata } from "./catalog";
 export { opaqueToolId } from "./opaque-id";

@@ -4,7 +4,7 @@ import type { JsonSchema, ToolDefinition } from "../tools/types";
 export type ToolOrigin = "core" | "bundled" | "external" | "mcp" | "client";
 
 /** A client-provided tool as the turn declared it (untrusted metadata). */
-export type ClientToolSpec = { name: string; description?: string; parameters?: JsonSchema };
+export type ClientToolSpec = { name: string; description?: string; parameters?: JsonSchema; outputSchema?: JsonSchema };
 
 /**
  * One effective tool of a turn. `id` is the opaque host-only routing identity: it never
@@ -23,6 +23,11 @@ export type CatalogEntry = {
   parameters: JsonSchema;
   /** Trusted (core/plugin) output contract only. */
   outputSchema?: JsonSchema;
+  /**
+   * A client tool's declared output schema: untrusted, so never a quick-index hint or part of
+   * `describe()`, but its results are checked against it before the guest sees them.
+   */
+  clientOutputSchema?: JsonSchema;
   directOnly: boolean;
 };
 

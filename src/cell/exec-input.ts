@@ -33,7 +33,8 @@ export function parseExecInput(raw: unknown, enabledLanguages: readonly CodeMode
   if (code !== undefined && command !== undefined && code !== command) {
     return { ok: false, message: "exec code and command are aliases and must match when both are set." };
   }
-  const language = input.language ?? "javascript";
+  // No language: "javascript", unless the turn enables only TypeScript (matches the exec schema).
+  const language = input.language ?? (enabledLanguages.includes("javascript") ? "javascript" : (enabledLanguages[0] ?? "javascript"));
   if (language !== "javascript" && language !== "typescript") {
     return { ok: false, message: `exec language must be "javascript" or "typescript".` };
   }

@@ -1,3 +1,5 @@
+import { configPath } from "./configPath";
+
 /**
  * Internal to the config module: validation walks the document and throws the first problem as a
  * `ConfigValidationError`; `parseGatewayConfig` is the only place that catches it and turns it into
@@ -33,4 +35,27 @@ export function own(record: Readonly<Record<string, unknown>>, key: string): unk
 /** A record with no prototype, safe to fill with user-chosen keys (agent ids, provider ids, model refs). */
 export function emptyRecord<T>(): Record<string, T> {
   return Object.create(null) as Record<string, T>;
+}
+
+/** `$.tools.codeMode` for `tools.codeMode`; `$["odd key"]` for a bracketed root key. */
+function jsonPath(path: string): string {
+  if (path === "") return "$";
+  return path.startsWith("[") ? `$${path}` : `$.${path}`;
+}
+
+/**
+ * Refuses keys this section does not define, so a typo (`tool` for `tools`, `enabeld`) is an error
+ * rather than a setting that silently never takes effect. Own keys only; the message lists what is known.
+ */
+export function rejectUnknownKeys(record: Readonly<Record<string, unknown>>, path: string, known: readonly string[]): void {
+  for (const key of Object.keys(record)) {
+    if (known.includes(key)) continue;
+    throw unknownKey(path, key, `known keys here: ${known.join(", ")}`);
+  }
+}
+
+/** `unknown key "tool" at $.tool; <hint>`, at the key's own path. */
+export function unknownKey(path: string, key: string, hint: string): ConfigValidationError {
+  const keyPath = configPath(path, key);
+  return new ConfigValidationError(keyPath, `unknown key ${JSON.stringify(key)} at ${jsonPath(keyPath)}; ${hint}`);
 }

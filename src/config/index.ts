@@ -38,3 +38,4 @@ export {
   type RateLimitSettings,
   type SessionLimits,
 } from "./parse-session-limits";
+export { AGENT_ID_PATTERN, AGENT_ID_RULE } from "./agentId";

@@ -1,4 +1,4 @@
-import { fail, isRecord, own } from "./ConfigValidationError";
+import { fail, isRecord, own, rejectUnknownKeys } from "./ConfigValidationError";
 import { configPath } from "./configPath";
 
 /** `gateway.sessions`: how long session data lives and how much a session may store. */
@@ -48,12 +48,13 @@ const RETRY_AFTER: Range = { min: 1, max: 3600 };
 export const RATE_LIMIT_DEFAULTS: RateLimitSettings = Object.freeze({ enabled: true, retryAfterSeconds: 60 });
 
 /**
- * Validates `gateway.sessions` and `gateway.rateLimit`. Unknown keys and wrong types inside those two
- * sections are refused with the key's path; numbers are floored and clamped to their ranges.
+ * Validates `gateway.sessions` and `gateway.rateLimit`. Unknown keys (in `gateway` too) and wrong types
+ * are refused with the key's path; numbers are floored and clamped to their ranges.
  */
 export function parseGatewayOperations(value: unknown, path: string): GatewayOperations {
   if (value === undefined) return { sessions: { ...SESSION_LIMIT_DEFAULTS }, rateLimit: { ...RATE_LIMIT_DEFAULTS } };
   if (!isRecord(value)) fail(path, "must be an object");
+  rejectUnknownKeys(value, path, ["sessions", "rateLimit"]);
   return {
     sessions: parseSessionLimits(own(value, "sessions"), configPath(path, "sessions")),
     rateLimit: parseRateLimit(own(value, "rateLimit"), configPath(path, "rateLimit")),

@@ -1,14 +1,22 @@
-import { emptyRecord, fail, isRecord, own } from "./ConfigValidationError";
+import { AGENT_ID_PATTERN, AGENT_ID_RULE } from "./agentId";
+import { emptyRecord, fail, isRecord, own, rejectUnknownKeys } from "./ConfigValidationError";
 import { configPath } from "./configPath";
 import type { AgentDefaults, AgentEntry, ModelOverride } from "./GatewayConfig";
-import { parseCodeModeSettings } from "./parseCodeModeSettings";
+import { parseToolsSection } from "./parseToolsSection";
 
 /** `provider/model`: a provider id without "/", then a non-empty model id (which may itself contain "/"). */
 const EXACT_MODEL_REF = /^[^/]+\/.+$/;
 
+/** Keys this gateway reads; anything else in these sections is refused (a typo must not look applied). */
+const AGENTS_KEYS = ["defaults", "entries"];
+const DEFAULTS_KEYS = ["models"];
+const ENTRY_KEYS = ["tools", "models"];
+/** A model row may also select its runtime (seed: `agentRuntime: { id: "openclaw" }`). */
+const MODEL_ROW_KEYS = ["codeMode", "agentRuntime"];
+
 /**
- * Validates the parts of `agents` this module reads: `agents.defaults.models`, and per agent
- * `agents.entries.<agent>.tools.codeMode` and `.models`. Everything else is kept as written in `raw`.
+ * Validates `agents`: `agents.defaults.models`, and per agent `agents.entries.<agent>.tools` and
+ * `.models`. Unknown keys are refused, and so are agent ids no request could name.
  */
 export function parseAgents(
   value: unknown,
@@ -17,12 +25,14 @@ export function parseAgents(
   const entries = emptyRecord<AgentEntry>();
   if (value === undefined) return { defaults: { models: emptyRecord(), raw: {} }, entries };
   if (!isRecord(value)) fail(path, "must be an object");
+  rejectUnknownKeys(value, path, AGENTS_KEYS);
 
   const defaultsPath = configPath(path, "defaults");
   const defaultsValue = own(value, "defaults");
   let defaults: AgentDefaults = { models: emptyRecord(), raw: {} };
   if (defaultsValue !== undefined) {
     if (!isRecord(defaultsValue)) fail(defaultsPath, "must be an object");
+    rejectUnknownKeys(defaultsValue, defaultsPath, DEFAULTS_KEYS);
     defaults = {
       models: parseModelOverrides(own(defaultsValue, "models"), configPath(defaultsPath, "models")),
       raw: defaultsValue,
@@ -34,6 +44,9 @@ export function parseAgents(
   if (entriesValue !== undefined) {
     if (!isRecord(entriesValue)) fail(entriesPath, "must be an object keyed by agent id");
     for (const agentId of Object.keys(entriesValue)) {
+      if (!AGENT_ID_PATTERN.test(agentId)) {
+        fail(configPath(entriesPath, agentId), `is not a valid agent id: a turn's agentId must be ${AGENT_ID_RULE}, so this entry could never be selected`);
+      }
       const entry = parseAgentEntry(entriesValue[agentId], configPath(entriesPath, agentId));
       if (entry !== undefined) entries[agentId] = entry;
     }
@@ -44,19 +57,17 @@ export function parseAgents(
 function parseAgentEntry(value: unknown, path: string): AgentEntry | undefined {
   if (value === undefined) return undefined;
   if (!isRecord(value)) fail(path, "must be an object");
-  const toolsPath = configPath(path, "tools");
-  const tools = own(value, "tools");
-  if (tools !== undefined && !isRecord(tools)) fail(toolsPath, "must be an object");
+  rejectUnknownKeys(value, path, ENTRY_KEYS);
   return {
-    codeMode: parseCodeModeSettings(tools === undefined ? undefined : own(tools, "codeMode"), configPath(toolsPath, "codeMode")),
+    codeMode: parseToolsSection(own(value, "tools"), configPath(path, "tools"), "agent").codeMode,
     models: parseModelOverrides(own(value, "models"), configPath(path, "models")),
     raw: value,
   };
 }
 
 /**
- * `models` keyed by exact `"provider/model"`. Rows may carry other settings (e.g. `agentRuntime`), which are
- * kept in `raw`; `codeMode` must be a boolean and may not appear on a wildcard row such as `"openai/*"`.
+ * `models` keyed by exact `"provider/model"`. Rows may also carry `agentRuntime` (kept in `raw`, not
+ * interpreted here); `codeMode` must be a boolean and may not appear on a wildcard row such as `"openai/*"`.
  */
 function parseModelOverrides(value: unknown, path: string): Record<string, ModelOverride> {
   const overrides = emptyRecord<ModelOverride>();
@@ -68,6 +79,9 @@ function parseModelOverrides(value: unknown, path: string): Record<string, Model
     const row = value[modelRef];
     if (row === undefined) continue;
     if (!isRecord(row)) fail(rowPath, "must be an object");
+    rejectUnknownKeys(row, rowPath, MODEL_ROW_KEYS);
+    const agentRuntime = own(row, "agentRuntime");
+    if (agentRuntime !== undefined && !isRecord(agentRuntime)) fail(configPath(rowPath, "agentRuntime"), 'must be an object such as { id: "openclaw" }');
     const override: ModelOverride = {};
     const codeMode = own(row, "codeMode");
     if (codeMode !== undefined) {

@@ -1,10 +1,10 @@
 import type { CodeModeLanguage } from "../code-mode/types";
 import { CODE_MODE_LANGUAGES, CODE_MODE_NUMERIC_KEYS, type CodeModeSettings } from "./codeModeOptions";
-import { fail, isRecord } from "./ConfigValidationError";
+import { fail, isRecord, rejectUnknownKeys } from "./ConfigValidationError";
 import { configPath } from "./configPath";
 
 const NUMERIC_KEYS: ReadonlySet<string> = new Set(CODE_MODE_NUMERIC_KEYS);
-const KNOWN_KEYS: ReadonlySet<string> = new Set(["enabled", "runtime", "mode", "languages", ...CODE_MODE_NUMERIC_KEYS]);
+const KNOWN_KEYS: readonly string[] = ["enabled", "runtime", "mode", "languages", ...CODE_MODE_NUMERIC_KEYS];
 
 /**
  * Validates one `tools.codeMode` value (global, or `agents.entries.<agent>.tools.codeMode`).
@@ -19,11 +19,11 @@ export function parseCodeModeSettings(value: unknown, path: string): CodeModeSet
   if (typeof value === "boolean" || value === "auto") return { enabled: value };
   if (!isRecord(value)) fail(path, 'must be true, false, "auto" or an object');
 
+  rejectUnknownKeys(value, path, KNOWN_KEYS);
   const settings: CodeModeSettings = {};
   for (const key of Object.keys(value)) {
     const keyPath = configPath(path, key);
     const field = value[key];
-    if (!KNOWN_KEYS.has(key)) fail(keyPath, "is not a known Code Mode option");
     if (field === undefined) continue;
 
     if (key === "enabled") {

@@ -1,18 +1,23 @@
 import { BUNDLED_PROVIDERS } from "./bundled-providers";
-import { ConfigValidationError, fail, isRecord, own } from "./ConfigValidationError";
+import { ConfigValidationError, fail, isRecord, own, rejectUnknownKeys } from "./ConfigValidationError";
 import type { ConfigResult, GatewayConfig } from "./GatewayConfig";
 import { parseAgents } from "./parseAgents";
-import { parseCodeModeSettings } from "./parseCodeModeSettings";
 import { parseGatewayOperations } from "./parse-session-limits";
 import { parseProviderCatalogs } from "./parseProviderCatalogs";
+import { parseToolsSection } from "./parseToolsSection";
+
+/** The sections this gateway reads (ARCHITECTURE.md, "Configuration"); any other top-level key is refused. */
+const TOP_LEVEL_KEYS = ["tools", "agents", "models", "gateway"];
+const MODELS_KEYS = ["providers"];
 
 /**
  * Validates a configuration document (a JSON value). Pure and synchronous; never throws.
  *
- * Reads and validates `tools.codeMode`, `agents.defaults.models`, `agents.entries.<agent>.{tools.codeMode,models}`
- * and `models.providers`. Every other key (top-level or inside those sections, except inside `tools.codeMode`)
- * is accepted and kept in `config.raw`. The first problem found is returned with the offending key path;
- * a root that is not an object is reported with path `""`.
+ * Reads and validates `tools` (`codeMode`, `toolSearch`, and the seed-documented `sandbox`, `swarm`, `allow`),
+ * `agents.defaults.models`, `agents.entries.<agent>.{tools,models}` and `models.providers`. Unknown keys in
+ * any of these sections are refused, so a typo such as a top-level `tool` is an error rather than a setting
+ * that silently never applies. The first problem found is returned with the offending key path; a root
+ * that is not an object is reported with path `""`.
  */
 export function parseGatewayConfig(raw: unknown): ConfigResult {
   try {
@@ -25,16 +30,17 @@ export function parseGatewayConfig(raw: unknown): ConfigResult {
 
 function buildConfig(raw: unknown): GatewayConfig {
   if (!isRecord(raw)) throw new ConfigValidationError("", "config must be a JSON object");
+  rejectUnknownKeys(raw, "", TOP_LEVEL_KEYS);
 
-  const tools = own(raw, "tools");
-  if (tools !== undefined && !isRecord(tools)) fail("tools", "must be an object");
+  const tools = parseToolsSection(own(raw, "tools"), "tools", "global");
   const models = own(raw, "models");
   if (models !== undefined && !isRecord(models)) fail("models", "must be an object");
+  if (models !== undefined) rejectUnknownKeys(models, "models", MODELS_KEYS);
 
   return {
     raw,
-    codeMode: parseCodeModeSettings(tools === undefined ? undefined : own(tools, "codeMode"), "tools.codeMode"),
-    toolSearch: tools === undefined ? undefined : own(tools, "toolSearch"),
+    codeMode: tools.codeMode,
+    toolSearch: tools.toolSearch,
     agents: parseAgents(own(raw, "agents"), "agents"),
     providers: parseProviderCatalogs(
       models === undefined ? undefined : own(models, "providers"),

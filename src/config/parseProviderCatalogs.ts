@@ -1,4 +1,4 @@
-import { emptyRecord, fail, isRecord, own } from "./ConfigValidationError";
+import { emptyRecord, fail, isRecord, own, rejectUnknownKeys, unknownKey } from "./ConfigValidationError";
 import { configPath } from "./configPath";
 import type { ModelCompat, ModelCost, ModelRow, ProviderApi, ProviderCatalog } from "./GatewayConfig";
 
@@ -6,6 +6,15 @@ const APIS: readonly ProviderApi[] = ["openai-completions", "anthropic-messages"
 const COST_KEYS = ["input", "output", "cacheRead", "cacheWrite"] as const;
 /** `env:` followed by a secret name without whitespace. */
 const SECRET_REF = /^env:\S+$/;
+/**
+ * Keys of a provider and of a model row. Besides the fields this gateway reads, OpenClaw's own model
+ * metadata (`name`, `reasoning`, `input`, `contextWindow`, `contextTokens`, `maxTokens`) and provider
+ * `headers` are accepted as written so catalogs carry over; anything else (a typo) is refused.
+ */
+const PROVIDER_KEYS = ["api", "baseUrl", "apiKey", "models", "headers"];
+const ROW_KEYS = ["id", "compat", "cost", "upstreamModel", "name", "reasoning", "input", "contextWindow", "contextTokens", "maxTokens"];
+/** The compat flags core reads; other compat flags belong to the provider's own transport and pass through. */
+const COMPAT_READ = ["codeMode", "supportsTools"];
 
 /**
  * Validates the user's `models.providers` (at `path`) and merges it over `bundled`:
@@ -52,6 +61,7 @@ function parseProvider(value: unknown, path: string, providerId: string): Provid
     fail(path, 'is not a valid provider id (it must be non-empty and contain no "/")');
   }
   if (!isRecord(value)) fail(path, "must be an object");
+  rejectUnknownKeys(value, path, PROVIDER_KEYS);
 
   const catalog: ProviderCatalog = { models: [] };
   const api = own(value, "api");
@@ -89,6 +99,7 @@ function parseProvider(value: unknown, path: string, providerId: string): Provid
 
 function parseModelRow(value: unknown, path: string): ModelRow {
   if (!isRecord(value)) fail(path, "must be an object");
+  rejectUnknownKeys(value, path, ROW_KEYS);
   const id = own(value, "id");
   if (typeof id !== "string" || id.trim() === "") fail(configPath(path, "id"), "must be a non-empty string");
   const row: ModelRow = { id };
@@ -109,6 +120,13 @@ function parseModelRow(value: unknown, path: string): ModelRow {
 
 function parseCompat(value: unknown, path: string): ModelCompat {
   if (!isRecord(value)) fail(path, "must be an object");
+  for (const key of Object.keys(value)) {
+    // `compat.codemode` or `code_mode` would silently keep "auto" from engaging: refuse near misses.
+    const meant = COMPAT_READ.find((flag) => flag !== key && squash(flag) === squash(key));
+    if (meant !== undefined) {
+      throw unknownKey(path, key, `did you mean ${JSON.stringify(meant)}?`);
+    }
+  }
   const compat: ModelCompat = {};
   const codeMode = own(value, "codeMode");
   if (codeMode !== undefined) {
@@ -125,6 +143,7 @@ function parseCompat(value: unknown, path: string): ModelCompat {
 
 function parseCost(value: unknown, path: string): ModelCost {
   if (!isRecord(value)) fail(path, "must be an object");
+  rejectUnknownKeys(value, path, COST_KEYS);
   const cost: ModelCost = {};
   for (const key of COST_KEYS) {
     const price = own(value, key);
@@ -144,4 +163,9 @@ function isHttpUrl(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** `code_mode`, `CodeMode`, `code-mode` → `codemode`. */
+function squash(key: string): string {
+  return key.toLowerCase().replace(/[_\-\s]/g, "");
 }

@@ -2,8 +2,9 @@ import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ClientResultBody, SessionReply } from "../../durable-objects/session/session-object";
 import { loadGatewayConfig, RATE_LIMIT_DEFAULTS } from "../config";
-import { authenticate } from "./auth";
+import { authenticate, loadGatewayTokens } from "./auth";
 import { HttpError, statusFor } from "./http-error";
+import { parseJsonBody } from "./json-body";
 import { tenantRateLimit } from "./rate-limit";
 import { validateClientResult, validateOpenTurn } from "./validate-turn";
 import { VERSION } from "../version";
@@ -38,13 +39,19 @@ const TOOL_NAME = /^[^\u0000-\u001f\u007f]{1,128}$/;
 type Vars = { Variables: { tenant: string } };
 
 async function readJson(c: Context): Promise<unknown> {
-  const text = await c.req.text();
-  if (text.trim() === "") return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new HttpError("invalid_request", "body is not valid JSON", "");
-  }
+  return parseJsonBody(await c.req.text());
+}
+
+/**
+ * Configuration the gateway cannot run with: an invalid `CODEMODE_CONFIG` or an invalid
+ * `GATEWAY_TOKENS` secret. Reported on `/healthz` and on every `/v1` request, naming the rule.
+ */
+function configurationError(env: GatewayEnv): HttpError | undefined {
+  const config = loadGatewayConfig(env);
+  if (!config.ok) return new HttpError("invalid_config", `invalid CODEMODE_CONFIG: ${config.error.message}`, config.error.path);
+  const tokens = loadGatewayTokens(env.GATEWAY_TOKENS);
+  if (!tokens.ok) return new HttpError("invalid_config", `invalid GATEWAY_TOKENS: ${tokens.message}`, "GATEWAY_TOKENS");
+  return undefined;
 }
 
 function sessionStub(c: Context<{ Bindings: GatewayEnv } & Vars>) {
@@ -75,14 +82,14 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
   const app = new Hono<{ Bindings: GatewayEnv } & Vars>();
 
   app.get("/healthz", (c) => {
-    const config = loadGatewayConfig(c.env);
-    if (!config.ok) throw new HttpError("invalid_config", `invalid CODEMODE_CONFIG: ${config.error.message}`, config.error.path);
+    const error = configurationError(c.env);
+    if (error) throw error;
     return c.json({ ok: true, runtime: "quickjs-wasi", version: VERSION });
   });
 
   app.use("/v1/*", async (c, next) => {
-    const config = loadGatewayConfig(c.env);
-    if (!config.ok) throw new HttpError("invalid_config", `invalid CODEMODE_CONFIG: ${config.error.message}`, config.error.path);
+    const error = configurationError(c.env);
+    if (error) throw error;
     c.set("tenant", authenticate(c.req.header("authorization"), c.env.GATEWAY_TOKENS));
     await next();
   });

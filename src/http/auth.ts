@@ -1,37 +1,57 @@
 import { HttpError } from "./http-error";
 
-/**
- * Tokens come from the `GATEWAY_TOKENS` secret: a JSON map token → tenant id. With no
- * token configured every `/v1` request is refused (local dev gets one from `.dev.vars`).
- */
-let cached: { raw: string; map: Map<string, string> } | undefined;
+/** A bearer token must be at least this long (and carry no whitespace, which the header cannot). */
+export const MIN_TOKEN_CHARS = 8;
 
-export function parseGatewayTokens(raw: string | undefined): Map<string, string> {
-  if (!raw) return new Map();
-  if (cached?.raw === raw) return cached.map;
+export type TokensResult = { ok: true; tokens: Map<string, string> } | { ok: false; message: string };
+
+let cached: { raw: string | undefined; result: TokensResult } | undefined;
+
+/**
+ * Tokens come from the `GATEWAY_TOKENS` secret: a JSON map token → tenant id. With no token
+ * configured every `/v1` request is refused with 401 (local dev gets one from `.dev.vars`).
+ * A secret that is set but breaks a rule is a configuration error (reported on `/healthz` and
+ * every request), never a per-request surprise. Messages name the rule and the entry's position,
+ * never a token or tenant.
+ * Memoized per secret text, valid or not.
+ */
+export function loadGatewayTokens(raw: string | undefined): TokensResult {
+  if (cached !== undefined && cached.raw === raw) return cached.result;
+  const result = parseTokens(raw);
+  cached = { raw, result };
+  return result;
+}
+
+function parseTokens(raw: string | undefined): TokensResult {
+  const tokens = new Map<string, string>();
+  if (raw === undefined || raw.trim() === "") return { ok: true, tokens };
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
   } catch {
-    throw new HttpError("invalid_config", "GATEWAY_TOKENS is not valid JSON", "GATEWAY_TOKENS");
+    return { ok: false, message: "not valid JSON" };
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    throw new HttpError("invalid_config", "GATEWAY_TOKENS must be a JSON object mapping token to tenant id", "GATEWAY_TOKENS");
+    return { ok: false, message: "must be a JSON object mapping token to tenant id" };
   }
-  const map = new Map<string, string>();
+  let index = 0;
   for (const [token, tenant] of Object.entries(parsed)) {
-    if (typeof tenant !== "string" || tenant.length === 0 || token.length < 8) {
-      throw new HttpError("invalid_config", "GATEWAY_TOKENS entries must be token (8+ chars) → non-empty tenant id", "GATEWAY_TOKENS");
-    }
-    map.set(token, tenant);
+    index++;
+    // Entries are named by position only: /healthz is public, and neither tokens nor tenants are its business.
+    const which = `entry ${index}`;
+    if (token.length < MIN_TOKEN_CHARS) return { ok: false, message: `${which}: tokens must be at least ${MIN_TOKEN_CHARS} characters` };
+    if (/\s/.test(token)) return { ok: false, message: `${which}: tokens cannot contain whitespace (a bearer header cannot carry it)` };
+    if (typeof tenant !== "string" || tenant === "") return { ok: false, message: `${which}: the tenant id must be a non-empty string` };
+    tokens.set(token, tenant);
   }
-  cached = { raw, map };
-  return map;
+  return { ok: true, tokens };
 }
 
-/** The tenant for an `Authorization: Bearer …` header, or a 401. */
+/** The tenant for an `Authorization: Bearer …` header, or a 401 (a 500 when the secret is invalid). */
 export function authenticate(header: string | undefined, tokensRaw: string | undefined): string {
-  const tokens = parseGatewayTokens(tokensRaw);
+  const loaded = loadGatewayTokens(tokensRaw);
+  if (!loaded.ok) throw new HttpError("invalid_config", `invalid GATEWAY_TOKENS: ${loaded.message}`, "GATEWAY_TOKENS");
+  const { tokens } = loaded;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
   if (tokens.size === 0) throw new HttpError("unauthorized", "no gateway token is configured (set GATEWAY_TOKENS)");
   if (!match) throw new HttpError("unauthorized", "missing bearer token");

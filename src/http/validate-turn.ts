@@ -1,9 +1,9 @@
 import type { ClientResultBody } from "../../durable-objects/session/session-object";
 import type { OpenTurnRequest } from "../../durable-objects/session/turn-opening";
-import { jsonTooDeep, MAX_JSON_DEPTH } from "../bridge/json-depth";
+import { AGENT_ID_PATTERN, AGENT_ID_RULE } from "../config";
 import { HttpError } from "./http-error";
+import { validateClientTool } from "./validate-client-tool";
 
-const NAME = /^[A-Za-z0-9_.:\-/ ]{1,128}$/;
 const MAX_LIST = 512;
 const MAX_CLIENT_TOOLS = 1024;
 
@@ -33,7 +33,7 @@ export function validateOpenTurn(body: unknown): OpenTurnRequest {
   for (const key of Object.keys(body)) if (!KEYS.has(key)) fail(key, `unknown field ${key}`);
   const out: OpenTurnRequest = {};
   if (body.agentId !== undefined) {
-    if (typeof body.agentId !== "string" || !NAME.test(body.agentId)) fail("agentId", "agentId must be a short string");
+    if (typeof body.agentId !== "string" || !AGENT_ID_PATTERN.test(body.agentId)) fail("agentId", `agentId must be ${AGENT_ID_RULE}`);
     out.agentId = body.agentId;
   }
   if (body.model !== undefined) {
@@ -52,16 +52,7 @@ export function validateOpenTurn(body: unknown): OpenTurnRequest {
     if (!Array.isArray(body.clientTools)) fail("clientTools", "clientTools must be an array");
     if (body.clientTools.length > MAX_CLIENT_TOOLS) fail("clientTools", `clientTools has more than ${MAX_CLIENT_TOOLS} entries`);
     const seen = new Set<string>();
-    out.clientTools = body.clientTools.map((t, i) => {
-      const p = `clientTools[${i}]`;
-      if (!isObject(t)) fail(p, `${p} must be an object`);
-      if (typeof t.name !== "string" || !/^[A-Za-z0-9_.\-]{1,64}$/.test(t.name)) fail(`${p}.name`, `${p}.name must be 1-64 characters of [A-Za-z0-9_.-]`);
-      if (seen.has(t.name)) fail(`${p}.name`, `duplicate client tool ${t.name}`);
-      seen.add(t.name);
-      if (t.description !== undefined && (typeof t.description !== "string" || t.description.length > 4096)) fail(`${p}.description`, `${p}.description must be a string of at most 4096 characters`);
-      if (t.parameters !== undefined && !isObject(t.parameters)) fail(`${p}.parameters`, `${p}.parameters must be a JSON Schema object`);
-      return { name: t.name, ...(t.description !== undefined ? { description: t.description as string } : {}), ...(t.parameters !== undefined ? { parameters: t.parameters as Record<string, unknown> } : {}) };
-    });
+    out.clientTools = body.clientTools.map((t, i) => validateClientTool(t, `clientTools[${i}]`, seen));
   }
   if (body.mcpServers !== undefined) {
     if (!isObject(body.mcpServers)) fail("mcpServers", "mcpServers must be an object of { url, headers? }");
@@ -83,12 +74,6 @@ export function validateClientResult(body: unknown): ClientResultBody {
     if (!isObject(body.error) || typeof body.error.message !== "string") fail("error.message", "error must be { message: string }");
     return { callId: body.callId, error: { message: body.error.message.slice(0, 4096) } };
   }
-  let deep: boolean;
-  try {
-    deep = jsonTooDeep(JSON.stringify(body.value ?? null));
-  } catch {
-    deep = true; // too deep even to serialize
-  }
-  if (deep) fail("value", `value is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  // Depth and non-finite numbers were refused when the body was parsed (json-body.ts).
   return { callId: body.callId, value: body.value };
 }

@@ -9,7 +9,7 @@ export type ModelTool = { name: string; description: string; parameters: JsonSch
 function execDescription(entries: readonly CatalogEntry[], languages: readonly CodeModeLanguage[]): string {
   const { lines, omitted } = renderQuickIndex(entries);
   const parts = [
-    `Run a short ${languages.map((l) => (l === "javascript" ? "JavaScript" : "TypeScript")).join(" or ")} program in a sandbox; ` +
+    `Run a short ${languages.map((l) => LANGUAGE_NAMES[l]).join(" or ")} program in a sandbox; ` +
       "its return value is the result. Top-level await and return work. Every tool below is an async global function " +
       "taking one object; await every call (a failed call throws an Error you can catch). text(value), json(value) " +
       "and console.log add output items. No import/require, filesystem, network or shell.",
@@ -23,14 +23,25 @@ function execDescription(entries: readonly CatalogEntry[], languages: readonly C
   return parts.join("\n\n");
 }
 
+const LANGUAGE_NAMES: Record<CodeModeLanguage, string> = { javascript: "JavaScript", typescript: "TypeScript" };
+
+/**
+ * The language of an `exec` that names none: the seed's `"javascript"` when it is enabled,
+ * otherwise the one enabled language (`languages: ["typescript"]`).
+ */
+export function defaultExecLanguage(languages: readonly CodeModeLanguage[]): CodeModeLanguage {
+  return languages.includes("javascript") ? "javascript" : (languages[0] ?? "javascript");
+}
+
 /** `exec` parameters: the seed's flat schema (language is a flat string enum, no oneOf/anyOf). */
 function execParameters(languages: readonly CodeModeLanguage[]): JsonSchema {
+  const names = languages.map((l) => LANGUAGE_NAMES[l]).join(" or ");
   return {
     type: "object",
     properties: {
-      code: { type: "string", description: "JavaScript or TypeScript program (a function body)." },
+      code: { type: "string", description: `${names} program (a function body).` },
       command: { type: "string", description: "Alias of code for exec-compatible callers; not a shell command." },
-      language: { type: "string", enum: [...languages], description: 'Source language; defaults to "javascript".' },
+      language: { type: "string", enum: [...languages], description: `Source language; defaults to ${JSON.stringify(defaultExecLanguage(languages))}.` },
       restartSafe: { type: "boolean", description: "Leave unset. Only for replay the gateway explicitly requests." },
     },
     additionalProperties: false,

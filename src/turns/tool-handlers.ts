@@ -3,12 +3,18 @@ import { Catalog, guestDescription, guestMetadata } from "../catalog/catalog";
 import type { CatalogEntry } from "../catalog/types";
 import { TRUNCATION_GUIDANCE, utf8Prefix } from "../code-mode/output-budget";
 import { executeTool } from "../tools/executor";
+import { checkValue } from "../tools/schema-validator";
 import type { ToolContext, ToolDefinition } from "../tools/types";
 import type { TurnCounters, TurnSpec } from "./turn-spec";
 
 export type ToolResolver = (entry: CatalogEntry) => ToolDefinition | undefined;
 
 const encoder = new TextEncoder();
+
+function truncationMarker(text: string, bytes: number, maxBytes: number): string {
+  const prefix = utf8Prefix(text, Math.max(0, maxBytes - 512));
+  return JSON.stringify({ truncated: true, prefix, omittedBytes: bytes - encoder.encode(prefix).length, guidance: TRUNCATION_GUIDANCE });
+}
 
 /**
  * Each nested tool result is bounded separately by maxOutputBytes: an oversized one reaches
@@ -17,9 +23,50 @@ const encoder = new TextEncoder();
 export function boundedJson(value: unknown, maxBytes: number): string {
   const text = JSON.stringify(value) ?? "null";
   const bytes = encoder.encode(text).length;
-  if (bytes <= maxBytes) return text;
-  const prefix = utf8Prefix(text, Math.max(0, maxBytes - 512));
-  return JSON.stringify({ truncated: true, prefix, omittedBytes: bytes - encoder.encode(prefix).length, guidance: TRUNCATION_GUIDANCE });
+  return bytes <= maxBytes ? text : truncationMarker(text, bytes, maxBytes);
+}
+
+/**
+ * A tool result for the guest, bounded by maxOutputBytes. The size cap must not break an output
+ * contract: a tool with a declared output schema promised its shape (the quick index may have told
+ * the model it gets an array), so an oversized result fails the call with a catchable error naming
+ * the limit instead of arriving as the truncation marker. Undeclared outputs keep the seed's marker.
+ */
+export function boundedResult(toolName: string, value: unknown, maxBytes: number, declaredOutput: boolean): Settlement {
+  const text = JSON.stringify(value) ?? "null";
+  const bytes = encoder.encode(text).length;
+  if (bytes <= maxBytes) return { ok: true, text };
+  if (declaredOutput) {
+    return {
+      ok: false,
+      message:
+        `${toolName} returned ${bytes} bytes, over maxOutputBytes (${maxBytes}); its declared output cannot be truncated — ` +
+        "ask for less (narrower arguments, fewer items, a page at a time)",
+    };
+  }
+  return { ok: true, text: truncationMarker(text, bytes, maxBytes) };
+}
+
+/**
+ * A client's result for a pending call of `pendingTool` (the tool's own name, as listed in
+ * pendingToolCalls), as the guest will receive it when `wait` delivers it. A declared
+ * `outputSchema` is enforced here (a mismatch becomes a catchable error that does not print
+ * the value), and so is the output contract's size rule.
+ */
+export function clientResultSettlement(
+  spec: TurnSpec,
+  pendingTool: string | undefined,
+  body: { value?: unknown; error?: { message: string } },
+): Settlement {
+  if (body.error) return { ok: false, message: body.error.message };
+  const value = body.value ?? null;
+  const entry = pendingTool === undefined ? undefined : spec.catalog.entries.find((e) => e.source === "client" && e.toolName === pendingTool);
+  const schema = entry?.clientOutputSchema;
+  if (entry && schema) {
+    const check = checkValue(schema, value);
+    if (!check.ok) return { ok: false, message: `${entry.toolName} result does not match its declared outputSchema (${check.message})` };
+  }
+  return boundedResult(entry?.toolName ?? pendingTool ?? "client tool", value, spec.options.maxOutputBytes, schema !== undefined);
 }
 
 function notReplaySafe(callableName: string): string {
@@ -47,18 +94,28 @@ export function turnHandlers(
       if (opts.restartSafe && definition.replaySafe !== true) return { ok: false, message: notReplaySafe(entry.callableName) };
       const outcome = await executeTool(definition, request.input, { ...context, signal });
       if (!outcome.ok) return { ok: false, message: outcome.message };
-      return { ok: true, text: boundedJson(outcome.details, maxBytes) };
+      return boundedResult(entry.toolName, outcome.details, maxBytes, definition.outputSchema !== undefined);
     },
     isClientTool(tool): boolean {
       return catalog.lookup(tool)?.source === "client";
     },
+    refuseClientCall(request): string | undefined {
+      const entry = catalog.lookup(request.tool);
+      if (!entry) return undefined;
+      // Client tools carry no replay-safe marker: a restartSafe cell may not hand one out.
+      if (opts.restartSafe) {
+        counters.call++;
+        return notReplaySafe(entry.callableName);
+      }
+      // A client tool's declared input schema is enforced before the call is handed over,
+      // exactly as the executor checks a host tool's input: the guest gets a catchable error.
+      const check = checkValue(entry.parameters, request.input ?? {}, true);
+      if (check.ok) return undefined;
+      counters.call++;
+      return `invalid input for ${entry.toolName}: ${check.message}`;
+    },
     clientCalled(): void {
       counters.call++;
-    },
-    refuseClientCall(request): string | undefined {
-      // Client tools carry no replay-safe marker: a restartSafe cell may not hand one out.
-      if (opts.restartSafe) return notReplaySafe(catalog.lookup(request.tool)?.callableName ?? request.tool);
-      return undefined;
     },
     toolName(callable): string {
       return catalog.lookup(callable)?.toolName ?? callable;

@@ -45,7 +45,7 @@ describe("HTTP contract", () => {
     const r = await api("POST", `/v1/sessions/${s}/turns`, { allow: "shipping_list" });
     expect(r.status).toBe(400);
     expect(r.json.error).toMatchObject({ code: "invalid_request", path: "allow" });
-    const r2 = await api("POST", `/v1/sessions/${s}/turns`, { clientTools: [{ name: "bad name!" }] });
+    const r2 = await api("POST", `/v1/sessions/${s}/turns`, { clientTools: [{ name: "bad\u0007name" }] });
     expect(r2.json.error.path).toBe("clientTools[0].name");
     const r3 = await api("POST", `/v1/sessions/${s}/turns`, { surprise: 1 });
     expect(r3.json.error.path).toBe("surprise");

@@ -6,7 +6,8 @@ import worker from "./entry";
 describe("catalog rules through an embedding with core, bundled and external plugins", () => {
   it("sources are ordered core, bundled, external, client; control names never cataloged; direct-only stays visible", async () => {
     const s = sessionId();
-    const r = await api("POST", `/v1/sessions/${s}/turns`, { clientTools: [{ name: "ask_user" }, { name: "exec" }, { name: "tool_call" }] });
+    // (Client tools named like control tools are refused at turn open: test/e2e/client-tools.test.ts.)
+    const r = await api("POST", `/v1/sessions/${s}/turns`, { clientTools: [{ name: "ask_user" }] });
     expect(r.json.tools.map((t: any) => t.name)).toEqual(["exec", "wait", "kit_screen"]);
     const all = await exec(s, r.json.turnId, "return catalog.all().map((h) => [h.toolName, h.source])");
     expect(all.value).toEqual([

@@ -168,7 +168,11 @@ describe("code mode validation", () => {
     ["mode", "all", 'tools.codeMode.mode must be "only" (the only supported mode)'],
     ["languages", "javascript", 'tools.codeMode.languages must be an array of "javascript" and/or "typescript"'],
     ["languages", [], "tools.codeMode.languages must list at least one language"],
-    ["timeoutMS", 5000, "tools.codeMode.timeoutMS is not a known Code Mode option"],
+    [
+      "timeoutMS",
+      5000,
+      'unknown key "timeoutMS" at $.tools.codeMode.timeoutMS; known keys here: enabled, runtime, mode, languages, timeoutMs, memoryLimitBytes, maxOutputBytes, maxSnapshotBytes, maxPendingToolCalls, snapshotTtlSeconds, searchDefaultLimit, maxSearchLimit',
+    ],
   ])("rejects tools.codeMode.%s = %j", (key, value, message) => {
     expect(rejection(withCodeMode({ [key]: value }))).toEqual({ message, path: `tools.codeMode.${key}` });
   });
@@ -209,21 +213,101 @@ describe("code mode validation", () => {
     expect(rejection(raw)).toEqual({ path, message });
   });
 
-  it("accepts and keeps unknown top-level keys, tools.toolSearch and agent extras", () => {
+  it("accepts the keys the seed documents: tools.sandbox, tools.swarm, tools.allow, tools.toolSearch, agentRuntime", () => {
     const raw = {
-      gateway: { port: 1 },
-      tools: { toolSearch: { enabled: true }, sandbox: { tools: { alsoAllow: ["bundle-mcp"] } } },
+      tools: {
+        codeMode: "auto",
+        toolSearch: { enabled: true, mode: "code" },
+        sandbox: { tools: { alsoAllow: ["bundle-mcp"] } },
+        swarm: { enabled: false },
+        allow: ["read", "web_search"],
+      },
       agents: {
-        defaults: { workspace: "~/x", models: { "openai/*": { agentRuntime: { id: "openclaw" } } } },
-        entries: { research: { tools: { swarm: false }, identity: { name: "R" } } },
+        defaults: { models: { "openai/*": { agentRuntime: { id: "openclaw" } }, "openai/gpt-5.6-luna": { agentRuntime: { id: "openclaw" }, codeMode: true } } },
+        entries: { research: { tools: { swarm: false, codeMode: { timeoutMs: 5000 } }, models: { "openai/gpt-5.6-luna": { codeMode: false } } } },
       },
     };
     const parsed = config(raw);
     expect(parsed.raw).toBe(raw);
-    expect(parsed.toolSearch).toEqual({ enabled: true });
+    expect(parsed.toolSearch).toEqual({ enabled: true, mode: "code" });
     expect(parsed.agents.defaults.raw).toEqual(raw.agents.defaults);
-    expect(parsed.agents.entries.research?.raw).toEqual(raw.agents.entries.research);
-    expect(parsed.agents.entries.research?.codeMode).toEqual({});
+    expect(parsed.agents.entries.research?.codeMode).toEqual({ timeoutMs: 5000 });
+    expect(config({ tools: { swarm: false, toolSearch: true, allow: [] } }).toolSearch).toBe(true);
+  });
+});
+
+describe("unknown keys are refused in every section the gateway reads", () => {
+  it("a top-level `tool` (for `tools`) is an error naming the key, not code mode silently off", () => {
+    expect(rejection({ tool: { codeMode: true } })).toEqual({
+      path: "tool",
+      message: 'unknown key "tool" at $.tool; known keys here: tools, agents, models',
+    });
+  });
+
+  it.each([
+    [{ gateway: { port: 1 } }, "gateway.port"],
+    [{ tools: { codemode: true } }, "tools.codemode"],
+    [{ tools: { deny: ["exec"] } }, "tools.deny"],
+    [{ tools: { swarm: { enabeld: false } } }, "tools.swarm.enabeld"],
+    [{ tools: { toolSearch: { enabled: true, limit: 5 } } }, "tools.toolSearch.limit"],
+    [{ agents: { list: [] } }, "agents.list"],
+    [{ agents: { defaults: { workspace: "~/x" } } }, "agents.defaults.workspace"],
+    [{ agents: { defaults: { tools: { codeMode: true } } } }, "agents.defaults.tools"],
+    [{ agents: { defaults: { models: { "openai/gpt-5.6": { codemode: true } } } } }, 'agents.defaults.models["openai/gpt-5.6"].codemode'],
+    [{ agents: { entries: { research: { identity: { name: "R" } } } } }, "agents.entries.research.identity"],
+    [{ agents: { entries: { research: { tools: { sandbox: {} } } } } }, "agents.entries.research.tools.sandbox"],
+    [{ agents: { entries: { research: { models: { "openai/gpt-5.6": { codeMode: false, runtime: "x" } } } } } }, 'agents.entries.research.models["openai/gpt-5.6"].runtime'],
+    [{ models: { mode: "replace" } }, "models.mode"],
+    [{ models: { providers: { x: { apikey: "env:X" } } } }, "models.providers.x.apikey"],
+    [{ models: { providers: { x: { models: [{ id: "m", upstream_model: "n" }] } } } }, "models.providers.x.models[0].upstream_model"],
+    [{ models: { providers: { x: { models: [{ id: "m", cost: { inputs: 1 } }] } } } }, "models.providers.x.models[0].cost.inputs"],
+  ])("%j is refused at %s", (raw, path) => {
+    const error = rejection(raw);
+    expect(error.path).toBe(path);
+    expect(error.message).toMatch(/^unknown key ".+" at \$\..+; known keys here: /);
+    expect(error.message).toContain(`at $.${path};`);
+  });
+
+  it("compat is an open set of provider flags, but a misspelt codeMode or supportsTools is refused", () => {
+    expect(rejection({ models: { providers: { x: { models: [{ id: "m", compat: { code_mode: "preferred" } }] } } } })).toEqual({
+      path: "models.providers.x.models[0].compat.code_mode",
+      message: 'unknown key "code_mode" at $.models.providers.x.models[0].compat.code_mode; did you mean "codeMode"?',
+    });
+    expect(rejection({ models: { providers: { x: { models: [{ id: "m", compat: { SupportsTools: true } }] } } } }).path).toBe(
+      "models.providers.x.models[0].compat.SupportsTools",
+    );
+    expect(findModel(config({ models: { providers: { x: { models: [{ id: "m", compat: { supportsStore: false, codeMode: "preferred" } }] } } } }), "x/m")?.compat).toEqual({
+      codeMode: "preferred",
+    });
+  });
+
+  it.each([
+    [{ tools: { swarm: "off" } }, "tools.swarm", "tools.swarm must be true, false or an object { enabled }"],
+    [{ tools: { swarm: { enabled: "no" } } }, "tools.swarm.enabled", "tools.swarm.enabled must be true or false"],
+    [{ tools: { toolSearch: "yes" } }, "tools.toolSearch", "tools.toolSearch must be true, false or an object { enabled, mode }"],
+    [{ tools: { toolSearch: { mode: "regex" } } }, "tools.toolSearch.mode", 'tools.toolSearch.mode must be one of "code", "tools", "directory"'],
+    [{ tools: { sandbox: true } }, "tools.sandbox", "tools.sandbox must be an object"],
+    [{ tools: { allow: "read" } }, "tools.allow", "tools.allow must be an array of tool names"],
+    [{ tools: { allow: ["read", ""] } }, "tools.allow[1]", "tools.allow[1] must be a non-empty string"],
+    [
+      { agents: { defaults: { models: { "openai/gpt-5.6": { agentRuntime: "openclaw" } } } } },
+      'agents.defaults.models["openai/gpt-5.6"].agentRuntime',
+      'agents.defaults.models["openai/gpt-5.6"].agentRuntime must be an object such as { id: "openclaw" }',
+    ],
+  ])("validates the shape of accepted sections (%j)", (raw, path, message) => {
+    expect(rejection(raw)).toEqual({ path, message });
+  });
+
+  it("refuses agent ids a turn's agentId could never name, and accepts those it can", () => {
+    expect(rejection({ agents: { entries: { "bad id!": {} } } })).toEqual({
+      path: 'agents.entries["bad id!"]',
+      message:
+        'agents.entries["bad id!"] is not a valid agent id: a turn\'s agentId must be 1-128 characters of letters, digits, spaces and _ . : - /, so this entry could never be selected',
+    });
+    expect(rejection({ agents: { entries: { ["a".repeat(129)]: {} } } }).message).toContain("is not a valid agent id");
+    expect(rejection({ agents: { entries: { "": {} } } }).path).toBe('agents.entries[""]');
+    const parsed = config({ agents: { entries: { "ops-bot": {}, "team/alpha one": {}, "v1.2:x_y": {} } } });
+    expect(Object.keys(parsed.agents.entries)).toEqual(["ops-bot", "team/alpha one", "v1.2:x_y"]);
   });
 });
 

@@ -54,7 +54,8 @@ describe("gateway.sessions and gateway.rateLimit", () => {
     expect(rejection({ gateway: { sessions: { constructor: 5 } } }).path).toBe("gateway.sessions.constructor");
   });
 
-  it("leaves other gateway.* keys (OpenClaw's port, bind, …) to their readers", () => {
-    expect(operations({ gateway: { port: 18789, sessions: { maxTurnsPerSession: 8 } } }).sessions.maxTurnsPerSession).toBe(8);
+  it("refuses other gateway.* keys: a typo never silently keeps a default", () => {
+    expect(rejection({ gateway: { port: 18789, sessions: { maxTurnsPerSession: 8 } } }).path).toBe("gateway.port");
+    expect(rejection({ gateway: { session: { maxTurnsPerSession: 8 } } }).path).toBe("gateway.session");
   });
 });

@@ -1,0 +1,65 @@
+import type { CodeModeSettings } from "./codeModeOptions";
+import { fail, isRecord, own, rejectUnknownKeys } from "./ConfigValidationError";
+import { configPath } from "./configPath";
+import { parseCodeModeSettings } from "./parseCodeModeSettings";
+
+/**
+ * Keys of the gateway-wide `tools` section. Only `codeMode` (and `toolSearch`, kept for callers)
+ * is interpreted here; `sandbox`, `swarm` and `allow` are OpenClaw settings the seed documents
+ * (`tools.sandbox.tools.alsoAllow`, `tools.swarm: false`, an empty `tools.allow` list), accepted
+ * so carried-over configs keep loading. Anything else is refused.
+ */
+const GLOBAL_TOOLS_KEYS = ["codeMode", "toolSearch", "sandbox", "swarm", "allow"] as const;
+/** An agent's `tools`: its Code Mode override and, as the seed documents, its Swarm opt-out. */
+const AGENT_TOOLS_KEYS = ["codeMode", "swarm"] as const;
+const TOOL_SEARCH_KEYS = ["enabled", "mode"] as const;
+const TOOL_SEARCH_MODES = ["code", "tools", "directory"];
+
+export type ToolsSection = { codeMode: CodeModeSettings; toolSearch: unknown };
+
+/** Validates `tools` (global) or `agents.entries.<agent>.tools` at `path`. */
+export function parseToolsSection(value: unknown, path: string, scope: "global" | "agent"): ToolsSection {
+  if (value === undefined) return { codeMode: {}, toolSearch: undefined };
+  if (!isRecord(value)) fail(path, "must be an object");
+  rejectUnknownKeys(value, path, scope === "global" ? GLOBAL_TOOLS_KEYS : AGENT_TOOLS_KEYS);
+
+  const swarm = own(value, "swarm");
+  if (swarm !== undefined) parseSwarm(swarm, configPath(path, "swarm"));
+  const toolSearch = own(value, "toolSearch");
+  if (toolSearch !== undefined) parseToolSearch(toolSearch, configPath(path, "toolSearch"));
+  const sandbox = own(value, "sandbox");
+  if (sandbox !== undefined && !isRecord(sandbox)) fail(configPath(path, "sandbox"), "must be an object");
+  const allow = own(value, "allow");
+  if (allow !== undefined) parseStringList(allow, configPath(path, "allow"));
+
+  return { codeMode: parseCodeModeSettings(own(value, "codeMode"), configPath(path, "codeMode")), toolSearch };
+}
+
+/** `tools.swarm: false` or `tools.swarm.enabled: false` (seed, "Use Swarm for agent fan-out"). */
+function parseSwarm(value: unknown, path: string): void {
+  if (typeof value === "boolean") return;
+  if (!isRecord(value)) fail(path, "must be true, false or an object { enabled }");
+  rejectUnknownKeys(value, path, ["enabled"]);
+  const enabled = own(value, "enabled");
+  if (enabled !== undefined && typeof enabled !== "boolean") fail(configPath(path, "enabled"), "must be true or false");
+}
+
+/** `tools.toolSearch`: a boolean, or `{ enabled, mode }` with OpenClaw's modes. */
+function parseToolSearch(value: unknown, path: string): void {
+  if (typeof value === "boolean") return;
+  if (!isRecord(value)) fail(path, "must be true, false or an object { enabled, mode }");
+  rejectUnknownKeys(value, path, TOOL_SEARCH_KEYS);
+  const enabled = own(value, "enabled");
+  if (enabled !== undefined && typeof enabled !== "boolean") fail(configPath(path, "enabled"), "must be true or false");
+  const mode = own(value, "mode");
+  if (mode !== undefined && !TOOL_SEARCH_MODES.includes(mode as string)) {
+    fail(configPath(path, "mode"), `must be one of ${TOOL_SEARCH_MODES.map((m) => JSON.stringify(m)).join(", ")}`);
+  }
+}
+
+function parseStringList(value: unknown, path: string): void {
+  if (!Array.isArray(value)) fail(path, "must be an array of tool names");
+  value.forEach((entry: unknown, index) => {
+    if (typeof entry !== "string" || entry === "") fail(configPath(path, index), "must be a non-empty string");
+  });
+}

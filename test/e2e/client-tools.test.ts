@@ -1,0 +1,211 @@
+import { describe, expect, it } from "vitest";
+import { api, exec, freshTurn, inSession, sessionId, wait } from "./helpers";
+
+const openRaw = (body: unknown) => api("POST", `/v1/sessions/${sessionId()}/turns`, body);
+const clientResult = (session: string, turnId: string, body: unknown) => api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, body);
+
+describe("client tool names (seed: Tool names and collisions)", () => {
+  it("names with spaces and other characters are accepted; the guest callable is normalized; pendingToolCalls shows the tool's own name", async () => {
+    const { session, turnId } = await freshTurn({
+      clientTools: [
+        { name: "look up user", description: "Find a user" },
+        { name: "Wetter abrufen ☀" },
+        { name: "my-tool" },
+        { name: "my tool" },
+        { name: "ünïcode" },
+        { name: "a".repeat(128) },
+      ],
+    });
+    const names = await exec(session, turnId, "return catalog.all().filter((h) => h.source === 'client').map((h) => [h.toolName, h.callableName])");
+    expect(names.value.slice(0, 3)).toEqual([
+      ["look up user", "look_up_user"],
+      ["Wetter abrufen ☀", "Wetter_abrufen__"],
+      ["my-tool", "my_tool"],
+    ]);
+    // A normalized collision gets a deterministic suffix; a leading invalid character becomes "_".
+    expect(names.value[3][0]).toBe("my tool");
+    expect(names.value[3][1]).toMatch(/^my_tool_[0-9a-f]{4,}$/);
+    expect(names.value[4]).toEqual(["ünïcode", "_n_code"]);
+    const r = await exec(session, turnId, "return await look_up_user({ id: 7 })");
+    expect(r).toMatchObject({ status: "waiting", pendingToolCalls: [{ tool: "look up user", input: { id: 7 } }] });
+    await clientResult(session, turnId, { callId: r.pendingToolCalls[0].callId, value: { name: "Ada" } });
+    expect(await wait(session, turnId, r.runId)).toMatchObject({ status: "completed", value: { name: "Ada" } });
+  });
+
+  it("the quick index shows the normalized callable; with code mode off the model sees the tool's own name", async () => {
+    const on = await openRaw({ clientTools: [{ name: "look up user" }] });
+    expect(on.json.tools[0].description).toContain("look_up_user(input: unknown) -> ?");
+    const off = await openRaw({ agentId: "off", clientTools: [{ name: "look up user" }] });
+    expect(off.json.tools.map((t: any) => t.name)).toContain("look up user");
+  });
+
+  it.each([
+    ["", "empty"],
+    ["a".repeat(129), "129 characters"],
+    ["tab\there", "a control character"],
+    ["nul\u0000", "NUL"],
+    ["c1\u009f", "a C1 control character"],
+  ])("refuses the name %j (%s) at clientTools[1].name", async (name) => {
+    const r = await openRaw({ clientTools: [{ name: "fine" }, { name }] });
+    expect(r.status).toBe(400);
+    expect(r.json.error).toEqual({ code: "invalid_request", path: "clientTools[1].name", message: "clientTools[1].name must be 1-128 characters without control characters" });
+  });
+});
+
+describe("client tools named like control tools are refused, not silently dropped", () => {
+  it.each(["exec", "wait", "tool_search_code", "tool_search", "tool_describe", "tool_call"])("a client tool named %s: 400 at clientTools[2].name", async (name) => {
+    const r = await openRaw({ clientTools: [{ name: "a" }, { name: "b" }, { name }] });
+    expect(r.status).toBe(400);
+    expect(r.json.error).toEqual({
+      code: "invalid_request",
+      path: "clientTools[2].name",
+      message: `clientTools[2].name "${name}" is the name of a code-mode control tool (exec, wait, tool_search_code, tool_search, tool_describe, tool_call); give the client tool another name`,
+    });
+  });
+
+  it("the same names in another case or with a prefix are ordinary tools", async () => {
+    const r = await openRaw({ clientTools: [{ name: "Exec" }, { name: "my_wait" }] });
+    expect(r.status).toBe(201);
+    expect(r.json.telemetry.catalogSources.client).toBe(2);
+  });
+});
+
+const UserInput = { type: "object", properties: { id: { type: "integer", minimum: 1 } }, required: ["id"], additionalProperties: false };
+
+describe("client tool schemas: MCP and Anthropic spellings, declared input enforced", () => {
+  it.each(["parameters", "inputSchema", "input_schema"])("a schema declared as %s is kept for describe() and enforced; metadata stays input: unknown", async (key) => {
+    const { session, turnId } = await freshTurn({ clientTools: [{ name: "get_user", description: "Get a user by id", [key]: UserInput }] });
+    const r = await exec(
+      session,
+      turnId,
+      `const h = catalog.all().find((x) => x.toolName === 'get_user');
+       return { input: h.input, output: h.output ?? null, schema: (await h.describe()).parameters };`,
+    );
+    expect(r.value).toEqual({ input: "unknown", output: null, schema: UserInput });
+  });
+
+  it("the guest's input is checked before the call is handed over: a catchable error, never a pending call", async () => {
+    const { session, turnId } = await freshTurn({ clientTools: [{ name: "get_user", inputSchema: UserInput }] });
+    const bad = await exec(session, turnId, "try { await get_user({ id: 'seven' }); return 'handed over'; } catch (e) { return e.message; }");
+    expect(bad.status).toBe("completed");
+    expect(bad.value).toMatch(/^invalid input for get_user: /);
+    expect(bad.value).toContain("/id");
+    expect(bad.telemetry.counters.call).toBe(1);
+    // A valid and an invalid call in one batch: only the valid one is pending.
+    const mixed = await exec(
+      session,
+      turnId,
+      "const [a, b] = await Promise.allSettled([get_user({ id: 2 }), get_user({})]); return [a.status, a.value ?? null, b.status, b.reason.message];",
+    );
+    expect(mixed.status).toBe("waiting");
+    expect(mixed.pendingToolCalls).toEqual([{ callId: expect.any(String), tool: "get_user", input: { id: 2 } }]);
+    expect((await clientResult(session, turnId, { callId: mixed.pendingToolCalls[0].callId, value: { id: 2, name: "Bo" } })).status).toBe(202);
+    const done = await wait(session, turnId, mixed.runId);
+    expect(done.value.slice(0, 3)).toEqual(["fulfilled", { id: 2, name: "Bo" }, "rejected"]);
+    expect(done.value[3]).toMatch(/^invalid input for get_user: /);
+  });
+
+  it("two spellings that agree are fine; two that differ are a 400 naming the second", async () => {
+    const reordered = { additionalProperties: false, required: ["id"], properties: { id: { minimum: 1, type: "integer" } }, type: "object" };
+    expect((await openRaw({ clientTools: [{ name: "u", parameters: UserInput, inputSchema: reordered }] })).status).toBe(201);
+    const r = await openRaw({ clientTools: [{ name: "u", parameters: UserInput, input_schema: { type: "object" } }] });
+    expect(r.status).toBe(400);
+    expect(r.json.error).toEqual({
+      code: "invalid_request",
+      path: "clientTools[0].input_schema",
+      message:
+        "clientTools[0].input_schema differs from clientTools[0].parameters; declare the input schema once (parameters, inputSchema, input_schema are the same field)",
+    });
+  });
+
+  it("an unusable schema, or a misspelt schema key, is a 400 instead of input: unknown", async () => {
+    const invalid = await openRaw({ clientTools: [{ name: "u", inputSchema: { type: "object", properties: { id: { type: "int" } } } }] });
+    expect(invalid.status).toBe(400);
+    expect(invalid.json.error.path).toBe("clientTools[0].inputSchema");
+    expect(invalid.json.error.message).toBe("clientTools[0].inputSchema is not a usable JSON Schema (/properties/id/type: unknown type)");
+    const typo = await openRaw({ clientTools: [{ name: "u", paramaters: UserInput }] });
+    expect(typo.status).toBe(400);
+    expect(typo.json.error.path).toBe("clientTools[0].paramaters");
+    // MCP / Anthropic / OpenAI tool metadata passes through.
+    const mcp = await openRaw({ clientTools: [{ name: "u", title: "User", annotations: { readOnlyHint: true }, _meta: {}, inputSchema: UserInput, cache_control: { type: "ephemeral" } }] });
+    expect(mcp.status).toBe(201);
+  });
+});
+
+describe("client tool output schemas are enforced when the result is delivered", () => {
+  const Names = { type: "array", items: { type: "string" } };
+
+  it("a result that violates outputSchema fails in the guest at wait, without printing the value", async () => {
+    const { session, turnId } = await freshTurn({ clientTools: [{ name: "list_names", outputSchema: Names }] });
+    const r = await exec(session, turnId, "try { return await list_names({}); } catch (e) { return 'caught: ' + e.message; }");
+    expect(r.status).toBe("waiting");
+    expect((await clientResult(session, turnId, { callId: r.pendingToolCalls[0].callId, value: { secret: "hunter2-do-not-print" } })).status).toBe(202);
+    const done = await wait(session, turnId, r.runId);
+    expect(done).toMatchObject({ status: "completed", value: "caught: list_names result does not match its declared outputSchema (type check failed)" });
+    expect(JSON.stringify(done)).not.toContain("hunter2");
+  });
+
+  it("a result that matches passes through; an error result stays the client's error", async () => {
+    const { session, turnId } = await freshTurn({ clientTools: [{ name: "list_names", output_schema: Names }] });
+    const r = await exec(session, turnId, "const a = await list_names({}); let b; try { await list_names({}); } catch (e) { b = e.message; } return { a, b };");
+    await clientResult(session, turnId, { callId: r.pendingToolCalls[0].callId, value: ["ada", "bo"] });
+    const second = await wait(session, turnId, r.runId);
+    expect(second.status).toBe("waiting");
+    await clientResult(session, turnId, { callId: second.pendingToolCalls[0].callId, error: { message: "user declined" } });
+    expect((await wait(session, turnId, second.runId)).value).toEqual({ a: ["ada", "bo"], b: "user declined" });
+  });
+
+  it("a client's output schema claim never becomes a trusted hint: -> ? in the quick index, absent from describe()", async () => {
+    const opened = await openRaw({ clientTools: [{ name: "list_names", outputSchema: { type: "array", items: { type: "string" }, additionalProperties: false } }] });
+    expect(opened.json.tools[0].description).toContain("list_names(input: unknown) -> ?");
+    const { session, turnId } = await freshTurn({ clientTools: [{ name: "list_names", outputSchema: Names }] });
+    const r = await exec(session, turnId, "const h = catalog.all().find((x) => x.toolName === 'list_names'); const d = await h.describe(); return { output: h.output ?? null, described: 'outputSchema' in d };");
+    expect(r.value).toEqual({ output: null, described: false });
+  });
+});
+
+describe("a repeated client result", () => {
+  it("is a 409 even after the resume consumed it and the run completed (was 404 unknown callId)", async () => {
+    const { session, turnId } = await freshTurn({ clientTools: [{ name: "ask_user" }] });
+    const r = await exec(session, turnId, "return await ask_user({ q: 'ok?' })");
+    const callId = r.pendingToolCalls[0].callId;
+    expect((await clientResult(session, turnId, { callId, value: "yes" })).status).toBe(202);
+    // Before the wait: the stored result makes a repeat a 409 (unchanged).
+    expect((await clientResult(session, turnId, { callId, value: "again" })).status).toBe(409);
+    expect(await wait(session, turnId, r.runId)).toMatchObject({ status: "completed", value: "yes" });
+    const repeat = await clientResult(session, turnId, { callId, value: "yes" });
+    expect(repeat.status).toBe(409);
+    expect(repeat.json.error).toEqual({ code: "conflict", message: `a result for ${callId} was already delivered` });
+    // A callId this turn never issued is still a 404.
+    expect((await clientResult(session, turnId, { callId: "call_999_deadbeef", value: 1 })).status).toBe(404);
+  });
+
+  it("is a 409 after a run that failed, and the record goes with the turn", async () => {
+    const { session, turnId } = await freshTurn({ clientTools: [{ name: "ask_user" }] });
+    const r = await exec(session, turnId, "await ask_user({}); throw new Error('boom');");
+    const callId = r.pendingToolCalls[0].callId;
+    await clientResult(session, turnId, { callId, value: 1 });
+    expect(await wait(session, turnId, r.runId)).toMatchObject({ status: "failed" });
+    expect((await clientResult(session, turnId, { callId, value: 1 })).status).toBe(409);
+    expect((await api("DELETE", `/v1/sessions/${session}/turns/${turnId}`)).status).toBe(200);
+    expect((await clientResult(session, turnId, { callId, value: 1 })).status).toBe(404);
+  });
+});
+
+describe("the per-turn record of delivered client results", () => {
+  it("is bounded: past DELIVERED_CALLS_LIMIT the oldest callIds are forgotten first, per turn", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await inSession(session, (instance) => {
+      const turns = instance.turns;
+      for (let i = 0; i < 4096 + 10; i++) turns.recordDelivered(turnId, `c${i}`);
+      turns.recordDelivered("other-turn", "c0");
+      return {
+        oldest: turns.wasDelivered(turnId, "c0"),
+        firstKept: turns.wasDelivered(turnId, "c10"),
+        newest: turns.wasDelivered(turnId, "c4105"),
+        otherTurn: turns.wasDelivered("other-turn", "c0"),
+      };
+    });
+    expect(r).toEqual({ oldest: false, firstKept: true, newest: true, otherTurn: true });
+  });
+});
