@@ -54,7 +54,7 @@ describe("invalid GATEWAY_TOKENS is a configuration error, not ok on /healthz", 
 describe("configuration typos are refused on /healthz and /v1", () => {
   it("a top-level `tool` instead of `tools` is named, instead of code mode silently off", async () => {
     const bad = { CODEMODE_CONFIG: JSON.stringify({ tool: { codeMode: true } }) };
-    const expected = { error: { code: "invalid_config", path: "tool", message: 'invalid CODEMODE_CONFIG: unknown key "tool" at $.tool; known keys here: tools, agents, models' } };
+    const expected = { error: { code: "invalid_config", path: "tool", message: 'invalid CODEMODE_CONFIG: unknown key "tool" at $.tool; known keys here: tools, agents, models, gateway' } };
     const h = await health(bad);
     expect(h.status).toBe(500);
     expect(h.json).toEqual(expected);
