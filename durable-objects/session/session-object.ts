@@ -7,6 +7,8 @@ import { loadGatewayConfig } from "../../src/config";
 import { systemClock, type Clock } from "../../src/runtime/clock";
 import { newSessionTag } from "../../src/runs/run-id";
 import { RunLifecycle } from "../../src/runs/run-lifecycle";
+import { registryFromBinding, type ImageRegistryRpc } from "../../src/snapshot-store/image-registry";
+import { SnapshotCodec } from "../../src/snapshot-store/snapshot-codec";
 import { SnapshotStore } from "../../src/snapshot-store/snapshot-store";
 import type { ToolDefinition, ToolPlugin } from "../../src/tools/types";
 import { boundedJson } from "../../src/turns/tool-handlers";
@@ -19,7 +21,11 @@ import { sessionKv } from "./session-kv";
 import { applySchema, Sql } from "./sql";
 import { TurnStore, type StoredTurn } from "./turn-store";
 
-export type SessionEnv = { CODEMODE_CONFIG?: string };
+export type SessionEnv = {
+  CODEMODE_CONFIG?: string;
+  /** The image registry; without it every park is self-contained (larger, but survives deploys too). */
+  PRISTINE_IMAGES?: DurableObjectNamespace<ImageRegistryRpc>;
+};
 
 /** Replies cross the RPC boundary as data; the HTTP layer maps them to responses. */
 export type SessionReply<T> = { ok: true; status: number; body: T } | { ok: false; status: number; code: string; message: string };
@@ -44,6 +50,8 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
     clock: Clock = systemClock;
     private readonly turns: TurnStore;
     readonly snapshots: SnapshotStore;
+    /** Encodes parked VMs against a base a later build can rebuild (its registry is replaced in tests). */
+    readonly codec: SnapshotCodec;
     private readonly runs: RunLifecycle;
     private readonly active = new Map<string, Set<AbortController>>();
     private queue: Promise<unknown> = Promise.resolve();
@@ -54,10 +62,12 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
       applySchema(sql);
       this.turns = new TurnStore(sql);
       this.snapshots = new SnapshotStore(sql);
+      this.codec = new SnapshotCodec(env.PRISTINE_IMAGES ? registryFromBinding(env.PRISTINE_IMAGES) : null);
       const tag = sql.one<{ value: string }>("SELECT value FROM session_meta WHERE key = 'run_tag'")?.value ?? newSessionTag();
       sql.run("INSERT OR IGNORE INTO session_meta (key, value) VALUES ('run_tag', ?)", tag);
       this.runs = new RunLifecycle({
         store: this.snapshots,
+        codec: this.codec,
         sessionTag: () => tag,
         transaction: (fn) => ctx.storage.transactionSync(fn),
         now: () => this.clock.now(),

@@ -283,7 +283,11 @@ describe("client tools, eviction and teardown", () => {
       state.storage.sql.exec("UPDATE run_chunks SET data = ? WHERE seq = 0", new Uint8Array([1, 2, 3, 4]).buffer);
     });
     const w = await wait(session, turnId, r.runId);
-    expect(w).toMatchObject({ status: "failed", code: "invalid_input", error: "code mode run could not be restored; it cannot be resumed." });
+    expect(w).toMatchObject({
+      status: "failed",
+      code: "internal_error",
+      error: "code mode run could not be restored (the snapshot is corrupt: snapshot bytes are not readable (not gzip or truncated)); it cannot be resumed.",
+    });
     expect(await footprint(session)).toEqual({ runs: 0, chunks: 0, results: 0, storedBytes: 0 });
     await expectHealthy(session, turnId);
   });
