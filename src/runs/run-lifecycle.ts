@@ -217,7 +217,7 @@ export class RunLifecycle {
       // image registry does not answer, the run stays parked exactly as it was.
       let parked: ParkedSnapshot;
       try {
-        if (!bytes) throw new SnapshotRestoreError("missing", "its snapshot bytes are missing");
+        if (!bytes) throw new SnapshotRestoreError("missing", "its stored snapshot is missing or incomplete");
         parked = await this.deps.codec.decode(bytes);
       } catch (error) {
         const failure = restoreFailure(error);
