@@ -50,7 +50,7 @@ export function registryFromBinding(ns: DurableObjectNamespace<ImageRegistryRpc>
   };
 }
 
-/** A registry in memory (tests; also what the object stores, minus SQLite). */
+/** The in-memory pair of the registry object, for tests. */
 export class MemoryImageRegistry implements ImageRegistry {
   readonly records = new Map<string, ImageRecord>();
   calls = { touch: 0, put: 0, get: 0 };
