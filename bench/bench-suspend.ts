@@ -26,6 +26,8 @@ import { CODE_MODE_DEFAULTS } from "../src/config/codeModeOptions";
 import { demoPlugin } from "../src/plugins/demo";
 import { systemClock } from "../src/runtime/clock";
 import { GuestVm, type GuestHost } from "../src/runtime/guest-vm";
+import { GUEST_ABI_VERSION } from "../src/runtime/guest-prelude";
+import { engineImage } from "../src/snapshot-store/engine-image";
 import { InterruptGuard } from "../src/runtime/interrupt-guard";
 import { newRunId, newSessionTag } from "../src/runs/run-id";
 import { pristineImage } from "../src/snapshot-store/pristine-image";
@@ -117,7 +119,7 @@ const FULL_GZIP: Format = {
 
 /** Resume a stored snapshot and check the program completes with the expected value. */
 async function resumeStored(cell: CellName, bytes: Uint8Array, parked: Parked, format: Format): Promise<void> {
-  const vm = await GuestVm.restore(await format.decode(bytes), parked.controlToken, LIMITS, guard(), yieldHost());
+  const vm = await GuestVm.restore(await format.decode(bytes), parked.controlToken, LIMITS, guard(), yieldHost(), GUEST_ABI_VERSION);
   try {
     vm.settle(parked.yieldId, true, undefined);
     const status = vm.status();
@@ -192,8 +194,9 @@ async function measureCodecWarmup() {
   const snapshot = p.vm.snapshot();
   p.vm.dispose();
 
+  // Both per-isolate images: the engine image (engine id, self-contained base) and the pristine one.
   let t0 = performance.now();
-  const image = await pristineImage();
+  const [, image] = await Promise.all([engineImage(), pristineImage()]);
   const imageBuildMs = performance.now() - t0;
   t0 = performance.now();
   const bytes = await encodeSnapshot(snapshot);
@@ -254,7 +257,7 @@ async function suspendBatch(k: number): Promise<{ phases: Phase; bytes: Bytes }>
   const tDecode = performance.now() - t0;
   const restoreAll = async (from: Snapshot[]) => {
     const out: GuestVm[] = [];
-    for (let i = 0; i < k; i++) out.push(await GuestVm.restore(from[i]!, parked[i]!.controlToken, LIMITS, guard(), yieldHost()));
+    for (let i = 0; i < k; i++) out.push(await GuestVm.restore(from[i]!, parked[i]!.controlToken, LIMITS, guard(), yieldHost(), GUEST_ABI_VERSION));
     return out;
   };
   const deliverAll = (vms: GuestVm[], label: string) => {

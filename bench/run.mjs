@@ -859,7 +859,7 @@ function reportSuspension(L, { suspendHttpR: h, suspendWorkerR: w, d }) {
   L("resumed as RunLifecycle does, minus SQLite and the Durable Object, with the production codec (src/snapshot-store/snapshot-codec.ts):");
   L("park = `vm.snapshot()` + `rawSnapshotBytes` (the limit check) + `encodeSnapshot` (the 4 KiB pages that differ from the pristine image of");
   L("src/snapshot-store/pristine-image.ts, XOR-ed against it, gzip); resume = `decodeSnapshot` (gunzip, XOR back onto the image) +");
-  L("`GuestVm.restore(snapshot, controlToken, limits, guard, host)` + deliver the yield. **Baseline format**: the previous storage format,");
+  L("`GuestVm.restore(snapshot, controlToken, limits, guard, host, abi)` + deliver the yield. **Baseline format**: the previous storage format,");
   L("QuickJS's whole-memory `serializeSnapshot` + `compress` (gzip) / `decompress` + `deserializeSnapshot`, on the same snapshots in the same");
   L(`batches. ${s.iterations} cells in ${s.batches} batches of ${s.batchSize} after ${CONFIG.suspendWarmupIterations} warm-up; phases timed per batch and divided by the batch size`);
   L("(1 ms clock); park / resume totals are timed one cell at a time, both formats on the same parked cell, the format that goes first");
@@ -867,7 +867,8 @@ function reportSuspension(L, { suspendHttpR: h, suspendWorkerR: w, d }) {
   L("tools + run `return 2` + dispose).");
   L();
   L("**One-time codec cost** (per isolate; measured once, before everything else, and excluded from all figures below): building the pristine");
-  L(`image (a deterministic VM prepared like a cell's, ${kib(cw.imageBytes)} KiB of memory; awaited by the first \`encodeSnapshot\` or \`decodeSnapshot\`) took`);
+  L(`image (a deterministic VM prepared like a cell's, ${kib(cw.imageBytes)} KiB of memory) and the engine image (a bare VM: the engine id and the`);
+  L(`self-contained base), both awaited by the first \`encodeSnapshot\` or \`decodeSnapshot\`, took`);
   L(`**${ms(cw.imageBuildMs)} ms**; then the first \`encodeSnapshot\` of a small cell took ${ms(cw.firstEncodeMs)} ms and the first \`decodeSnapshot\` ${ms(cw.firstDecodeMs)} ms, against`);
   L(`${ms(cw.warmEncodeMs)} / ${ms(cw.warmDecodeMs)} ms warm (mean of ${cw.warmReps}). Single measurements on a 1 ms clock. The first park or resume in each isolate of the`);
   L("production worker pays this (in 4.1 the warm-up cycles absorb it).");

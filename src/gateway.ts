@@ -1,11 +1,13 @@
+import { PristineImageRegistry } from "../durable-objects/images/pristine-image-registry";
 import { createSessionObject } from "../durable-objects/session/session-object";
 import { createApp, type GatewayEnv } from "./http/app";
 import type { ToolPlugin } from "./tools/types";
 
 /**
- * Assemble a gateway from tool plugins: the Worker's fetch handler and the session Durable
- * Object class bound to the same plugin set. Users embedding the gateway write their own
- * entry with their own plugins (tools are code; config is policy).
+ * Assemble a gateway from tool plugins: the Worker's fetch handler, the session Durable
+ * Object class bound to the same plugin set, and the image registry object (parked runs
+ * survive deploys through it). Users embedding the gateway write their own entry with their
+ * own plugins (tools are code; config is policy) and export both classes, as src/index.ts does.
  */
 export function createGateway(options: { plugins: readonly ToolPlugin[] }) {
   // Plugin conflicts are enforced at start-up; only client tools may shadow a name per turn.
@@ -21,5 +23,6 @@ export function createGateway(options: { plugins: readonly ToolPlugin[] }) {
   return {
     worker: { fetch: (req: Request, env: GatewayEnv, ctx: ExecutionContext) => app.fetch(req, env, ctx) } satisfies ExportedHandler<GatewayEnv>,
     SessionDurableObject: createSessionObject(options.plugins),
+    PristineImageRegistry,
   };
 }

@@ -6,6 +6,8 @@ import type { CodeModeResult, CodeModeTelemetry } from "../../src/code-mode/type
 import { loadGatewayConfig, SESSION_LIMIT_DEFAULTS, type SessionLimits } from "../../src/config";
 import { systemClock, type Clock } from "../../src/runtime/clock";
 import { RunLifecycle } from "../../src/runs/run-lifecycle";
+import { registryFromBinding, type ImageRegistryRpc } from "../../src/snapshot-store/image-registry";
+import { SnapshotCodec } from "../../src/snapshot-store/snapshot-codec";
 import { SnapshotStore } from "../../src/snapshot-store/snapshot-store";
 import type { ToolDefinition, ToolPlugin } from "../../src/tools/types";
 import { clientResultSettlement } from "../../src/turns/tool-handlers";
@@ -21,7 +23,11 @@ import { Sql } from "./sql";
 import { StorageQuota } from "./storage-quota";
 import { encodeTurn, TurnStore, type StoredTurn } from "./turn-store";
 
-export type SessionEnv = { CODEMODE_CONFIG?: string };
+export type SessionEnv = {
+  CODEMODE_CONFIG?: string;
+  /** The image registry; without it every park is self-contained (larger, but survives deploys too). */
+  PRISTINE_IMAGES?: DurableObjectNamespace<ImageRegistryRpc>;
+};
 
 /** Replies cross the RPC boundary as data; the HTTP layer maps them to responses. */
 export type SessionReply<T> = { ok: true; status: number; body: T } | { ok: false; status: number; code: string; message: string };
@@ -48,6 +54,8 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
     limitsOverride: SessionLimits | undefined;
     private readonly turns: TurnStore;
     readonly snapshots: SnapshotStore;
+    /** Encodes parked VMs against a base a later build can rebuild (its registry is replaced in tests). */
+    readonly codec: SnapshotCodec;
     private readonly runs: RunLifecycle;
     private readonly active = new Map<string, Set<AbortController>>();
     private queue: Promise<unknown> = Promise.resolve();
@@ -68,8 +76,10 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
       });
       this.turns = new TurnStore(sql, ready);
       this.snapshots = new SnapshotStore(sql);
+      this.codec = new SnapshotCodec(env.PRISTINE_IMAGES ? registryFromBinding(env.PRISTINE_IMAGES) : null);
       this.runs = new RunLifecycle({
         store: this.snapshots,
+        codec: this.codec,
         sessionTag: () => this.sessionStorage.runTag(),
         transaction: (fn) => ctx.storage.transactionSync(fn),
         now: () => this.clock.now(),

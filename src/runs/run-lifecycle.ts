@@ -6,7 +6,8 @@ import { MAX_SUSPENDED_RUNS } from "../limits";
 import type { Snapshot } from "quickjs-wasi";
 import { GuestVm } from "../runtime/guest-vm";
 import { InterruptGuard } from "../runtime/interrupt-guard";
-import { decodeSnapshot, encodeSnapshot, rawSnapshotBytes } from "../snapshot-store/snapshot-codec";
+import { rawSnapshotBytes, type ParkedSnapshot, type SnapshotCodec } from "../snapshot-store/snapshot-codec";
+import { restoreFailure, SnapshotRestoreError } from "../snapshot-store/snapshot-restore-error";
 import type { ParkedRunState } from "../snapshot-store/parked-run";
 import type { SnapshotStore } from "../snapshot-store/snapshot-store";
 import type { TurnSpec } from "../turns/turn-spec";
@@ -29,6 +30,8 @@ type Live = { bridge: HostBridge; budget: OutputBudget };
 
 export type RunDeps = {
   store: SnapshotStore;
+  /** Snapshot bytes that a later build (after a deploy) can still restore. */
+  codec: SnapshotCodec;
   /** Random per-session tag carried in run ids (never derived from tenant or session ids). */
   sessionTag(): string;
   now(): number;
@@ -120,7 +123,7 @@ export class RunLifecycle {
     }
     let bytes: Uint8Array;
     try {
-      bytes = await encodeSnapshot(snapshot);
+      bytes = await this.deps.codec.encode(snapshot, cell.vm.abi);
     } catch {
       this.drop(runId);
       return closeWith(cell, failedWithBudget(cell, "the code mode VM could not be snapshotted", "internal_error", env));
@@ -211,6 +214,17 @@ export class RunLifecycle {
       const env0 = makeEnv(spec, claim.abort.signal, state?.restartSafe ?? false);
       if (!state) return failed(RUN_UNAVAILABLE, "invalid_input", env0.telemetry());
       const bytes = this.deps.store.bytes(runId);
+      // Decoded before the run is taken over (and before its results are read): when the
+      // image registry does not answer, the run stays parked exactly as it was.
+      let parked: ParkedSnapshot;
+      try {
+        if (!bytes) throw new SnapshotRestoreError("missing", "its stored snapshot is missing or incomplete");
+        parked = await this.deps.codec.decode(bytes);
+      } catch (error) {
+        const failure = restoreFailure(error);
+        if (!failure.keepRun) this.drop(runId);
+        return failed(failure.message, "internal_error", env0.telemetry());
+      }
       const results = this.deps.store.results(runId);
       const live = this.live.get(runId);
       this.live.delete(runId);
@@ -254,12 +268,11 @@ export class RunLifecycle {
       claim.bridge = bridge;
       let vm: GuestVm;
       try {
-        if (!bytes) throw new Error("snapshot bytes missing");
-        vm = await GuestVm.restore(await decodeSnapshot(bytes), state.controlToken, { memoryLimitBytes: spec.options.memoryLimitBytes }, guard, bridge);
-      } catch {
+        vm = await GuestVm.restore(parked.snapshot, state.controlToken, { memoryLimitBytes: spec.options.memoryLimitBytes }, guard, bridge, parked.abi);
+      } catch (error) {
         bridge.close();
         this.drop(runId);
-        return failed("code mode run could not be restored; it cannot be resumed.", "invalid_input", env.telemetry());
+        return failed(restoreFailure(error).message, "internal_error", env.telemetry());
       }
       // Once the resumed program starts a tool call it has moved past its snapshot with a
       // possible side effect: mark it first, so a reset cannot replay it. (Output gates hold

@@ -13,6 +13,22 @@ import { WORK_METER_SOURCE } from "./work-meter";
  * and never on the host.
  */
 
+/**
+ * Version of the host ↔ guest ABI: HOST_CALL's name, the HOST_OP codes and their arguments,
+ * the request op names ("call", "describe", "search", "yield", "timer") and their payloads,
+ * and the GUEST_CONTROL methods (start, settle, status, value, error, installTools,
+ * noteRejection, noteHandled, describeError) with their arguments, results and semantics.
+ *
+ * A parked run is a VM snapshot: once restored it runs the prelude of the build that parked
+ * it, from its own memory, whatever this file says now. Prelude code may change freely as
+ * long as the ABI does not. Changing any of the above requires bumping this number, and
+ * keeping the host able to drive every older version (DRIVABLE_GUEST_ABI in guest-vm.ts) for
+ * at least the maximum snapshot TTL (86,400 s) after the deploy, so runs parked before it
+ * still resume. Each snapshot records the version it was parked with; one this build cannot
+ * drive fails its `wait` with a message saying so.
+ */
+export const GUEST_ABI_VERSION = 1;
+
 /** The one host callback, registered by this stable name so `restore` can re-register it. */
 export const HOST_CALL = "__cm_host";
 /** Its first argument selects the operation. */

@@ -1,6 +1,6 @@
 import { JSException, QuickJS, type JSValueHandle, type Snapshot } from "quickjs-wasi";
 import { QUICKJS_MODULE } from "../../wasm/quickjs";
-import { GUEST_CONTROL, HOST_CALL, HOST_OP } from "./guest-prelude";
+import { GUEST_ABI_VERSION, GUEST_CONTROL, HOST_CALL, HOST_OP } from "./guest-prelude";
 import { classify, GuestFaultError, type GuestFault } from "./guest-fault";
 import { frozenWasi, preludeBytecode } from "./prelude-bytecode";
 import type { InterruptGuard } from "./interrupt-guard";
@@ -24,6 +24,14 @@ export type CellStatus = {
   pending: number;
 };
 
+/**
+ * Guest ABI versions (see GUEST_ABI_VERSION) this host can drive in a restored VM. When the
+ * ABI changes, keep the older version here, with whatever the host needs to drive it, for at
+ * least the maximum snapshot TTL after the deploy that changed it. Listed explicitly (a test
+ * checks it includes GUEST_ABI_VERSION), so a bump never drops an older version by accident.
+ */
+export const DRIVABLE_GUEST_ABI: readonly number[] = [1];
+
 /** QuickJS's own stack guard must trip before workerd's native stack runs out. */
 const GUEST_MAX_STACK_BYTES = 256 * 1024;
 
@@ -44,7 +52,11 @@ export class GuestVm {
   /** `exportHandle` token of the control object, valid in this VM and its restored snapshots. */
   controlToken = 0;
 
-  private constructor(private readonly vm: QuickJS) {}
+  /** `abi`: the guest ABI of the prelude in this VM's memory (a restored VM keeps its parker's). */
+  private constructor(
+    private readonly vm: QuickJS,
+    readonly abi: number,
+  ) {}
 
   private static options(limits: GuestLimits, guest: () => GuestVm | undefined, deterministic = false) {
     return {
@@ -71,7 +83,7 @@ export class GuestVm {
     const bytecode = await preludeBytecode();
     let guest: GuestVm | undefined;
     const vm = await QuickJS.create(GuestVm.options(limits, () => guest, deterministic));
-    guest = new GuestVm(vm);
+    guest = new GuestVm(vm, GUEST_ABI_VERSION);
     guest.registerHost(true);
     try {
       // Parsed once per isolate: evaluating bytecode skips most of the prelude's cost.
@@ -102,10 +114,22 @@ export class GuestVm {
     return (await GuestVm.prepare(limits)).bind(guard, host);
   }
 
-  static async restore(snapshot: Snapshot, controlToken: number, limits: GuestLimits, guard: InterruptGuard, host: GuestHost): Promise<GuestVm> {
+  /**
+   * A VM from a snapshot; `abi` is the guest ABI it was parked with (its header says), which
+   * must be one of DRIVABLE_GUEST_ABI.
+   */
+  static async restore(
+    snapshot: Snapshot,
+    controlToken: number,
+    limits: GuestLimits,
+    guard: InterruptGuard,
+    host: GuestHost,
+    abi: number,
+  ): Promise<GuestVm> {
+    if (!DRIVABLE_GUEST_ABI.includes(abi)) throw new Error(`guest ABI version ${abi} cannot be driven by this build`);
     let guest: GuestVm | undefined;
     const vm = await QuickJS.restore(snapshot, GuestVm.options(limits, () => guest));
-    guest = new GuestVm(vm);
+    guest = new GuestVm(vm, abi);
     guest.registerHost(false);
     try {
       guest.ctl = vm.importHandle(controlToken);

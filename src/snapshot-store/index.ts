@@ -1,4 +1,17 @@
-export { compress, decodeSnapshot, decompress, encodeSnapshot, rawSnapshotBytes } from "./snapshot-codec";
+export { compress, decodeSnapshot, decompress, encodeSnapshot, rawSnapshotBytes, SnapshotCodec, type ParkedSnapshot } from "./snapshot-codec";
+export { buildEngineImage, engineImage, type EngineImage } from "./engine-image";
+export {
+  ImageCaches,
+  IMAGE_PRUNE_AFTER_MS,
+  IMAGE_REFRESH_MS,
+  MemoryImageRegistry,
+  registryFromBinding,
+  type ImageRecord,
+  type ImageRegistry,
+  type ImageRegistryRpc,
+} from "./image-registry";
+export { ImageStore, IMAGE_SCHEMA } from "./image-store";
 export type { ParkedRunState } from "./parked-run";
 export { buildPristineImage, pristineImage } from "./pristine-image";
+export { restoreFailure, SnapshotRestoreError, type SnapshotRestoreReason } from "./snapshot-restore-error";
 export { SNAPSHOT_SCHEMA, SnapshotStore, type SqlRunner } from "./snapshot-store";

@@ -1,145 +1,192 @@
-import { QuickJS, type Snapshot } from "quickjs-wasi";
-import { pristineImage } from "./pristine-image";
+import type { Snapshot } from "quickjs-wasi";
+import { systemClock, type Clock } from "../runtime/clock";
+import { DRIVABLE_GUEST_ABI } from "../runtime/guest-vm";
+import { GUEST_ABI_VERSION } from "../runtime/guest-prelude";
+import { engineImage, type EngineImage } from "./engine-image";
+import { IMAGE_REFRESH_MS, isolateImageCaches, type ImageCaches, type ImageRegistry } from "./image-registry";
+import { pristineDigest, pristineImage, type PristineImage } from "./pristine-image";
+import { decodeMemoryDelta, encodeMemoryDelta, openSnapshot, SnapshotFormatError, writeSnapshot, type SnapshotBase } from "./snapshot-format";
+import { SnapshotRestoreError } from "./snapshot-restore-error";
 
-/**
- * Snapshot bytes for storage. A snapshot is the VM's whole linear memory (1.4 MB for a
- * fresh VM), and most of it is identical to the pristine image every VM starts from, so
- * only the 4 KiB pages that differ are kept, XOR-ed against the image (unchanged bytes
- * become zeros), then gzip-compressed:
- *   u32 header length · header JSON · page bitmap · padding to 4 bytes · changed pages
- */
-const PAGE = 4096;
-const FORMAT = 1;
+export { compress, decompress, deserializeSnapshot, rawSnapshotBytes, serializeSnapshot } from "./snapshot-format";
 
-type Header = {
-  v: number;
-  base: string;
-  len: number;
-  stackPointer: number;
-  runtimePtr: number;
-  contextPtr: number;
-  extensions: Snapshot["extensions"];
+/** A decoded snapshot and the guest ABI of the prelude inside it. */
+export type ParkedSnapshot = { snapshot: Snapshot; abi: number };
+
+type CodecOptions = {
+  caches?: ImageCaches;
+  clock?: Clock;
+  /** A park waits this long for a first registration before parking self-contained. */
+  registerTimeoutMs?: number;
+  /** After a failed registration, parks go self-contained without asking for this long. */
+  retryAfterMs?: number;
 };
 
-/** Size the limit is checked against: the raw snapshot (memory) plus its header. */
-export function rawSnapshotBytes(snapshot: Snapshot): number {
-  return snapshot.memory.length + 256;
-}
+/**
+ * Parked snapshots that survive deploys. A park XORs the VM against this build's pristine
+ * image (≈11 KB for a small cell) once the image registry has confirmed it holds that image;
+ * until it has (registry unbound, down or slow), the park XORs against the engine image
+ * instead (≈46 KB, but self-contained), so a registry failure never makes a run depend on an
+ * image nobody kept. A restore rebuilds the base the header names: this build's image, the
+ * engine image, or another build's image fetched from the registry. What it cannot rebuild
+ * fails with a SnapshotRestoreError saying why (another engine, an ABI this host cannot
+ * drive, an image no longer kept, …).
+ */
+export class SnapshotCodec {
+  /** Per-isolate registry memory (shared by the isolate's session objects unless a test passes its own). */
+  readonly caches: ImageCaches;
+  private readonly clock: Clock;
+  private readonly registerTimeoutMs: number;
+  private readonly retryAfterMs: number;
 
-export async function encodeSnapshot(snapshot: Snapshot): Promise<Uint8Array> {
-  const base = await pristineImage();
-  const mem = snapshot.memory;
-  const pages = Math.ceil(mem.length / PAGE);
-  const bitmap = new Uint8Array(Math.ceil(pages / 8));
-  const changed: number[] = [];
-  for (let p = 0; p < pages; p++) {
-    if (!samePage(mem, base.memory, p * PAGE)) {
-      bitmap[p >> 3]! |= 1 << (p & 7);
-      changed.push(p);
+  /** `registry`: null when no registry is bound (every park is then self-contained). Replaceable in tests. */
+  constructor(
+    public registry: ImageRegistry | null,
+    options: CodecOptions = {},
+  ) {
+    this.caches = options.caches ?? isolateImageCaches;
+    this.clock = options.clock ?? systemClock;
+    this.registerTimeoutMs = options.registerTimeoutMs ?? 3000;
+    this.retryAfterMs = options.retryAfterMs ?? 30_000;
+  }
+
+  /** Stored bytes for a VM snapshot; `abi` is the VM's guest ABI (`GuestVm.abi`). */
+  async encode(snapshot: Snapshot, abi: number): Promise<Uint8Array> {
+    const [engine, image] = await Promise.all([engineImage(), pristineImage()]);
+    if (await this.imageKept(engine, image)) {
+      return writeSnapshot(snapshot, { abi, engine: engine.id, base: { kind: "image", digest: image.digest } }, image.memory);
+    }
+    return writeSnapshot(snapshot, { abi, engine: engine.id, base: { kind: "engine" } }, engine.memory);
+  }
+
+  /** The snapshot back, or a SnapshotRestoreError saying why it cannot be. */
+  async decode(bytes: Uint8Array): Promise<ParkedSnapshot> {
+    const opened = await openSnapshot(bytes).catch((error) => {
+      throw error instanceof SnapshotFormatError ? new SnapshotRestoreError("corrupt", `the snapshot is corrupt: ${error.message}`) : error;
+    });
+    const { header } = opened;
+    const engine = await engineImage();
+    if (header.engine !== undefined && header.engine !== engine.id) {
+      throw new SnapshotRestoreError(
+        "engine_upgraded",
+        `the sandbox engine was upgraded since it was parked, from ${header.engine} to ${engine.id}, and a VM snapshot cannot move between engines`,
+      );
+    }
+    if (!DRIVABLE_GUEST_ABI.includes(header.abi)) {
+      throw new SnapshotRestoreError(
+        "unknown_abi",
+        `it was parked with guest ABI version ${header.abi}, which this build cannot drive (it drives version ${DRIVABLE_GUEST_ABI.join(", ")})`,
+      );
+    }
+    const base = await this.baseMemory(header.base, header.format, engine);
+    try {
+      return { snapshot: opened.patch(base), abi: header.abi };
+    } catch (error) {
+      if (error instanceof SnapshotFormatError) throw new SnapshotRestoreError("corrupt", `the snapshot is corrupt: ${error.message}`);
+      throw error;
     }
   }
-  const header: Header = {
-    v: FORMAT,
-    base: base.digest,
-    len: mem.length,
-    stackPointer: snapshot.stackPointer,
-    runtimePtr: snapshot.runtimePtr,
-    contextPtr: snapshot.contextPtr,
-    extensions: snapshot.extensions,
-  };
-  const headerBytes = new TextEncoder().encode(JSON.stringify(header));
-  let at = align4(4 + headerBytes.length + bitmap.length);
-  const out = new Uint8Array(at + changed.length * PAGE);
-  new DataView(out.buffer).setUint32(0, headerBytes.length, true);
-  out.set(headerBytes, 4);
-  out.set(bitmap, 4 + headerBytes.length);
-  for (const p of changed) {
-    xorInto(out, at, mem, base.memory, p * PAGE, Math.min(p * PAGE + PAGE, mem.length));
-    at += PAGE;
+
+  private async baseMemory(base: SnapshotBase, format: 1 | 2, engine: EngineImage): Promise<Uint8Array> {
+    if (base.kind === "engine") return engine.memory;
+    const local = await pristineImage();
+    if (base.digest === local.digest) return local.memory;
+    const short = base.digest.slice(0, 12);
+    if (!this.registry) {
+      throw new SnapshotRestoreError("base_missing", `it was parked by another build (image ${short}…) and no image registry is bound`);
+    }
+    const registry = this.registry;
+    try {
+      return await this.caches.foreignImage(base.digest, async () => {
+        const record = await registry.get(base.digest).catch((error: unknown) => {
+          throw new SnapshotRestoreError("base_unavailable", `the image registry did not answer: ${error instanceof Error ? error.message : String(error)}`);
+        });
+        if (!record) {
+          throw new SnapshotRestoreError(
+            "base_missing",
+            format === 1
+              ? `it was parked by an earlier build (image ${short}…) whose base image was not kept`
+              : `the base image of the build that parked it (${short}…) is no longer kept`,
+          );
+        }
+        if (record.engine !== engine.id) {
+          throw new SnapshotRestoreError("engine_upgraded", `its base image belongs to engine ${record.engine}, and this build runs ${engine.id}`);
+        }
+        const memory = (await decodeMemoryDelta(record.image)).memory(engine.memory);
+        // A wrong base would restore a VM that runs garbage: check the image against its digest.
+        if ((await pristineDigest(memory, record.prelude)) !== base.digest) {
+          throw new SnapshotRestoreError("base_missing", `the registry's image ${short}… does not match its digest`);
+        }
+        return memory;
+      });
+    } catch (error) {
+      if (error instanceof SnapshotRestoreError) throw error;
+      if (error instanceof SnapshotFormatError) throw new SnapshotRestoreError("base_missing", `the registry's image ${short}… is unreadable`);
+      throw error;
+    }
   }
-  return compress(out);
+
+  /**
+   * True when the registry is known to keep this build's image for longer than any run parked
+   * now: confirmed within IMAGE_REFRESH_MS by this isolate, or confirmed now (touch, and put if
+   * missing) within the registration timeout.
+   */
+  private async imageKept(engine: EngineImage, image: PristineImage): Promise<boolean> {
+    const registry = this.registry;
+    if (!registry) return false;
+    const now = this.clock.now();
+    const confirmed = this.caches.confirmedAt.get(image.digest);
+    if (confirmed !== undefined && now - confirmed < IMAGE_REFRESH_MS) return true;
+    const failed = this.caches.failedAt;
+    if (failed !== undefined && now - failed < this.retryAfterMs) return false;
+    let inFlight = this.caches.registering.get(image.digest);
+    if (!inFlight) {
+      inFlight = (async () => {
+        if (await registry.touch(image.digest)) return;
+        const delta = await encodeMemoryDelta({ engine: engine.id }, image.memory, engine.memory);
+        await registry.put({ digest: image.digest, engine: engine.id, prelude: image.prelude, image: delta });
+      })().then(
+        () => {
+          this.caches.confirmedAt.set(image.digest, now);
+          this.caches.failedAt = undefined;
+        },
+        (error: unknown) => {
+          this.caches.failedAt = this.clock.now();
+          console.warn(
+            `pristine image registry unavailable (${error instanceof Error ? error.message : String(error)}); parked runs are stored self-contained until it answers`,
+          );
+          throw error;
+        },
+      );
+      const registering = inFlight;
+      this.caches.registering.set(image.digest, registering);
+      void registering.finally(() => {
+        if (this.caches.registering.get(image.digest) === registering) this.caches.registering.delete(image.digest);
+      }).catch(() => {});
+    }
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => {
+        // Too slow counts as down: the next parks do not wait on it again until the back-off ends.
+        this.caches.failedAt = this.clock.now();
+        resolve(false);
+      }, this.registerTimeoutMs);
+    });
+    try {
+      return await Promise.race([inFlight.then(() => true, () => false), timeout]);
+    } finally {
+      if (timer !== null) clearTimeout(timer);
+    }
+  }
 }
 
+/** This build's snapshots without a registry (benchmarks and tests): always against its own image. */
+export async function encodeSnapshot(snapshot: Snapshot, abi = GUEST_ABI_VERSION): Promise<Uint8Array> {
+  const [engine, image] = await Promise.all([engineImage(), pristineImage()]);
+  return writeSnapshot(snapshot, { abi, engine: engine.id, base: { kind: "image", digest: image.digest } }, image.memory);
+}
+
+/** Decode without a registry (benchmarks and tests): the snapshot alone, or a SnapshotRestoreError. */
 export async function decodeSnapshot(bytes: Uint8Array): Promise<Snapshot> {
-  const base = await pristineImage();
-  const raw = await decompress(bytes);
-  const headerLength = new DataView(raw.buffer, raw.byteOffset, raw.byteLength).getUint32(0, true);
-  const header = JSON.parse(new TextDecoder().decode(raw.subarray(4, 4 + headerLength))) as Header;
-  if (header.v !== FORMAT) throw new Error(`unknown snapshot format ${header.v}`);
-  if (header.base !== base.digest) throw new Error("snapshot was taken with a different engine image");
-  const pages = Math.ceil(header.len / PAGE);
-  const bitmap = raw.subarray(4 + headerLength, 4 + headerLength + Math.ceil(pages / 8));
-  // Start from the image (one copy), then patch the changed pages.
-  let memory: Uint8Array;
-  if (header.len <= base.memory.length) memory = base.memory.slice(0, header.len);
-  else {
-    memory = new Uint8Array(header.len);
-    memory.set(base.memory);
-  }
-  let at = align4(4 + headerLength + bitmap.length);
-  for (let p = 0; p < pages; p++) {
-    if (!(bitmap[p >> 3]! & (1 << (p & 7)))) continue;
-    const start = p * PAGE;
-    const end = Math.min(start + PAGE, header.len);
-    if (at + (end - start) > raw.length) throw new Error("snapshot is truncated");
-    xorInto(memory, start, raw.subarray(at, at + (end - start)), base.memory.subarray(start, end), 0, end - start);
-    at += PAGE;
-  }
-  return { memory, stackPointer: header.stackPointer, runtimePtr: header.runtimePtr, contextPtr: header.contextPtr, extensions: header.extensions };
-}
-
-/** Page data starts 4-byte aligned so it can be XOR-ed 32 bits at a time. */
-function align4(n: number): number {
-  return (n + 3) & ~3;
-}
-
-/** dst[at + k] = a[start + k] ^ b[start + k] for the range (b shorter → zeros); 32 bits at a time when aligned. */
-function xorInto(dst: Uint8Array, at: number, a: Uint8Array, b: Uint8Array, start: number, end: number): void {
-  const n = end - start;
-  const bEnd = Math.min(end, b.length);
-  const aligned =
-    (dst.byteOffset + at) % 4 === 0 && (a.byteOffset + start) % 4 === 0 && (b.byteOffset + start) % 4 === 0 && n % 4 === 0 && bEnd === end;
-  if (aligned) {
-    const d = new Uint32Array(dst.buffer, dst.byteOffset + at, n / 4);
-    const x = new Uint32Array(a.buffer, a.byteOffset + start, n / 4);
-    const y = new Uint32Array(b.buffer, b.byteOffset + start, n / 4);
-    for (let i = 0; i < d.length; i++) d[i] = x[i]! ^ y[i]!;
-    return;
-  }
-  for (let i = 0; i < n; i++) dst[at + i] = a[start + i]! ^ (start + i < bEnd ? b[start + i]! : 0);
-}
-
-function samePage(mem: Uint8Array, base: Uint8Array, start: number): boolean {
-  const end = Math.min(start + PAGE, mem.length);
-  if (end > base.length) return false;
-  // Pages are 4 KiB-aligned within wasm memory: compare 32 bits at a time.
-  if ((mem.byteOffset + start) % 4 === 0 && (base.byteOffset + start) % 4 === 0 && (end - start) % 4 === 0) {
-    const a = new Uint32Array(mem.buffer, mem.byteOffset + start, (end - start) / 4);
-    const b = new Uint32Array(base.buffer, base.byteOffset + start, (end - start) / 4);
-    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-    return true;
-  }
-  for (let i = start; i < end; i++) if (mem[i] !== base[i]) return false;
-  return true;
-}
-
-export async function compress(raw: Uint8Array): Promise<Uint8Array> {
-  return collect(new Blob([raw]).stream().pipeThrough(new CompressionStream("gzip")));
-}
-
-export async function decompress(bytes: Uint8Array): Promise<Uint8Array> {
-  return collect(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip")));
-}
-
-async function collect(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
-  return new Uint8Array(await new Response(stream).arrayBuffer());
-}
-
-/** QuickJS's own full-memory serialization (the baseline the page-delta format is measured against). */
-export { serializeSnapshotFull as serializeSnapshot, deserializeSnapshotFull as deserializeSnapshot };
-function serializeSnapshotFull(snapshot: Snapshot): Uint8Array {
-  return QuickJS.serializeSnapshot(snapshot);
-}
-function deserializeSnapshotFull(raw: Uint8Array): Snapshot {
-  return QuickJS.deserializeSnapshot(raw);
+  return (await new SnapshotCodec(null).decode(bytes)).snapshot;
 }

@@ -279,9 +279,29 @@ describe("client tools, eviction and teardown", () => {
       state.storage.sql.exec("UPDATE run_chunks SET data = ? WHERE seq = 0", new Uint8Array([1, 2, 3, 4]).buffer);
     });
     const w = await wait(session, turnId, r.runId);
-    expect(w).toMatchObject({ status: "failed", code: "invalid_input", error: "code mode run could not be restored; it cannot be resumed." });
+    expect(w).toMatchObject({
+      status: "failed",
+      code: "internal_error",
+      error: "code mode run could not be restored (its stored snapshot is missing or incomplete); it cannot be resumed.",
+    });
     expect(await footprint(session)).toEqual({ runs: 0, chunks: 0, results: 0, storedBytes: 0 });
     await expectHealthy(session, turnId);
+  });
+
+  it("a snapshot whose bytes are garbled (same length) fails the wait as corrupt and drops the run", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(session, turnId, "await yield_control(); return 1");
+    await inSession(session, (_i, state) => {
+      const [row] = state.storage.sql.exec("SELECT data FROM run_chunks WHERE seq = 0").toArray() as Array<{ data: ArrayBuffer }>;
+      state.storage.sql.exec("UPDATE run_chunks SET data = ? WHERE seq = 0", new Uint8Array(row!.data.byteLength).fill(7).buffer);
+    });
+    const w = await wait(session, turnId, r.runId);
+    expect(w).toMatchObject({
+      status: "failed",
+      code: "internal_error",
+      error: "code mode run could not be restored (the snapshot is corrupt: snapshot bytes are not readable (not gzip or truncated)); it cannot be resumed.",
+    });
+    expect(await footprint(session)).toEqual({ runs: 0, chunks: 0, results: 0, storedBytes: 0 });
   });
 
   it("re-parking on wait past maxSnapshotBytes fails with snapshot_limit_exceeded", async () => {

@@ -74,3 +74,4 @@ const gateway = createGateway({ plugins: [kitExternal, demoPlugin, kitCore] });
 
 export default gateway.worker;
 export class SessionDurableObject extends gateway.SessionDurableObject {}
+export class PristineImageRegistry extends gateway.PristineImageRegistry {}

@@ -1,0 +1,53 @@
+import { DurableObject } from "cloudflare:workers";
+import { systemClock, type Clock } from "../../src/runtime/clock";
+import { IMAGE_SCHEMA, ImageStore } from "../../src/snapshot-store/image-store";
+import type { ImageRecord, ImageRegistry } from "../../src/snapshot-store/image-registry";
+import { Sql } from "../session/sql";
+
+/**
+ * The image registry: one object for the whole gateway (`idFromName("v1")`) holding each
+ * build's pristine image by digest, so runs parked by one build still restore after a deploy.
+ * A thin shell over ImageStore; sessions call it once per isolate and build before parking
+ * (`touch`, then `put` when missing) and on the first restore of another build's snapshot
+ * (`get`). An alarm prunes images no build has confirmed for two days.
+ */
+export class PristineImageRegistry extends DurableObject implements ImageRegistry {
+  /** Injected in tests (a manual clock); production uses the system clock. */
+  clock: Clock = systemClock;
+  readonly images: ImageStore;
+
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
+    super(ctx, env);
+    const sql = new Sql(ctx.storage);
+    for (const stmt of IMAGE_SCHEMA) sql.run(stmt);
+    this.images = new ImageStore(sql);
+  }
+
+  async touch(digest: string): Promise<boolean> {
+    return this.images.touch(digest, this.clock.now());
+  }
+
+  async put(record: ImageRecord): Promise<void> {
+    this.images.put(record, this.clock.now());
+    await this.schedulePrune();
+  }
+
+  async get(digest: string): Promise<ImageRecord | null> {
+    return this.images.get(digest);
+  }
+
+  async alarm(): Promise<void> {
+    const gone = this.images.prune(this.clock.now());
+    if (gone.length > 0) console.log(`pruned ${gone.length} pristine image(s) no build has used for two days`);
+    await this.schedulePrune();
+  }
+
+  private async schedulePrune(): Promise<void> {
+    const next = this.images.nextPrune();
+    if (next === undefined) return;
+    // Never in the past: an image touched after the alarm was set is due later.
+    const at = Math.max(next, this.clock.now() + 60_000);
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+}

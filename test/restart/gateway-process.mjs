@@ -1,0 +1,77 @@
+// A gateway under `wrangler dev --persist-to DIR`, started and stopped by the restart tests.
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+
+export function gatewayProcess({ cwd, port, persist, token }) {
+  const base = `http://127.0.0.1:${port}`;
+  let child = null;
+
+  async function start() {
+    child = spawn(
+      "npx",
+      ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist, "--var", `GATEWAY_TOKENS:{"${token}":"restart"}`],
+      { cwd, stdio: "ignore", detached: true, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
+    );
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      try {
+        const r = await fetch(`${base}/healthz`);
+        if (r.ok) return;
+      } catch {}
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    throw new Error("gateway did not start");
+  }
+
+  async function stop() {
+    if (!child) return;
+    const proc = child;
+    child = null;
+    try {
+      process.kill(-proc.pid, "SIGTERM");
+    } catch {}
+    // The whole process group (npx, wrangler, workerd) must be gone before the storage is reused.
+    const deadline = Date.now() + 5000;
+    while (groupAlive(proc.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    try {
+      process.kill(-proc.pid, "SIGKILL");
+    } catch {}
+    while (groupAlive(proc.pid)) await new Promise((r) => setTimeout(r, 100));
+  }
+
+  async function post(path, body) {
+    const r = await fetch(`${base}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    return { status: r.status, json: await r.json() };
+  }
+
+  return { start, stop, post };
+}
+
+function groupAlive(pgid) {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** SQLite files of one Durable Object class in a `--persist-to` directory. */
+export function durableObjectFiles(persist, className) {
+  const out = [];
+  const walk = (dir) => {
+    if (!existsSync(dir)) return;
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith(".sqlite") && e.name !== "metadata.sqlite" && dir.includes(className)) out.push(p);
+    }
+  };
+  walk(persist);
+  return out;
+}
