@@ -209,6 +209,16 @@ export class RunLifecycle {
       const state = claim.state ?? this.deps.store.state(runId);
       const env0 = makeEnv(spec, claim.abort.signal, state?.restartSafe ?? false);
       if (!state) return failed(RUN_UNAVAILABLE, "invalid_input", env0.telemetry());
+      // Room in the isolate's VM memory before anything else: a wait that gets none within its
+      // deadline fails with runtime_unavailable and leaves the run parked as it was, resumable
+      // by a later wait. From here the reservation is released by the restored VM, or below.
+      const deadline = this.deps.now() + spec.options.timeoutMs;
+      const room = await env0.vms.pool.reserve(env0.options.memoryLimitBytes, { deadline, clock: env0.clock, signal: env0.signal, owner: env0.vms.owner });
+      if (!room.ok && room.reason === "exhausted") return failed(room.message, "runtime_unavailable", env0.telemetry());
+      if (!room.ok) {
+        this.drop(runId);
+        return failed("the code mode run was aborted", "aborted", env0.telemetry());
+      }
       const bytes = this.deps.store.bytes(runId);
       const results = this.deps.store.results(runId);
       const live = this.live.get(runId);
@@ -219,6 +229,7 @@ export class RunLifecycle {
       if (!live) {
         const lost = state.pending.filter((p) => p.kind === "tool" && !results.has(p.id));
         if (lost.length > 0) {
+          room.limits.reservation.release();
           this.drop(runId);
           const unique = [...new Set(lost.map((p) => (p.kind === "tool" ? p.tool : "")))];
           const names = unique.slice(0, 5).join(", ") + (unique.length > 5 ? `, and ${unique.length - 5} more` : "");
@@ -231,7 +242,6 @@ export class RunLifecycle {
       }
 
       const budget = live?.budget ?? OutputBudget.fromJSON(state.budget);
-      const deadline = this.deps.now() + spec.options.timeoutMs;
       const guard = new InterruptGuard({ now: () => this.deps.now() }, deadline, spec.options.timeoutMs);
       const env: CellEnvironment = { ...env0, clock: env0.clock };
       let bridge: HostBridge;
@@ -254,8 +264,9 @@ export class RunLifecycle {
       let vm: GuestVm;
       try {
         if (!bytes) throw new Error("snapshot bytes missing");
-        vm = await GuestVm.restore(await decodeSnapshot(bytes), state.controlToken, { memoryLimitBytes: spec.options.memoryLimitBytes }, guard, bridge);
+        vm = await GuestVm.restore(await decodeSnapshot(bytes), state.controlToken, room.limits, guard, bridge);
       } catch {
+        room.limits.reservation.release();
         bridge.close();
         this.drop(runId);
         return failed("code mode run could not be restored; it cannot be resumed.", "invalid_input", env.telemetry());
