@@ -10,6 +10,7 @@ import {
 import { GuestVm } from "../../src/runtime/guest-vm";
 import { InterruptGuard } from "../../src/runtime/interrupt-guard";
 import { VmPool } from "../../src/runtime/vm-pool";
+import { createGateway } from "../../src/gateway";
 
 const MiB = 1024 * 1024;
 
@@ -26,6 +27,11 @@ describe("memory ledger: budget and clamp", () => {
     for (const bad of [0, -1, 1.5 * MiB + 0.5, 3 * MiB, 129 * MiB, Number.NaN, "80000000", null]) {
       expect(() => resolveIsolateVmMemoryBytes(bad)).toThrow(/isolateVmMemoryBytes must be an integer number of bytes from 4194304 \(4 MiB\) to 134217728/);
     }
+  });
+
+  it("createGateway refuses a bad isolateVmMemoryBytes at start-up", () => {
+    expect(() => createGateway({ plugins: [], isolateVmMemoryBytes: 256 * MiB })).toThrow(/isolateVmMemoryBytes must be an integer/);
+    expect(() => createGateway({ plugins: [], isolateVmMemoryBytes: 32 * MiB })).not.toThrow();
   });
 
   it("a VM costs its memory limit plus the fixed overhead; the limit is clamped so one VM fits the budget", () => {
