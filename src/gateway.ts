@@ -1,7 +1,19 @@
 import { PristineImageRegistry } from "../durable-objects/images/pristine-image-registry";
 import { createSessionObject } from "../durable-objects/session/session-object";
 import { createApp, type GatewayEnv } from "./http/app";
+import { MemoryLedger } from "./runtime/memory-ledger";
+import { VmPool } from "./runtime/vm-pool";
 import type { ToolPlugin } from "./tools/types";
+
+export type GatewayOptions = {
+  plugins: readonly ToolPlugin[];
+  /**
+   * QuickJS VM memory all session objects of one isolate may hold at once, in bytes: an
+   * integer from 4 MiB to 128 MiB (the platform's isolate limit); default 80 MiB, which
+   * leaves 48 MiB for the host. See MemoryLedger.
+   */
+  isolateVmMemoryBytes?: number;
+};
 
 /**
  * Assemble a gateway from tool plugins: the Worker's fetch handler, the session Durable
@@ -9,7 +21,9 @@ import type { ToolPlugin } from "./tools/types";
  * survive deploys through it). Users embedding the gateway write their own entry with their
  * own plugins (tools are code; config is policy) and export both classes, as src/index.ts does.
  */
-export function createGateway(options: { plugins: readonly ToolPlugin[] }) {
+export function createGateway(options: GatewayOptions) {
+  // Validated before anything else: a bad budget fails the Worker at start-up.
+  const ledger = new MemoryLedger({ budgetBytes: options.isolateVmMemoryBytes });
   // Plugin conflicts are enforced at start-up; only client tools may shadow a name per turn.
   const owners = new Map<string, string>();
   for (const p of options.plugins) {
@@ -22,7 +36,9 @@ export function createGateway(options: { plugins: readonly ToolPlugin[] }) {
   const app = createApp();
   return {
     worker: { fetch: (req: Request, env: GatewayEnv, ctx: ExecutionContext) => app.fetch(req, env, ctx) } satisfies ExportedHandler<GatewayEnv>,
-    SessionDurableObject: createSessionObject(options.plugins),
+    // Module state of this gateway instance, so one ledger and pool per isolate: every
+    // session object the isolate hosts shares them.
+    SessionDurableObject: createSessionObject(options.plugins, new VmPool(ledger)),
     PristineImageRegistry,
   };
 }

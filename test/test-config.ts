@@ -20,6 +20,9 @@ export const TEST_CONFIG = {
       // Room for one fresh snapshot (~1.4 MB) but not for a cell holding a few MB.
       snapcap: { tools: { codeMode: { timeoutMs: 2000, maxSnapshotBytes: 2_000_000 } } },
       bigsnap: { tools: { codeMode: { timeoutMs: 5000, memoryLimitBytes: 128 * 1024 * 1024, maxSnapshotBytes: 64 * 1024 * 1024 } } },
+      // Large VMs for the isolate memory ledger (80 MiB budget): one fits, a second does not.
+      bigmem: { tools: { codeMode: { timeoutMs: 20_000, memoryLimitBytes: 48 * 1024 * 1024 } } },
+      bigmemquick: { tools: { codeMode: { timeoutMs: 500, memoryLimitBytes: 48 * 1024 * 1024 } } },
     },
   },
 };

@@ -5,6 +5,7 @@ import { failed } from "../../src/cell/cell-runner";
 import type { CodeModeResult, CodeModeTelemetry } from "../../src/code-mode/types";
 import { loadGatewayConfig, SESSION_LIMIT_DEFAULTS, type SessionLimits } from "../../src/config";
 import { systemClock, type Clock } from "../../src/runtime/clock";
+import type { CellVms, VmPool } from "../../src/runtime/vm-pool";
 import { RunLifecycle } from "../../src/runs/run-lifecycle";
 import { registryFromBinding, type ImageRegistryRpc } from "../../src/snapshot-store/image-registry";
 import { SnapshotCodec } from "../../src/snapshot-store/snapshot-codec";
@@ -41,7 +42,7 @@ const notFound = (message: string): SessionReply<never> => ({ ok: false, status:
  * runs its cells one at a time, and hands each concern to its module (turn planning, cell
  * runner, run lifecycle, stores).
  */
-export function createSessionObject(plugins: readonly ToolPlugin[]) {
+export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool) {
   const definitions = new Map<string, ToolDefinition>();
   for (const p of plugins) for (const t of p.tools) definitions.set(`${p.id}\u0000${t.name}`, t);
   const resolve = (entry: CatalogEntry): ToolDefinition | undefined =>
@@ -62,9 +63,16 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
     private readonly sessionStorage: SessionStorage;
     private readonly quota: StorageQuota;
     private readonly expiry: SessionExpiry;
+    /** The isolate's VM pool and memory ledger (shared by every object here; read by tests). */
+    readonly vms: CellVms;
 
     constructor(ctx: DurableObjectState, env: SessionEnv) {
       super(ctx, env);
+      const owner = ctx.id.toString();
+      // A new incarnation: VMs and waits of an earlier one that was reset mid-cell are dead,
+      // and nobody else would give their room back.
+      pool.ledger.releaseOwner(owner);
+      this.vms = { pool, owner };
       const sql = new Sql(ctx.storage);
       const ready = () => this.sessionStorage.ready;
       this.quota = new StorageQuota({ sql, transaction: (fn) => ctx.storage.transactionSync(fn), limits: () => this.limits(), ready });
@@ -243,6 +251,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[]) {
       return {
         clock: this.clock,
         signal,
+        vms: this.vms,
         resolve,
         context: { tenantId: spec.tenantId, sessionId: spec.sessionId, turnId: spec.turnId, store: sessionKv(this.ctx.storage, this.quota) },
       };

@@ -7,7 +7,7 @@ import type { Clock } from "../runtime/clock";
 import { GuestFaultError } from "../runtime/guest-fault";
 import { GuestVm } from "../runtime/guest-vm";
 import { InterruptGuard, type BudgetTrip } from "../runtime/interrupt-guard";
-import { vmPool } from "../runtime/vm-pool";
+import type { CellVms } from "../runtime/vm-pool";
 import { checkModuleAccess, checkShellCommand } from "../runtime/source-checks";
 import { parseExecInput } from "./exec-input";
 
@@ -15,6 +15,8 @@ export type CellEnvironment = {
   options: ResolvedCodeModeOptions;
   clock: Clock;
   signal: AbortSignal;
+  /** Where VMs come from (the isolate's pool and memory ledger) and who owns them. */
+  vms: CellVms;
   /** Guest globals / `catalog.all()` handles, in catalog order, as JSON (built once per turn). */
   tools: { metadataJson: string; namesJson: string };
   handlers: Omit<BridgeHandlers, "output">;
@@ -75,9 +77,17 @@ export async function runExec(rawInput: unknown, env: CellEnvironment): Promise<
   );
   let vm: GuestVm;
   try {
-    const limits = { memoryLimitBytes: env.options.memoryLimitBytes };
-    vm = (await vmPool.take(limits)).bind(guard, bridge);
-    vmPool.refillSoon(limits);
+    // Waits for room in the isolate's VM memory within the cell's own deadline.
+    const taken = await env.vms.pool.take(env.options.memoryLimitBytes, { deadline, clock: env.clock, signal: env.signal, owner: env.vms.owner });
+    if (!taken.ok) {
+      bridge.close();
+      if (taken.reason === "aborted") return rejected("the code mode run was aborted", "aborted", env);
+      // No room: the VM could not start, which the seed calls runtime_unavailable; not a
+      // timeout (the program never ran) and not internal_error (nothing broke).
+      return rejected(taken.message, "runtime_unavailable", env);
+    }
+    vm = taken.vm.bind(guard, bridge);
+    env.vms.pool.refillSoon(env.options.memoryLimitBytes);
   } catch {
     // Fail closed: an engaged run never falls back to direct tool exposure.
     bridge.close();

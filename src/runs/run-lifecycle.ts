@@ -213,6 +213,16 @@ export class RunLifecycle {
       const state = claim.state ?? this.deps.store.state(runId);
       const env0 = makeEnv(spec, claim.abort.signal, state?.restartSafe ?? false);
       if (!state) return failed(RUN_UNAVAILABLE, "invalid_input", env0.telemetry());
+      // Room in the isolate's VM memory before anything else: a wait that gets none within its
+      // deadline fails with runtime_unavailable and leaves the run parked as it was, resumable
+      // by a later wait. From here the reservation is released by the restored VM, or below.
+      const deadline = this.deps.now() + spec.options.timeoutMs;
+      const room = await env0.vms.pool.reserve(env0.options.memoryLimitBytes, { deadline, clock: env0.clock, signal: env0.signal, owner: env0.vms.owner });
+      if (!room.ok && room.reason === "exhausted") return failed(room.message, "runtime_unavailable", env0.telemetry());
+      if (!room.ok) {
+        this.drop(runId);
+        return failed("the code mode run was aborted", "aborted", env0.telemetry());
+      }
       const bytes = this.deps.store.bytes(runId);
       // Decoded before the run is taken over (and before its results are read): when the
       // image registry does not answer, the run stays parked exactly as it was.
@@ -221,6 +231,7 @@ export class RunLifecycle {
         if (!bytes) throw new SnapshotRestoreError("missing", "its stored snapshot is missing or incomplete");
         parked = await this.deps.codec.decode(bytes);
       } catch (error) {
+        room.limits.reservation.release();
         const failure = restoreFailure(error);
         if (!failure.keepRun) this.drop(runId);
         return failed(failure.message, "internal_error", env0.telemetry());
@@ -234,6 +245,7 @@ export class RunLifecycle {
       if (!live) {
         const lost = state.pending.filter((p) => p.kind === "tool" && !results.has(p.id));
         if (lost.length > 0) {
+          room.limits.reservation.release();
           this.drop(runId);
           const unique = [...new Set(lost.map((p) => (p.kind === "tool" ? p.tool : "")))];
           const names = unique.slice(0, 5).join(", ") + (unique.length > 5 ? `, and ${unique.length - 5} more` : "");
@@ -246,7 +258,6 @@ export class RunLifecycle {
       }
 
       const budget = live?.budget ?? OutputBudget.fromJSON(state.budget);
-      const deadline = this.deps.now() + spec.options.timeoutMs;
       const guard = new InterruptGuard({ now: () => this.deps.now() }, deadline, spec.options.timeoutMs);
       const env: CellEnvironment = { ...env0, clock: env0.clock };
       let bridge: HostBridge;
@@ -268,8 +279,9 @@ export class RunLifecycle {
       claim.bridge = bridge;
       let vm: GuestVm;
       try {
-        vm = await GuestVm.restore(parked.snapshot, state.controlToken, { memoryLimitBytes: spec.options.memoryLimitBytes }, guard, bridge, parked.abi);
+        vm = await GuestVm.restore(parked.snapshot, state.controlToken, room.limits, guard, bridge, parked.abi);
       } catch (error) {
+        room.limits.reservation.release();
         bridge.close();
         this.drop(runId);
         return failed(restoreFailure(error).message, "internal_error", env.telemetry());

@@ -4,6 +4,7 @@ import { GUEST_ABI_VERSION, GUEST_CONTROL, HOST_CALL, HOST_OP } from "./guest-pr
 import { classify, GuestFaultError, type GuestFault } from "./guest-fault";
 import { frozenWasi, preludeBytecode } from "./prelude-bytecode";
 import type { InterruptGuard } from "./interrupt-guard";
+import type { MemoryReservation } from "./memory-ledger";
 
 /** What the guest asks of the host. Callbacks run synchronously inside a guest call. */
 export interface GuestHost {
@@ -13,7 +14,13 @@ export interface GuestHost {
   cancel(id: number): void;
 }
 
-export type GuestLimits = { memoryLimitBytes: number };
+/**
+ * `reservation`: the VM's share of the isolate's memory ledger. The VM takes it over: it is
+ * released when the VM is disposed or when creating/restoring the VM fails, and raised when
+ * the VM's linear memory outgrows it. Absent for VMs outside the ledger (the pristine image,
+ * benchmarks, unit tests).
+ */
+export type GuestLimits = { memoryLimitBytes: number; reservation?: MemoryReservation };
 
 export type CellStatus = {
   state: "idle" | "running" | "completed" | "failed" | "unserializable";
@@ -56,6 +63,7 @@ export class GuestVm {
   private constructor(
     private readonly vm: QuickJS,
     readonly abi: number,
+    private readonly reservation: MemoryReservation | undefined,
   ) {}
 
   private static options(limits: GuestLimits, guest: () => GuestVm | undefined, deterministic = false) {
@@ -80,12 +88,19 @@ export class GuestVm {
   static async prepare(limits: GuestLimits, deterministic = false): Promise<GuestVm> {
     // Compiled once per isolate in a throwaway VM, so every isolate gets the same bytes and
     // cell VMs share their layout with the pristine image.
-    const bytecode = await preludeBytecode();
     let guest: GuestVm | undefined;
-    const vm = await QuickJS.create(GuestVm.options(limits, () => guest, deterministic));
-    guest = new GuestVm(vm, GUEST_ABI_VERSION);
-    guest.registerHost(true);
+    let bytecode: Uint8Array;
+    let vm: QuickJS;
     try {
+      bytecode = await preludeBytecode();
+      vm = await QuickJS.create(GuestVm.options(limits, () => guest, deterministic));
+    } catch (error) {
+      limits.reservation?.release();
+      throw error;
+    }
+    guest = new GuestVm(vm, GUEST_ABI_VERSION, limits.reservation);
+    try {
+      guest.registerHost(true);
       // Parsed once per isolate: evaluating bytecode skips most of the prelude's cost.
       guest.guarded(() => {
         vm.evalBytecode(bytecode).dispose();
@@ -128,10 +143,17 @@ export class GuestVm {
   ): Promise<GuestVm> {
     if (!DRIVABLE_GUEST_ABI.includes(abi)) throw new Error(`guest ABI version ${abi} cannot be driven by this build`);
     let guest: GuestVm | undefined;
-    const vm = await QuickJS.restore(snapshot, GuestVm.options(limits, () => guest));
-    guest = new GuestVm(vm, abi);
-    guest.registerHost(false);
+    let vm: QuickJS;
     try {
+      vm = await QuickJS.restore(snapshot, GuestVm.options(limits, () => guest));
+    } catch (error) {
+      limits.reservation?.release();
+      throw error;
+    }
+    guest = new GuestVm(vm, abi, limits.reservation);
+    guest.coverLinearMemory();
+    try {
+      guest.registerHost(false);
       guest.ctl = vm.importHandle(controlToken);
       guest.controlToken = controlToken;
       if (!guest.ctl.isObject) throw new Error("control object missing");
@@ -222,7 +244,22 @@ export class GuestVm {
       this.faulted = classify(error, this.guard);
       if (error instanceof JSException) error.dispose();
       throw new GuestFaultError(this.faulted);
+    } finally {
+      this.coverLinearMemory();
     }
+  }
+
+  /**
+   * Linear memory never shrinks and can outgrow `memoryLimit` (fragmentation): keep the
+   * ledger's reservation at least as large as what this VM really holds. quickjs-wasi does
+   * not expose its `WebAssembly.Memory`, so it is read from the instance's exports (pinned
+   * version); when that is not there, the reservation stays as reserved.
+   */
+  private coverLinearMemory(): void {
+    if (!this.reservation || this.disposed) return;
+    const exports = (this.vm as unknown as { exports?: { memory?: WebAssembly.Memory } | null }).exports;
+    const bytes = exports?.memory?.buffer.byteLength;
+    if (bytes !== undefined) this.reservation.cover(bytes);
   }
 
   private control(method: string, ...args: Array<string | number | boolean | undefined>): JSValueHandle {
@@ -328,6 +365,8 @@ export class GuestVm {
       this.vm.dispose();
     } catch {
       // A trapped instance cannot always be torn down cleanly; dropping it is enough.
+    } finally {
+      this.reservation?.release();
     }
   }
 

@@ -1,38 +1,109 @@
 import { GuestVm, type GuestLimits } from "./guest-vm";
+import type { MemoryLedger, MemoryReservation, RoomWait } from "./memory-ledger";
+
+/** Room for one VM: the clamped limits to create or restore it with (they carry the reservation). */
+export type VmRoom = { ok: true; limits: GuestLimits & { reservation: MemoryReservation } } | { ok: false; reason: "exhausted"; message: string } | { ok: false; reason: "aborted" };
+
+export type VmTake = { ok: true; vm: GuestVm } | { ok: false; reason: "exhausted"; message: string } | { ok: false; reason: "aborted" };
 
 /**
- * One warm spare VM per isolate, so an `exec` does not pay for instantiating QuickJS and
- * evaluating the prelude on its critical path. A spare is never reused: it is handed to
- * exactly one cell (isolation per exec holds), and the next spare is made after that
- * cell's answer is out. Restores do not use the pool.
+ * `vm` is set once prepared. A spare still being prepared is never awaited by a cell: its
+ * promise settles in the I/O context of the request that started the refill, and a cell of
+ * another session object must not continue in that context.
+ */
+type Spare = { limit: number; reservation: MemoryReservation; vm: GuestVm | null; dropped: boolean };
+
+/**
+ * The isolate's VMs: every VM a cell runs in comes from here, with its share of the memory
+ * ledger reserved first. Keeps one warm spare VM, so an `exec` does not pay for
+ * instantiating QuickJS and evaluating the prelude on its critical path. A spare is never
+ * reused: it is handed to exactly one cell (isolation per exec holds), and the next spare is
+ * made after that cell's answer is out. The spare counts in the ledger and is the first thing
+ * given up when room is short. Restores take room here too, but never the spare.
+ *
+ * One pool and one ledger per gateway (createGateway), shared by every session object of
+ * the isolate.
  */
 export class VmPool {
-  private spare: { limit: number; vm: Promise<GuestVm | null> } | null = null;
+  private spare: Spare | null = null;
   private refillTimer: ReturnType<typeof setTimeout> | null = null;
 
-  /** The spare for this memory limit, or a freshly prepared VM. */
-  async take(limits: GuestLimits): Promise<GuestVm> {
-    const spare = this.spare;
-    this.spare = null;
-    if (spare && spare.limit === limits.memoryLimitBytes) {
-      const vm = await spare.vm;
-      if (vm && !vm.isDisposed) return vm;
-    } else if (spare) {
-      void spare.vm.then((vm) => vm?.dispose());
-    }
-    return GuestVm.prepare(limits);
+  constructor(readonly ledger: MemoryLedger) {
+    ledger.onShortage(() => this.dropSpare());
   }
 
-  /** Prepare the next spare once the current request has been answered. */
-  refillSoon(limits: GuestLimits): void {
+  /** A prepared spare is waiting for the next exec. */
+  get spareReady(): boolean {
+    return this.spare?.vm != null;
+  }
+
+  /** Bytes the spare holds in the ledger (0 without one). */
+  get spareBytes(): number {
+    return this.spare && !this.spare.reservation.released ? this.spare.reservation.bytes : 0;
+  }
+
+  /**
+   * Room for a VM with this memory limit (clamped to the budget), waiting within `wait`.
+   * The caller hands `limits` to `GuestVm.restore`, which then owns the reservation.
+   */
+  async reserve(memoryLimitBytes: number, wait: RoomWait): Promise<VmRoom> {
+    const outcome = await this.ledger.reserve(this.ledger.costOf(memoryLimitBytes), wait);
+    if (!outcome.ok) return outcome;
+    return { ok: true, limits: { memoryLimitBytes: this.ledger.effectiveLimit(memoryLimitBytes), reservation: outcome.reservation } };
+  }
+
+  /** The spare for this memory limit, or a freshly prepared VM once there is room for it. */
+  async take(memoryLimitBytes: number, wait: RoomWait): Promise<VmTake> {
+    const spare = this.spare;
+    if (spare?.vm && !spare.vm.isDisposed && spare.limit === this.ledger.effectiveLimit(memoryLimitBytes)) {
+      this.spare = null;
+      spare.reservation.assign(wait.owner);
+      return { ok: true, vm: spare.vm };
+    }
+    // Another limit, or not ready yet: its room goes back before this VM asks for its own.
+    this.dropSpare();
+    const room = await this.reserve(memoryLimitBytes, wait);
+    if (!room.ok) return room;
+    // A VM that cannot be prepared releases its reservation itself.
+    return { ok: true, vm: await GuestVm.prepare(room.limits) };
+  }
+
+  /**
+   * Prepare the next spare once the current request has been answered, if there is room for
+   * it and nobody is waiting: a spare never makes a cell wait.
+   */
+  refillSoon(memoryLimitBytes: number): void {
     if (this.spare || this.refillTimer) return;
     this.refillTimer = setTimeout(() => {
       this.refillTimer = null;
       if (this.spare) return;
-      this.spare = { limit: limits.memoryLimitBytes, vm: GuestVm.prepare(limits).catch(() => null) };
+      const reservation = this.ledger.tryReserve(this.ledger.costOf(memoryLimitBytes));
+      if (!reservation) return;
+      const limits = { memoryLimitBytes: this.ledger.effectiveLimit(memoryLimitBytes), reservation };
+      const spare: Spare = { limit: limits.memoryLimitBytes, reservation, vm: null, dropped: false };
+      this.spare = spare;
+      // A failed prepare releases the reservation itself; the next refill tries again.
+      GuestVm.prepare(limits).then(
+        (vm) => (spare.dropped ? vm.dispose() : (spare.vm = vm)),
+        () => {
+          if (this.spare === spare) this.spare = null;
+        },
+      );
     }, 0);
+  }
+
+  /** Dispose the spare now, or (still being prepared) as soon as it is ready. */
+  dropSpare(): void {
+    const spare = this.spare;
+    this.spare = null;
+    if (!spare) return;
+    spare.dropped = true;
+    if (spare.vm) spare.vm.dispose();
+    // Not ready: its room goes back now (a preparing VM holds ~1.3 MB, not its limit), so a
+    // prepare that never finishes cannot keep it.
+    else spare.reservation.release();
   }
 }
 
-/** The isolate's pool (module state is per isolate; Durable Objects of one isolate share it). */
-export const vmPool = new VmPool();
+/** What a session object hands its cells: the isolate's pool, and itself as the owner of their VMs. */
+export type CellVms = { pool: VmPool; owner: string };

@@ -2,6 +2,7 @@ import { Catalog } from "../catalog/catalog";
 import { runExec, type CellEnd, type CellEnvironment } from "../cell/cell-runner";
 import type { CodeModeResult } from "../code-mode/types";
 import type { Clock } from "../runtime/clock";
+import type { CellVms } from "../runtime/vm-pool";
 import { executeTool } from "../tools/executor";
 import type { ToolContext } from "../tools/types";
 import { guestMetadata } from "../catalog/catalog";
@@ -17,6 +18,7 @@ export type ToolRouteResult =
 export type TurnDeps = {
   clock: Clock;
   signal: AbortSignal;
+  vms: CellVms;
   resolve: ToolResolver;
   context: Omit<ToolContext, "signal">;
 };
@@ -24,10 +26,14 @@ export type TurnDeps = {
 /** The cell environment of a turn: limits, guest tool metadata, bridge handlers, telemetry. */
 export function cellEnvironment(spec: TurnSpec, counters: TurnCounters, deps: TurnDeps, restartSafe: boolean): CellEnvironment {
   const { catalog, tools } = turnRuntime(spec);
+  // The VM limit never exceeds the isolate's VM memory budget; cells (and their out-of-memory
+  // messages) see the limit they really run with.
+  const memoryLimitBytes = deps.vms.pool.ledger.effectiveLimit(spec.options.memoryLimitBytes);
   return {
-    options: spec.options,
+    options: memoryLimitBytes === spec.options.memoryLimitBytes ? spec.options : { ...spec.options, memoryLimitBytes },
     clock: deps.clock,
     signal: deps.signal,
+    vms: deps.vms,
     tools,
     handlers: turnHandlers(spec, catalog, counters, deps.resolve, deps.context, { restartSafe }),
     telemetry: () => turnTelemetry(spec, catalog, counters),

@@ -1,0 +1,237 @@
+import { abortAllDurableObjects } from "cloudflare:test";
+import { afterEach, describe, expect, it } from "vitest";
+import { api, exec, expectHealthy, footprint, freshTurn, inSession, sessionId, sessionStub, sleep, wait } from "./helpers";
+
+// Every session object of this file runs in one isolate (the Workers vitest integration), so
+// they share the gateway's VM memory ledger: 80 MiB by default. The `bigmem` agents ask for
+// 48 MiB VMs (49.5 MiB reserved with the per-VM overhead): one fits, a second does not.
+
+const MiB = 1024 * 1024;
+
+/** Any session object can read the isolate's ledger; this one never runs cells. */
+const OBSERVER = sessionId();
+
+type LedgerView = { budget: number; reserved: number; spare: number; cells: number; waiting: number; cost48: number };
+
+function ledger(): Promise<LedgerView> {
+  return inSession(OBSERVER, (instance) => {
+    const { pool } = instance.vms;
+    return {
+      budget: pool.ledger.budgetBytes,
+      reserved: pool.ledger.reservedBytes,
+      spare: pool.spareBytes,
+      cells: pool.ledger.reservedBytes - pool.spareBytes,
+      waiting: pool.ledger.waiting,
+      cost48: pool.ledger.costOf(48 * MiB),
+    };
+  });
+}
+
+/** Room held by the test itself, as another session's VM would hold it. */
+function hold(bytes: number): Promise<boolean> {
+  return inSession(OBSERVER, (instance) => {
+    instance.testHold = instance.vms.pool.ledger.tryReserve(bytes);
+    return instance.testHold !== null;
+  });
+}
+
+function unhold(): Promise<void> {
+  return inSession(OBSERVER, (instance) => {
+    instance.testHold?.release();
+    instance.testHold = null;
+  });
+}
+
+/** Poll the ledger until `ok` (bounded by the test timeout; no timing is asserted). */
+async function until(ok: (v: LedgerView) => boolean): Promise<LedgerView> {
+  for (;;) {
+    const v = await ledger();
+    if (ok(v)) return v;
+    await sleep(10);
+  }
+}
+
+/**
+ * A large cell that holds its VM (and some real memory) until the test writes the note `go`
+ * into its session's storage: the test decides when it completes, not a timer.
+ */
+const HOLD = `const ballast = Array.from({ length: 100000 }, (_, i) => 'b' + i);
+  while ((await notes_read({ key: 'go' })).length === 0) await echo({ value: 0, delayMs: 20 });
+  return ballast.length;`;
+
+async function startHolder() {
+  const { session, turnId } = await freshTurn({ agentId: "bigmem" });
+  const result = exec(session, turnId, HOLD);
+  const held = await until((v) => v.cells >= v.cost48);
+  return {
+    session,
+    turnId,
+    result,
+    held,
+    release: () => inSession(session, (_i, state) => state.storage.put("tool:note:go", "1")),
+  };
+}
+
+const EXHAUSTED = /^code mode VM memory for this isolate is exhausted \(80 MiB budget, [\d.]+ MiB in use, this cell needs 49\.5 MiB\); try again shortly$/;
+
+describe("isolate VM memory ledger", () => {
+  afterEach(async () => {
+    await unhold();
+    // Whatever a test did, no cell VM and no waiter is left: at most the pool's spare.
+    const v = await until((x) => x.cells === 0 && x.waiting === 0);
+    expect(v.spare).toBeLessThanOrEqual(v.budget);
+  });
+
+  it("an idle isolate runs a cell that fits as before, up to its full memory limit", async () => {
+    const v0 = await ledger();
+    expect(v0.budget).toBe(80 * MiB);
+    const { session, turnId } = await freshTurn();
+    expect(await exec(session, turnId, "return 1 + 2")).toMatchObject({ status: "completed", value: 3 });
+    const big = await freshTurn({ agentId: "bigmem" });
+    const r = await exec(big.session, big.turnId, "const a = []; for (let i = 0; i < 40; i++) a.push(new Uint8Array(1024 * 1024).fill(1)); return a.length;");
+    expect(r).toMatchObject({ status: "completed", value: 40 });
+  });
+
+  it("a memoryLimitBytes larger than the budget is clamped so one VM fits it, and the cell is told the limit it ran with", async () => {
+    // bigsnap asks for 128 MiB; 80 MiB budget − 1.5 MiB overhead = 78.5 MiB.
+    const { session, turnId } = await freshTurn({ agentId: "bigsnap" });
+    const r = await exec(session, turnId, "const a = []; for (;;) a.push('x'.repeat(1024) + a.length);");
+    expect(r).toMatchObject({ status: "failed" });
+    expect(r.error).toBe(`code mode cell exceeded memoryLimitBytes (${78.5 * MiB}) and its VM was terminated`);
+    await expectHealthy(session, turnId);
+  });
+
+  it("two large cells past the budget: the second waits for the first's room, then both complete", async () => {
+    const a = await startHolder();
+    expect(a.held.reserved).toBeLessThanOrEqual(a.held.budget);
+    const b = await freshTurn({ agentId: "bigmem" });
+    const second = exec(b.session, b.turnId, "return 'second'");
+    const queued = await until((v) => v.waiting === 1);
+    // Only the first cell's VM holds room (the spare was given up), within the budget.
+    expect(queued.cells).toBe(queued.cost48);
+    expect(queued.reserved).toBeLessThanOrEqual(queued.budget);
+    await a.release();
+    expect(await a.result).toMatchObject({ status: "completed", value: 100000 });
+    expect(await second).toMatchObject({ status: "completed", value: "second" });
+  });
+
+  it("a large cell that gets no room within its deadline fails with runtime_unavailable naming the budget; a small one still fits; every session stays healthy", async () => {
+    const a = await startHolder();
+    const b = await freshTurn({ agentId: "bigmemquick" });
+    const failed = await exec(b.session, b.turnId, "return 'never ran'");
+    expect(failed).toMatchObject({ status: "failed", code: "runtime_unavailable" });
+    expect(failed.error).toMatch(EXHAUSTED);
+    expect(failed.telemetry).toBeDefined();
+    // 8 MiB (+ overhead) fits next to the 48 MiB cell.
+    const small = await freshTurn({ agentId: "tight" });
+    expect(await exec(small.session, small.turnId, "return 'small'")).toMatchObject({ status: "completed", value: "small" });
+    await a.release();
+    expect(await a.result).toMatchObject({ status: "completed" });
+    await expectHealthy(b.session, b.turnId);
+    await expectHealthy(a.session, a.turnId);
+  });
+
+  it("a wait that gets no room fails but keeps its parked run; a later wait resumes it", async () => {
+    const p = await freshTurn({ agentId: "bigmemquick" });
+    const parked = await exec(p.session, p.turnId, "const kept = 'kept across'; await yield_control(); return kept;");
+    expect(parked.status).toBe("waiting");
+    const a = await startHolder();
+    const w1 = await wait(p.session, p.turnId, parked.runId);
+    expect(w1).toMatchObject({ status: "failed", code: "runtime_unavailable" });
+    expect(w1.error).toMatch(EXHAUSTED);
+    expect((await footprint(p.session)).runs).toBe(1);
+    await a.release();
+    await a.result;
+    expect(await wait(p.session, p.turnId, parked.runId)).toMatchObject({ status: "completed", value: "kept across" });
+    expect((await footprint(p.session)).runs).toBe(0);
+  });
+
+  it("the spare VM is given up before a resumed cell has to wait", async () => {
+    const p = await freshTurn({ agentId: "bigmemquick" });
+    const parked = await exec(p.session, p.turnId, "await yield_control(); return 'resumed';");
+    // After the exec's answer the pool keeps a 48 MiB spare (49.5 MiB in the ledger).
+    const withSpare = await until((v) => v.spare === v.cost48);
+    // Another holder takes 30 MiB: 79.5 MiB in use, so the restore fits only without the spare.
+    expect(await hold(30 * MiB)).toBe(true);
+    expect((await ledger()).reserved).toBe(withSpare.spare + 30 * MiB);
+    // Without giving up the spare this wait would fail after its 500 ms deadline.
+    expect(await wait(p.session, p.turnId, parked.runId)).toMatchObject({ status: "completed", value: "resumed" });
+    await unhold();
+  });
+
+  it("an exec cancelled while it waits for room fails with aborted and leaves no waiter", async () => {
+    const a = await startHolder();
+    const b = await freshTurn({ agentId: "bigmem" });
+    const stub = sessionStub(b.session) as any;
+    const running = stub.callTool("tenant-a", b.turnId, "exec", { code: "return 'never ran'" }, "ledger-req-1");
+    await until((v) => v.waiting === 1);
+    await stub.cancelRequest("ledger-req-1");
+    expect((await running).body).toMatchObject({ status: "failed", code: "aborted" });
+    expect((await ledger()).waiting).toBe(0);
+    await a.release();
+    await a.result;
+    await expectHealthy(b.session, b.turnId);
+  });
+
+  it("a turn deleted while its wait is queued for room drops the run (aborted), as any aborted wait does", async () => {
+    const p = await freshTurn({ agentId: "bigmem" });
+    const parked = await exec(p.session, p.turnId, "await yield_control(); return 1;");
+    const a = await startHolder();
+    const waiting = wait(p.session, p.turnId, parked.runId);
+    await until((v) => v.waiting === 1);
+    expect((await api("DELETE", `/v1/sessions/${p.session}/turns/${p.turnId}`)).status).toBe(200);
+    expect(await waiting).toMatchObject({ status: "failed", code: "aborted" });
+    expect((await footprint(p.session)).runs).toBe(0);
+    await a.release();
+    await a.result;
+  });
+
+  it("cells that complete, fail, run out of memory, time out, are aborted mid-run or park all give their room back", async () => {
+    const { session, turnId } = await freshTurn({ agentId: "tight" });
+    expect(await exec(session, turnId, "return 1")).toMatchObject({ status: "completed" });
+    expect(await exec(session, turnId, "throw new Error('boom')")).toMatchObject({ status: "failed" });
+    expect(await exec(session, turnId, "const a = []; for (;;) a.push('x'.repeat(1024) + a.length);")).toMatchObject({ status: "failed" });
+    expect((await until((v) => v.cells === 0)).cells).toBe(0);
+    const fast = await freshTurn({ agentId: "fast" });
+    expect(await exec(fast.session, fast.turnId, "while (true) {}")).toMatchObject({ status: "failed", code: "timeout" });
+    expect((await until((v) => v.cells === 0)).cells).toBe(0);
+    const a = await startHolder();
+    expect((await api("DELETE", `/v1/sessions/${a.session}/turns/${a.turnId}`)).status).toBe(200);
+    expect(await a.result).toMatchObject({ status: "failed", code: "aborted" });
+    expect((await until((v) => v.cells === 0)).cells).toBe(0);
+    const p = await freshTurn({ agentId: "bigmem" });
+    expect(await exec(p.session, p.turnId, "await yield_control(); return 1;")).toMatchObject({ status: "waiting" });
+    expect((await until((v) => v.cells === 0)).cells).toBe(0);
+  });
+
+  it("a restore that fails gives its room back", async () => {
+    const { session, turnId } = await freshTurn({ agentId: "bigmem" });
+    const r = await exec(session, turnId, "await yield_control(); return 1");
+    await inSession(session, (_i, state) => {
+      state.storage.sql.exec("UPDATE run_chunks SET data = ? WHERE seq = 0", new Uint8Array([1, 2, 3, 4]).buffer);
+    });
+    expect(await wait(session, turnId, r.runId)).toMatchObject({ status: "failed", code: "invalid_input" });
+    expect((await until((v) => v.cells === 0)).cells).toBe(0);
+  });
+
+  it("a wait that finds its host call lost to a reset gives its room back", async () => {
+    const { session, turnId } = await freshTurn({ agentId: "bigmemquick" });
+    const r = await exec(session, turnId, "return await echo({ value: 1, delayMs: 20000 });");
+    expect(r.status).toBe("waiting");
+    await abortAllDurableObjects();
+    const w = await wait(session, turnId, r.runId);
+    expect(w).toMatchObject({ status: "failed", code: "internal_error" });
+    expect(w.error).toMatch(/lost 1 nested tool call/);
+    expect((await until((v) => v.cells === 0)).cells).toBe(0);
+  });
+
+  it("a session object reset mid-cell gives its room back when it starts again", async () => {
+    const a = await startHolder();
+    await abortAllDurableObjects();
+    // The cell's HTTP call fails with the reset; its VM is never disposed by anyone.
+    await a.result.catch(() => undefined);
+    // The object's next incarnation (its next request) gives the dead cell's room back.
+    await inSession(a.session, () => undefined);
+    expect((await until((v) => v.cells === 0)).cells).toBe(0);
+  });
+});
