@@ -27,7 +27,8 @@ import { WORK_METER_SOURCE } from "./work-meter";
  * still resume. Each snapshot records the version it was parked with; one this build cannot
  * drive fails its `wait` with a message saying so.
  */
-export const GUEST_ABI_VERSION = 1;
+/** 2: adds HOST_OP.charge (native work metering, work-meter.ts); ABI 1 preludes never send it. */
+export const GUEST_ABI_VERSION = 2;
 
 /** The one host callback, registered by this stable name so `restore` can re-register it. */
 export const HOST_CALL = "__cm_host";

@@ -37,7 +37,7 @@ export type CellStatus = {
  * least the maximum snapshot TTL after the deploy that changed it. Listed explicitly (a test
  * checks it includes GUEST_ABI_VERSION), so a bump never drops an older version by accident.
  */
-export const DRIVABLE_GUEST_ABI: readonly number[] = [1];
+export const DRIVABLE_GUEST_ABI: readonly number[] = [1, 2];
 
 /** QuickJS's own stack guard must trip before workerd's native stack runs out. */
 const GUEST_MAX_STACK_BYTES = 256 * 1024;

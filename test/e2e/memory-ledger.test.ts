@@ -210,7 +210,7 @@ describe("isolate VM memory ledger", () => {
     await inSession(session, (_i, state) => {
       state.storage.sql.exec("UPDATE run_chunks SET data = ? WHERE seq = 0", new Uint8Array([1, 2, 3, 4]).buffer);
     });
-    expect(await wait(session, turnId, r.runId)).toMatchObject({ status: "failed", code: "invalid_input" });
+    expect(await wait(session, turnId, r.runId)).toMatchObject({ status: "failed", code: "internal_error" });
     expect((await until((v) => v.cells === 0)).cells).toBe(0);
   });
 

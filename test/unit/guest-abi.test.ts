@@ -18,6 +18,13 @@ const ABI_SURFACE: Record<number, { hostCall: string; ops: Record<string, number
     control: ["start", "settle", "status", "value", "error", "installTools", "noteRejection", "noteHandled", "describeError"],
     requests: ["call", "describe", "search", "timer", "yield"],
   },
+  // Native work metering: the guest announces built-in work before it runs (work-meter.ts).
+  2: {
+    hostCall: "__cm_host",
+    ops: { request: 0, output: 1, cancel: 2, charge: 3 },
+    control: ["start", "settle", "status", "value", "error", "installTools", "noteRejection", "noteHandled", "describeError"],
+    requests: ["call", "describe", "search", "timer", "yield"],
+  },
 };
 
 describe("guest ABI", () => {
