@@ -58,19 +58,9 @@ function paramText(entry: CatalogEntry): string {
   return parts.join(" ").slice(0, 2000);
 }
 
-/** Term frequencies per field of one tool, and the fields' lengths in tokens. */
-function fieldCounts(entry: CatalogEntry): { counts: Map<string, Float64Array>; lengths: number[] } {
-  const counts = new Map<string, Float64Array>();
-  const lengths = FIELDS.map((field, f) => {
-    const tokens = tokenize(field.text(entry));
-    for (const t of tokens) {
-      let tf = counts.get(t);
-      if (!tf) counts.set(t, (tf = new Float64Array(FIELDS.length)));
-      tf[f]!++;
-    }
-    return tokens.length;
-  });
-  return { counts, lengths };
+/** The tokens of each field of one tool. */
+function fieldTokens(entry: CatalogEntry): string[][] {
+  return FIELDS.map((field) => tokenize(field.text(entry)));
 }
 
 type Postings = { docs: number[]; tfs: number[] };
@@ -89,17 +79,22 @@ export class SearchIndex {
   private contentScratch?: Uint8Array;
 
   constructor(private readonly entries: readonly CatalogEntry[]) {
-    const docs = entries.map(fieldCounts);
-    const avg = FIELDS.map((_, f) => Math.max(1, docs.reduce((sum, d) => sum + d.lengths[f]!, 0) / Math.max(1, docs.length)));
-    docs.forEach(({ counts, lengths }, doc) => {
-      const norm = FIELDS.map((field, f) => field.weight / (1 - field.b + (field.b * lengths[f]!) / avg[f]!));
-      for (const [term, tf] of counts) {
-        let pseudo = 0;
-        for (let f = 0; f < FIELDS.length; f++) if (tf[f]) pseudo += tf[f]! * norm[f]!;
+    const docs = entries.map(fieldTokens);
+    const avg = FIELDS.map((_, f) => Math.max(1, docs.reduce((sum, d) => sum + d[f]!.length, 0) / Math.max(1, docs.length)));
+    const pseudo = new Map<string, number>();
+    docs.forEach((fields, doc) => {
+      // BM25F: each occurrence adds its field's weight over that field's length normalisation.
+      pseudo.clear();
+      fields.forEach((tokens, f) => {
+        const { weight, b } = FIELDS[f]!;
+        const add = weight / (1 - b + (b * tokens.length) / avg[f]!);
+        for (const t of tokens) pseudo.set(t, (pseudo.get(t) ?? 0) + add);
+      });
+      for (const [term, tf] of pseudo) {
         let list = this.postings.get(term);
         if (!list) this.postings.set(term, (list = { docs: [], tfs: [] }));
         list.docs.push(doc);
-        list.tfs.push(pseudo);
+        list.tfs.push(tf);
       }
     });
   }

@@ -11,6 +11,8 @@ import porter2 from "wink-porter2-stemmer";
 
 /** Runs of letters, digits and marks: `_`, `-`, `.`, `/`, spaces and punctuation split words. */
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+/** The same for ASCII text (most tool text), without the cost of Unicode property matching. */
+const ASCII_WORD = /[A-Za-z0-9]+/g;
 /** Scripts written without spaces between words. `scx` so the prolonged sound mark ー counts. */
 const UNSPACED = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}]/u;
 const UNSPACED_RUNS = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{M}]+|[^\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{M}]+/gu;
@@ -34,10 +36,28 @@ function fold(word: string): string {
   return ASCII.test(lower) ? lower : lower.normalize("NFD").replace(DIACRITICS, "").normalize("NFC");
 }
 
-function pushWord(raw: string, out: string[]): void {
-  out.push(stem(fold(raw)));
+function wordTerms(raw: string): readonly string[] {
+  const terms = [stem(fold(raw))];
   const split = raw.replace(CAMEL, (_m, a, b, c, d) => (a !== undefined ? `${a} ${b}` : `${c} ${d}`));
-  if (split !== raw) for (const part of split.split(" ")) out.push(stem(fold(part)));
+  if (split !== raw) for (const part of split.split(" ")) terms.push(stem(fold(part)));
+  return terms;
+}
+
+/**
+ * Terms of each word seen, memoised: tool text repeats its words, and stemming dominates the
+ * cost of building an index. A Map (keys are tool and query text); bounded, cleared when full.
+ */
+const WORD_CACHE = new Map<string, readonly string[]>();
+const WORD_CACHE_MAX = 50_000;
+
+function pushWord(raw: string, out: string[]): void {
+  let terms = WORD_CACHE.get(raw);
+  if (!terms) {
+    terms = wordTerms(raw);
+    if (WORD_CACHE.size >= WORD_CACHE_MAX) WORD_CACHE.clear();
+    WORD_CACHE.set(raw, terms);
+  }
+  for (const t of terms) out.push(t);
 }
 
 function pushBigrams(run: string, out: string[]): void {
@@ -49,6 +69,10 @@ function pushBigrams(run: string, out: string[]): void {
 /** Index/query terms of `text`, in order (repeats kept: they are term frequencies). */
 export function tokenize(text: string): string[] {
   const out: string[] = [];
+  if (ASCII.test(text)) {
+    for (const [raw] of text.matchAll(ASCII_WORD)) pushWord(raw, out);
+    return out;
+  }
   for (const [raw] of text.normalize("NFKC").matchAll(WORD)) {
     if (!UNSPACED.test(raw)) {
       pushWord(raw, out);
