@@ -1,21 +1,28 @@
 /**
  * Bench-only: catalog search quality and latency, and the model-visible surface size, run
  * inside workerd against the project's own code (src/catalog/search-index.ts,
- * src/turns/surface.ts) with three retrieval sets in bench/fixtures/, all over the same tools
- * (search-tools.json):
- *   - development set (search-queries.json): the search vocabulary was written after seeing its
- *     misses, so its recall is optimistic;
- *   - second development set (search-queries-heldout.json): written as a held-out set, but the
- *     vocabulary was later extended after seeing its misses too, so it is no longer held out;
- *   - held-out set (search-queries-heldout2.json): written without seeing the search code or the
- *     other two query sets. The goal is judged on this one.
+ * src/turns/surface.ts). Four retrieval sets in bench/fixtures/, each query with one expected
+ * tool:
+ *   - three development sets over search-tools.json (406 tools): search-queries.json,
+ *     search-queries-heldout.json and search-queries-heldout2.json. Their misses shaped the old
+ *     hand-written vocabulary, and all three were used to choose the present method (BM25F field
+ *     weights, k1, the stop-word weight): optimistic for SearchIndex.
+ *   - the fresh held-out set: its own tools (search-tools-fresh.json) and queries
+ *     (search-queries-fresh.json), written after the method was frozen, not used to tune it.
  *
- * Baseline for search: a plain substring scan (score = number of distinct query words that
- * occur in `name + " " + description`, lowercased; ties keep catalog order).
+ * Three searchers, all over the same CatalogEntry objects:
+ *   - substring scan (score = number of distinct query words contained in `name + " " +
+ *     description`, lowercased; ties keep catalog order);
+ *   - plain BM25 with stemming: the same tokenizer and Porter2 stemmer as SearchIndex
+ *     (src/catalog/search-tokens.ts), one field holding everything SearchIndex reads (name,
+ *     label, description, parameter names and descriptions), k1 = 1.2, b = 0.75, no field
+ *     weights, no stop-word handling, no expansion;
+ *   - SearchIndex (what `catalog.search` runs).
  */
 import { buildCatalog } from "../src/catalog/build-catalog";
 import { opaqueToolId } from "../src/catalog/opaque-id";
 import { SearchIndex } from "../src/catalog/search-index";
+import { tokenize } from "../src/catalog/search-tokens";
 import type { CatalogEntry } from "../src/catalog/types";
 import { CODE_MODE_DEFAULTS } from "../src/config/codeModeOptions";
 import type { JsonSchema, ToolPlugin } from "../src/tools/types";
@@ -24,17 +31,27 @@ import { modelSurface } from "../src/turns/surface";
 import fixtureTools from "./fixtures/search-tools.json";
 import fixtureQueries from "./fixtures/search-queries.json";
 import fixtureDev2 from "./fixtures/search-queries-heldout.json";
-import fixtureHeldout from "./fixtures/search-queries-heldout2.json";
+import fixtureDev3 from "./fixtures/search-queries-heldout2.json";
+import freshTools from "./fixtures/search-tools-fresh.json";
+import freshQueries from "./fixtures/search-queries-fresh.json";
 
 type FixtureTool = { server: string; name: string; description: string; parameters: JsonSchema };
 type FixtureQuery = { query: string; expected: string };
 
 const TOOLS = fixtureTools as FixtureTool[];
-const QUERIES = fixtureQueries as FixtureQuery[]; // development set (also used for latency)
-const DEV2 = fixtureDev2 as FixtureQuery[]; // second development set, formerly held out (quality only)
-const HELDOUT = fixtureHeldout as FixtureQuery[]; // held-out set (quality only; the goal is judged on it)
+const QUERIES = fixtureQueries as FixtureQuery[]; // first development set (also used for latency)
 const LIMIT = CODE_MODE_DEFAULTS.searchDefaultLimit; // 8: what catalog.search returns by default
 const encoder = new TextEncoder();
+
+/** A retrieval set: its tools, its queries, and whether its results could have shaped the method. */
+type RetrievalSet = { id: string; queriesFile: string; toolsFile: string; heldOut: boolean; tools: FixtureTool[]; queries: FixtureQuery[] };
+
+const SETS: readonly RetrievalSet[] = [
+  { id: "dev1", queriesFile: "search-queries.json", toolsFile: "search-tools.json", heldOut: false, tools: TOOLS, queries: QUERIES },
+  { id: "dev2", queriesFile: "search-queries-heldout.json", toolsFile: "search-tools.json", heldOut: false, tools: TOOLS, queries: fixtureDev2 as FixtureQuery[] },
+  { id: "dev3", queriesFile: "search-queries-heldout2.json", toolsFile: "search-tools.json", heldOut: false, tools: TOOLS, queries: fixtureDev3 as FixtureQuery[] },
+  { id: "fresh", queriesFile: "search-queries-fresh.json", toolsFile: "search-tools-fresh.json", heldOut: true, tools: freshTools as FixtureTool[], queries: freshQueries as FixtureQuery[] },
+];
 
 /** Workspace/account-style suffixes for the replicated catalog (copy 0 is the original). */
 const VARIANTS = [
@@ -70,7 +87,10 @@ function entryOf(t: FixtureTool): CatalogEntry {
   };
 }
 
-/** The baseline: substring scan over name + description. */
+type Ranked = { i: number; s: number };
+const byScore = (a: Ranked, b: Ranked) => b.s - a.s || a.i - b.i;
+
+/** Baseline 1: substring scan over name + description. */
 class SubstringScan {
   private readonly hay: string[];
   constructor(private readonly entries: readonly CatalogEntry[]) {
@@ -78,15 +98,72 @@ class SubstringScan {
   }
   search(query: string, limit: number): CatalogEntry[] {
     const words = [...new Set(query.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 0))];
-    const scored: Array<{ i: number; s: number }> = [];
+    const scored: Ranked[] = [];
     for (let i = 0; i < this.hay.length; i++) {
       const h = this.hay[i]!;
       let s = 0;
       for (const w of words) if (h.includes(w)) s++;
       if (s > 0) scored.push({ i, s });
     }
-    scored.sort((a, b) => b.s - a.s || a.i - b.i);
+    scored.sort(byScore);
     return scored.slice(0, limit).map((x) => this.entries[x.i]!);
+  }
+}
+
+/** Everything SearchIndex reads of a tool, as one text. */
+function allText(e: CatalogEntry): string {
+  const props = (e.parameters as { properties?: unknown }).properties;
+  const parts = [e.toolName, e.label ?? "", e.description];
+  if (props && typeof props === "object") {
+    parts.push(Object.keys(props).join(" "));
+    for (const p of Object.values(props)) {
+      const d: unknown = p && typeof p === "object" ? (p as { description?: unknown }).description : undefined;
+      if (typeof d === "string") parts.push(d.slice(0, 200));
+    }
+  }
+  return parts.join(" ");
+}
+
+/** Baseline 2: textbook BM25 over one field, same tokens and stemmer as SearchIndex, no expansion. */
+class PlainBm25 {
+  private static readonly K1 = 1.2;
+  private static readonly B = 0.75;
+  private readonly postings = new Map<string, Array<{ doc: number; tf: number }>>();
+  private readonly lengths: number[] = [];
+  private readonly avgLen: number;
+  constructor(private readonly entries: readonly CatalogEntry[]) {
+    let total = 0;
+    entries.forEach((e, doc) => {
+      const tokens = tokenize(allText(e));
+      const tf = new Map<string, number>();
+      for (const t of tokens) tf.set(t, (tf.get(t) ?? 0) + 1);
+      for (const [t, f] of tf) {
+        let list = this.postings.get(t);
+        if (!list) this.postings.set(t, (list = []));
+        list.push({ doc, tf: f });
+      }
+      this.lengths.push(tokens.length);
+      total += tokens.length;
+    });
+    this.avgLen = total / Math.max(1, entries.length);
+  }
+  search(query: string, limit: number): CatalogEntry[] {
+    const { K1, B } = PlainBm25;
+    const n = this.entries.length;
+    const scores = new Map<number, number>();
+    for (const t of new Set(tokenize(query))) {
+      const list = this.postings.get(t);
+      if (!list) continue;
+      const idf = Math.log(1 + (n - list.length + 0.5) / (list.length + 0.5));
+      for (const { doc, tf } of list) {
+        const norm = tf + K1 * (1 - B + (B * this.lengths[doc]!) / this.avgLen);
+        scores.set(doc, (scores.get(doc) ?? 0) + (idf * tf * (K1 + 1)) / norm);
+      }
+    }
+    const ranked: Ranked[] = [];
+    for (const [i, s] of scores) ranked.push({ i, s });
+    ranked.sort(byScore);
+    return ranked.slice(0, limit).map((x) => this.entries[x.i]!);
   }
 }
 
@@ -111,35 +188,36 @@ function quality(searcher: Searcher, queries: readonly FixtureQuery[]) {
   return { queries: n, recallAt1: at1 / n, recallAt8: at8 / n, mrrAt8: rr / n, misses };
 }
 
-/** Unknown expected tools would silently count as misses; refuse them instead. */
-function checkQueries(label: string, queries: readonly FixtureQuery[]) {
-  const names = new Set(TOOLS.map((t) => t.name));
-  const unknown = queries.filter((q) => !names.has(q.expected)).map((q) => q.expected);
-  if (unknown.length > 0) throw new Error(`${label}: expected tools not in search-tools.json: ${unknown.join(", ")}`);
+/** Unknown expected tools would silently count as misses; duplicate tool names would make hits ambiguous. */
+function checkSet(set: RetrievalSet) {
+  const names = new Set(set.tools.map((t) => t.name));
+  if (names.size !== set.tools.length) throw new Error(`${set.toolsFile}: duplicate tool names`);
+  const unknown = set.queries.filter((q) => !names.has(q.expected)).map((q) => q.expected);
+  if (unknown.length > 0) throw new Error(`${set.queriesFile}: expected tools not in ${set.toolsFile}: ${unknown.join(", ")}`);
 }
 
+/** recall@1, recall@8 and MRR@8 of the three searchers on every set (misses kept for SearchIndex only). */
 export function searchQuality() {
-  checkQueries("search-queries.json", QUERIES);
-  checkQueries("search-queries-heldout.json", DEV2);
-  checkQueries("search-queries-heldout2.json", HELDOUT);
-  const entries = TOOLS.map(entryOf);
-  const servers = new Set(TOOLS.map((t) => t.server)).size;
-  const index = new SearchIndex(entries);
-  const scan = new SubstringScan(entries);
-  const serversOf = (queries: readonly FixtureQuery[]) => new Set(queries.map((q) => TOOLS.find((t) => t.name === q.expected)!.server)).size;
   return {
-    tools: entries.length,
-    servers,
     limit: LIMIT,
-    // Development set: the search vocabulary was written after seeing its misses (optimistic).
-    index: quality(index, QUERIES),
-    substring: quality(scan, QUERIES),
-    // Second development set (search-queries-heldout.json): formerly held out; the vocabulary
-    // was extended after seeing its misses, so it is optimistic too.
-    dev2: { servers: serversOf(DEV2), index: quality(index, DEV2), substring: quality(scan, DEV2) },
-    // Held-out set (search-queries-heldout2.json): written without seeing the search code or the
-    // other query sets; the goal is judged on it.
-    heldout: { servers: serversOf(HELDOUT), index: quality(index, HELDOUT), substring: quality(scan, HELDOUT) },
+    sets: SETS.map((set) => {
+      checkSet(set);
+      const entries = set.tools.map(entryOf);
+      const byName = new Map(set.tools.map((t) => [t.name, t.server]));
+      const drop = <T extends { misses: unknown }>(r: T) => ({ ...r, misses: undefined });
+      return {
+        id: set.id,
+        heldOut: set.heldOut,
+        queriesFile: set.queriesFile,
+        toolsFile: set.toolsFile,
+        tools: entries.length,
+        servers: new Set(set.tools.map((t) => t.server)).size,
+        queryServers: new Set(set.queries.map((q) => byName.get(q.expected))).size,
+        substring: drop(quality(new SubstringScan(entries), set.queries)),
+        bm25: drop(quality(new PlainBm25(entries), set.queries)),
+        index: quality(new SearchIndex(entries), set.queries),
+      };
+    }),
   };
 }
 
@@ -151,15 +229,17 @@ function stats(samples: number[]) {
 
 /**
  * Per-query latency over a replicated catalog: each query runs `reps` times back to back and
- * its time is the total / reps (workerd's clock steps by 1 ms). Index and baseline alternate
- * query by query so background load hits both. Build times: median of `builds` constructions.
+ * its time is the total / reps (workerd's clock steps by 1 ms). The three searchers alternate
+ * query by query so background load hits all three. Build times: median of `builds` constructions.
  */
 export function searchLatency(size: number, reps: number, builds: number) {
   const entries = replicated(size).map(entryOf);
   const buildIndex: number[] = [];
   const buildScan: number[] = [];
+  const buildBm25: number[] = [];
   let index!: SearchIndex;
   let scan!: SubstringScan;
+  let bm25!: PlainBm25;
   for (let i = 0; i < builds; i++) {
     let t0 = performance.now();
     index = new SearchIndex(entries);
@@ -167,27 +247,30 @@ export function searchLatency(size: number, reps: number, builds: number) {
     t0 = performance.now();
     scan = new SubstringScan(entries);
     buildScan.push(performance.now() - t0);
-  }
-  for (const q of QUERIES) {
-    index.search(q.query, LIMIT);
-    scan.search(q.query, LIMIT);
-  }
-  const perIndex: number[] = [];
-  const perScan: number[] = [];
-  for (const q of QUERIES) {
-    let t0 = performance.now();
-    for (let r = 0; r < reps; r++) index.search(q.query, LIMIT);
-    perIndex.push((performance.now() - t0) / reps);
     t0 = performance.now();
-    for (let r = 0; r < reps; r++) scan.search(q.query, LIMIT);
-    perScan.push((performance.now() - t0) / reps);
+    bm25 = new PlainBm25(entries);
+    buildBm25.push(performance.now() - t0);
+  }
+  const searchers: Array<[Searcher, number[]]> = [
+    [index, []],
+    [scan, []],
+    [bm25, []],
+  ];
+  for (const q of QUERIES) for (const [s] of searchers) s.search(q.query, LIMIT);
+  for (const q of QUERIES) {
+    for (const [s, samples] of searchers) {
+      const t0 = performance.now();
+      for (let r = 0; r < reps; r++) s.search(q.query, LIMIT);
+      samples.push((performance.now() - t0) / reps);
+    }
   }
   return {
     tools: entries.length,
     queries: QUERIES.length,
     reps,
-    index: { perQuery: stats(perIndex), build: stats(buildIndex) },
-    substring: { perQuery: stats(perScan), build: stats(buildScan) },
+    index: { perQuery: stats(searchers[0]![1]), build: stats(buildIndex) },
+    substring: { perQuery: stats(searchers[1]![1]), build: stats(buildScan) },
+    bm25: { perQuery: stats(searchers[2]![1]), build: stats(buildBm25) },
   };
 }
 

@@ -13,7 +13,7 @@
  *   GET /suspend?n=100&batch=10&warmup=10     park (snapshot, encodeSnapshot) / resume (decodeSnapshot, restore, deliver) of a small cell,
  *                                             and the old full-gzip format on the same cells (baseline); one-time pristine image cost
  *   GET /snapshot-sizes?reps=5                memory / changed pages / stored bytes (both formats) and park / resume times of a small and two 1 MB cells
- *   GET /search-quality                       recall@1/@8 of SearchIndex vs a substring scan on bench/fixtures (development and held-out sets)
+ *   GET /search-quality                       recall@1/@8 and MRR of SearchIndex, plain BM25 and a substring scan on bench/fixtures (development and fresh held-out sets)
  *   GET /search-latency?size=10000&reps=10&builds=3   per-query latency over a replicated catalog
  *   GET /surface?sizes=10,100,1000            model-visible surface bytes, code mode vs direct
  */

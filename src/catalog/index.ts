@@ -3,6 +3,7 @@ export { assignCallableNames, isJsSafeName, normalizeToolName, SPECIALIZED_GLOBA
 export { Catalog, guestDescription, guestMetadata } from "./catalog";
 export { opaqueToolId } from "./opaque-id";
 export { inputHint, outputHint } from "./schema-hints";
-export { SearchIndex, tokenize } from "./search-index";
+export { SearchIndex } from "./search-index";
+export { stem, tokenize } from "./search-tokens";
 export { isToolAllowed, type ToolPolicy } from "./tool-policy";
 export type { CatalogEntry, CatalogProjection, ClientToolSpec, ToolCatalogMetadata, ToolOrigin } from "./types";

@@ -1,144 +1,105 @@
+import { STOP_STEMS } from "./search-stopwords";
+import { tokenize } from "./search-tokens";
 import type { CatalogEntry } from "./types";
-import { ABBREVIATIONS, SYNONYM_GROUPS } from "./search-vocabulary";
 
 /**
- * Ranked retrieval over tool name, label, description and parameter names (and, weakly,
- * parameter descriptions): BM25 with per-field weights over an inverted index, light
- * stemming, query expansion from a general vocabulary and from word prefixes (both weaker
- * than the query's own words), and a bonus for hits in the tool name.
- * Built once per turn's catalog; a query touches only documents sharing a term with it.
+ * Ranked retrieval for `catalog.search`: BM25F (Robertson & Zaragoza, "The Probabilistic
+ * Relevance Framework: BM25 and Beyond", 2009) over five fields of a tool, with Porter2
+ * stemming (./search-tokens.ts) and one query expansion that needs no word list: a query word
+ * of 4+ characters also matches, more weakly, the indexed words it begins ("auth" →
+ * authentication). Query words on the Snowball English stop list count half (./search-stopwords.ts),
+ * and a tool that matches only those, when the query has other words, is left out.
+ * No synonym or abbreviation tables: what a query says must occur in the tool.
+ *
+ * Every field's term frequency is normalised by that field's length, weighted, summed into one
+ * pseudo-frequency per (term, tool) and saturated once (k1). The pseudo-frequencies depend only
+ * on the catalog, so they are computed when the index is built: a query costs the postings of
+ * its terms. Built once per turn's catalog (lazily, by the first search).
+ *
+ * Field weights and b were chosen on the development query sets in bench/fixtures/ and then
+ * frozen before the fresh held-out set was written (BENCHMARKS.md, section 5.1).
  */
-const FIELD_WEIGHTS = { name: 3, label: 2, description: 1, params: 1.5, paramText: 0.5 } as const;
-const K1 = 1.2;
-const B = 0.75;
-const EXPANSION_WEIGHT = 0.35;
+type Field = { text: (e: CatalogEntry) => string; weight: number; b: number };
+
+const FIELDS: readonly Field[] = [
+  { text: (e) => e.toolName, weight: 1, b: 0.3 },
+  { text: (e) => e.label ?? "", weight: 1, b: 0.3 },
+  { text: (e) => e.description, weight: 1, b: 0.75 },
+  { text: paramNames, weight: 0.25, b: 0.75 },
+  { text: paramText, weight: 0.5, b: 0.75 },
+];
+const K1 = 0.9;
+const STOP_WORD_WEIGHT = 0.5;
 const PREFIX_WEIGHT = 0.3;
+const PREFIX_MIN_CHARS = 4;
 const MAX_PREFIX_TERMS = 16;
-const STOP = new Set(
-  "a an the of to for and or in on by with from into is are be that this it as at my me i you your we our do does can could please how which there their them its".split(" "),
-);
+/** Added to a tool whose exact name is the whole query, so naming a tool always finds it first. */
+const EXACT_NAME_BONUS = 100;
 
-/** Consistent light stemmer: plural, -ing, -ed and a trailing e collapse to one stem. */
-export function stem(w: string): string {
-  if (w.length <= 3) return w;
-  if (w.endsWith("ies") && w.length > 4) w = w.slice(0, -3) + "y";
-  else if (w.endsWith("sses")) w = w.slice(0, -2);
-  else if (w.endsWith("s") && !w.endsWith("ss") && !w.endsWith("us") && !w.endsWith("is")) w = w.slice(0, -1);
-  if (w.length > 5 && w.endsWith("ing")) w = w.slice(0, -3);
-  else if (w.length > 4 && w.endsWith("ed")) w = w.slice(0, -2);
-  if (w.length > 4 && /([b-df-hj-np-tv-z])\1$/.test(w) && !/(ll|ss|zz)$/.test(w)) w = w.slice(0, -1);
-  if (w.length > 3 && w.endsWith("e")) w = w.slice(0, -1);
-  return w;
+function properties(entry: CatalogEntry): object | undefined {
+  const props = (entry.parameters as { properties?: unknown }).properties;
+  return props && typeof props === "object" ? props : undefined;
 }
 
-function words(text: string): string[] {
-  const out: string[] = [];
-  for (const raw of text.split(/[^A-Za-z0-9:]+/)) {
-    if (!raw) continue;
-    const lower = raw.toLowerCase();
-    out.push(lower);
-    // camelCase parts as well as the joined word ("GitHub" → github, git, hub).
-    const parts = raw.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase().split(" ");
-    if (parts.length > 1) out.push(...parts);
+function paramNames(entry: CatalogEntry): string {
+  const props = properties(entry);
+  return props ? Object.keys(props).join(" ") : "";
+}
+
+/** First-level parameter descriptions, bounded: they name what a tool acts on. */
+function paramText(entry: CatalogEntry): string {
+  const props = properties(entry);
+  if (!props) return "";
+  const parts: string[] = [];
+  for (const p of Object.values(props)) {
+    const d: unknown = p && typeof p === "object" ? (p as { description?: unknown }).description : undefined;
+    if (typeof d === "string") parts.push(d.slice(0, 200));
   }
-  return out;
+  return parts.join(" ").slice(0, 2000);
 }
 
-export function tokenize(text: string): string[] {
-  return words(text.replace(/:(?!\d)/g, " "))
-    .filter((w) => w.length > 0 && !STOP.has(w))
-    .map(stem);
+/** The tokens of each field of one tool. */
+function fieldTokens(entry: CatalogEntry): string[][] {
+  return FIELDS.map((field) => tokenize(field.text(entry)));
 }
 
-const SYNONYMS: Map<string, Set<string>> = (() => {
-  const m = new Map<string, Set<string>>();
-  for (const group of SYNONYM_GROUPS) {
-    const stems = group.map(stem);
-    for (const s of stems) {
-      let set = m.get(s);
-      if (!set) m.set(s, (set = new Set()));
-      for (const o of stems) if (o !== s) set.add(o);
-    }
-  }
-  return m;
-})();
-
-/** Query terms with weights: the query's own stems at 1, abbreviations and synonyms lower. */
-function queryTerms(query: string): Map<string, number> {
-  const terms = new Map<string, number>();
-  const add = (t: string, w: number) => terms.set(t, Math.max(terms.get(t) ?? 0, w));
-  for (const w of words(query)) {
-    const abbr = ABBREVIATIONS[w];
-    if (abbr) for (const t of tokenize(abbr)) add(t, 0.9);
-  }
-  const own = tokenize(query);
-  for (const t of own) add(t, 1);
-  for (const t of own) for (const syn of SYNONYMS.get(t) ?? []) add(syn, EXPANSION_WEIGHT);
-  return terms;
-}
-
-type Posting = { doc: number; tf: number };
+type Postings = { docs: number[]; tfs: number[] };
 
 /** Higher score first; ties go to catalog order (deterministic). */
 function better(score: number, doc: number, than: { i: number; s: number }): boolean {
   return score > than.s || (score === than.s && doc < than.i);
 }
 
-function paramNames(entry: CatalogEntry): string {
-  const props = (entry.parameters as { properties?: unknown }).properties;
-  return props && typeof props === "object" ? Object.keys(props).join(" ") : "";
-}
-
-/** Parameter descriptions (first level), bounded: they name what a tool acts on. */
-function paramText(entry: CatalogEntry): string {
-  const props = (entry.parameters as { properties?: unknown }).properties;
-  if (!props || typeof props !== "object") return "";
-  const parts: string[] = [];
-  for (const p of Object.values(props as Record<string, unknown>)) {
-    const d = p && typeof p === "object" ? (p as { description?: unknown }).description : undefined;
-    if (typeof d === "string") parts.push(d.slice(0, 200));
-  }
-  return parts.join(" ").slice(0, 2000);
-}
-
 export class SearchIndex {
-  private readonly postings = new Map<string, Posting[]>();
-  private readonly lengths: Float64Array;
-  private readonly nameTokens: Array<Set<string>>;
-  private readonly avgLen: number;
-  /** Index terms in sorted order, for prefix expansion ("auth" → authentication). */
+  /** Keyed by tool/query-derived strings: a Map, never a plain object ("constructor", "__proto__"). */
+  private readonly postings = new Map<string, Postings>();
+  /** Index terms in sorted order, for prefix expansion; built on first use. */
   private sortedTerms?: string[];
   private scratch?: Float64Array;
-  private nameScratch?: Uint8Array;
+  private contentScratch?: Uint8Array;
 
   constructor(private readonly entries: readonly CatalogEntry[]) {
-    this.lengths = new Float64Array(entries.length);
-    this.nameTokens = [];
-    let total = 0;
-    entries.forEach((e, doc) => {
-      const tf = new Map<string, number>();
-      const add = (text: string, weight: number) => {
-        for (const t of tokenize(text)) tf.set(t, (tf.get(t) ?? 0) + weight);
-      };
-      add(e.toolName, FIELD_WEIGHTS.name);
-      if (e.label) add(e.label, FIELD_WEIGHTS.label);
-      add(e.description, FIELD_WEIGHTS.description);
-      add(paramNames(e), FIELD_WEIGHTS.params);
-      add(paramText(e), FIELD_WEIGHTS.paramText);
-      let len = 0;
-      for (const [term, f] of tf) {
-        len += f;
+    const docs = entries.map(fieldTokens);
+    const avg = FIELDS.map((_, f) => Math.max(1, docs.reduce((sum, d) => sum + d[f]!.length, 0) / Math.max(1, docs.length)));
+    const pseudo = new Map<string, number>();
+    docs.forEach((fields, doc) => {
+      // BM25F: each occurrence adds its field's weight over that field's length normalisation.
+      pseudo.clear();
+      fields.forEach((tokens, f) => {
+        const { weight, b } = FIELDS[f]!;
+        const add = weight / (1 - b + (b * tokens.length) / avg[f]!);
+        for (const t of tokens) pseudo.set(t, (pseudo.get(t) ?? 0) + add);
+      });
+      for (const [term, tf] of pseudo) {
         let list = this.postings.get(term);
-        if (!list) this.postings.set(term, (list = []));
-        list.push({ doc, tf: f });
+        if (!list) this.postings.set(term, (list = { docs: [], tfs: [] }));
+        list.docs.push(doc);
+        list.tfs.push(tf);
       }
-      this.lengths[doc] = len;
-      total += len;
-      this.nameTokens.push(new Set(tokenize(e.toolName)));
     });
-    this.avgLen = total / Math.max(1, entries.length);
   }
 
+  /** Indexed terms that `prefix` begins (not `prefix` itself), at most MAX_PREFIX_TERMS. */
   private withPrefix(prefix: string): string[] {
     this.sortedTerms ??= [...this.postings.keys()].sort();
     const list = this.sortedTerms;
@@ -156,30 +117,45 @@ export class SearchIndex {
     return out;
   }
 
-  /** Entries ranked by relevance (only those matching at least one query term). */
+  /**
+   * Query terms with weights: the query's own terms at 1 (stop words at STOP_WORD_WEIGHT), indexed
+   * words that a content term begins at PREFIX_WEIGHT.
+   */
+  private queryTerms(query: string): Map<string, number> {
+    const terms = new Map<string, number>();
+    for (const t of tokenize(query)) terms.set(t, STOP_STEMS.has(t) ? STOP_WORD_WEIGHT : 1);
+    for (const [t, weight] of [...terms]) {
+      if (weight < 1 || t.length < PREFIX_MIN_CHARS) continue;
+      for (const longer of this.withPrefix(t)) if (!terms.has(longer)) terms.set(longer, PREFIX_WEIGHT);
+    }
+    return terms;
+  }
+
+  /** Entries ranked by relevance (only those matching at least one query term), at most `limit`. */
   search(query: string, limit: number): CatalogEntry[] {
     const q = query.trim();
     if (q.length === 0 || limit <= 0) return [];
     const n = this.entries.length;
     // Dense per-document accumulators, reused across queries: a query costs its postings.
     const scores = (this.scratch ??= new Float64Array(n));
-    const nameHits = (this.nameScratch ??= new Uint8Array(n));
+    const content = (this.contentScratch ??= new Uint8Array(n));
     const touched: number[] = [];
-    const terms = queryTerms(q);
-    for (const [term, weight] of [...terms]) {
-      if (weight < 1 || term.length < 4) continue;
-      for (const longer of this.withPrefix(term)) if (!terms.has(longer)) terms.set(longer, PREFIX_WEIGHT);
-    }
+    const terms = this.queryTerms(q);
+    // A tool that matches only the stop words of a query that has other words is no match.
+    let needContent = false;
+    for (const term of terms.keys()) if (!STOP_STEMS.has(term)) needContent = true;
     for (const [term, weight] of terms) {
       const list = this.postings.get(term);
       if (!list) continue;
-      const idf = Math.log(1 + (n - list.length + 0.5) / (list.length + 0.5));
-      const own = weight === 1;
-      for (const { doc, tf } of list) {
-        const norm = tf + K1 * (1 - B + (B * this.lengths[doc]!) / this.avgLen);
+      const df = list.docs.length;
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      const isContent = STOP_STEMS.has(term) ? 0 : 1;
+      for (let k = 0; k < df; k++) {
+        const doc = list.docs[k]!;
+        const tf = list.tfs[k]!;
         if (scores[doc] === 0) touched.push(doc);
-        scores[doc]! += (weight * idf * tf * (K1 + 1)) / norm;
-        if (own && this.nameTokens[doc]!.has(term)) nameHits[doc]!++;
+        scores[doc]! += (weight * idf * tf * (K1 + 1)) / (tf + K1);
+        content[doc]! |= isContent;
       }
     }
     const lowered = q.toLowerCase();
@@ -187,10 +163,12 @@ export class SearchIndex {
     const ranked: Array<{ i: number; s: number }> = [];
     for (const doc of touched) {
       const entry = this.entries[doc]!;
-      let score = scores[doc]! * (1 + 0.15 * nameHits[doc]!);
-      if (entry.toolName.toLowerCase() === lowered || entry.callableName.toLowerCase() === lowered) score += 100;
+      let score = scores[doc]!;
+      const matchedContent = content[doc] === 1;
       scores[doc] = 0;
-      nameHits[doc] = 0;
+      content[doc] = 0;
+      if (needContent && !matchedContent) continue;
+      if (entry.toolName.toLowerCase() === lowered || entry.callableName.toLowerCase() === lowered) score += EXACT_NAME_BONUS;
       if (ranked.length === limit && !better(score, doc, ranked[limit - 1]!)) continue;
       let at = ranked.length === limit ? limit - 1 : ranked.length;
       while (at > 0 && better(score, doc, ranked[at - 1]!)) {
