@@ -76,7 +76,8 @@ function resolvePointer(root: unknown, pointer: string): unknown {
   let cur: unknown = root;
   for (const raw of pointer.split("/").slice(1)) {
     const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-    if (cur === null || typeof cur !== "object" || !(key in (cur as object))) return undefined;
+    // Own properties only: a pointer segment like "constructor" must not reach a prototype.
+    if (cur === null || typeof cur !== "object" || !Object.hasOwn(cur, key)) return undefined;
     cur = (cur as Record<string, unknown>)[key];
   }
   return cur;
