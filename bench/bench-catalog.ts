@@ -24,7 +24,7 @@ import { opaqueToolId } from "../src/catalog/opaque-id";
 import { SearchIndex } from "../src/catalog/search-index";
 import { tokenize } from "../src/catalog/search-tokens";
 import type { CatalogEntry } from "../src/catalog/types";
-import { CODE_MODE_DEFAULTS } from "../src/config/codeModeOptions";
+import { CODE_MODE_DEFAULTS } from "../src/config/code-mode-options";
 import type { JsonSchema, ToolPlugin } from "../src/tools/types";
 import { renderQuickIndex } from "../src/turns/quick-index";
 import { modelSurface } from "../src/turns/surface";

@@ -22,7 +22,7 @@
 import { Catalog, guestMetadata } from "../src/catalog/catalog";
 import { buildCatalog } from "../src/catalog/build-catalog";
 import { OutputBudget } from "../src/code-mode/output-budget";
-import { CODE_MODE_DEFAULTS } from "../src/config/codeModeOptions";
+import { CODE_MODE_DEFAULTS } from "../src/config/code-mode-options";
 import { demoPlugin } from "../src/plugins/demo";
 import { systemClock } from "../src/runtime/clock";
 import { GuestVm, type GuestHost } from "../src/runtime/guest-vm";

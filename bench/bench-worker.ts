@@ -22,7 +22,7 @@ import quickjsModule from "quickjs-wasi/quickjs.wasm";
 import { GuestVm, type GuestHost } from "../src/runtime/guest-vm";
 import { InterruptGuard } from "../src/runtime/interrupt-guard";
 import { systemClock } from "../src/runtime/clock";
-import { CODE_MODE_DEFAULTS } from "../src/config/codeModeOptions";
+import { CODE_MODE_DEFAULTS } from "../src/config/code-mode-options";
 import { snapshotSizes, suspendTimings } from "./bench-suspend";
 import { searchLatency, searchQuality, surfaceSizes } from "./bench-catalog";
 

@@ -1,6 +1,9 @@
 /**
  * Fixed limits that are not configuration. Configurable limits (timeouts, memory, output,
- * snapshot size, TTL, pending calls) come from the resolved `tools.codeMode` options.
+ * snapshot size, TTL, pending calls) come from the resolved `tools.codeMode` options, and
+ * session storage limits from `gateway.sessions`. Calibrations live beside what they
+ * calibrate: the CPU budget in runtime/interrupt-guard.ts and runtime/work-meter.ts, the
+ * isolate VM memory budget in runtime/memory-ledger.ts.
  */
 
 /** Suspended cells and resumes in progress per session object (seed: 64 slots). */
@@ -8,3 +11,58 @@ export const MAX_SUSPENDED_RUNS = 64;
 
 /** Snapshot chunk size: production SQLite rows are capped at 2 MB. */
 export const SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
+
+/** Bodies over 1 MiB are refused with 413 before they are read whole. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** Entries in a turn's `allow` / `deny` lists. */
+export const MAX_LIST = 512;
+
+/** Client tools one turn may declare. */
+export const MAX_CLIENT_TOOLS = 1024;
+
+/** A bearer token must be at least this long (and carry no whitespace, which the header cannot). */
+export const MIN_TOKEN_CHARS = 8;
+
+/** A client tool's description (it reaches the guest through `describe()` and search). */
+export const MAX_DESCRIPTION_CHARS = 4096;
+
+/**
+ * Deepest nesting accepted in JSON that crosses from the guest (or a client) into the host.
+ * Far deeper values parse fine but overflow the host's own recursive serialization (RPC,
+ * responses), so they are refused where they enter rather than failing later as a 500.
+ */
+export const MAX_JSON_DEPTH = 256;
+
+/**
+ * Requests recorded while guest code runs are host memory the guest's own limits do not see:
+ * one batch holds at most this many requests and `maxRequestBytes` in total.
+ */
+export const MAX_BATCH_REQUESTS = 2048;
+
+/** Search queries beyond this are refused (a query is words, not a document). */
+export const MAX_SEARCH_QUERY_CHARS = 1024;
+
+/** Live guest timers per cell; past this `setTimeout` throws a RangeError. */
+export const MAX_GUEST_TIMERS = 1000;
+
+/** QuickJS's own stack guard must trip before workerd's native stack runs out. */
+export const GUEST_MAX_STACK_BYTES = 256 * 1024;
+
+/** Parked state is one SQLite row; production caps a row at 2 MB. */
+export const MAX_STATE_BYTES = 1024 * 1024;
+
+/** Requests larger than this never reach a tool (guest → host direction). */
+export const MIN_REQUEST_BYTES = 1024 * 1024;
+
+/** Client results remembered per turn (to answer a repeat with 409); the oldest are forgotten first. */
+export const DELIVERED_CALLS_LIMIT = 4096;
+
+/** Bounds on the quick index in the `exec` description (deterministic: catalog order). */
+export const QUICK_INDEX_MAX_ENTRIES = 40;
+
+/** Characters of the whole quick index. */
+export const QUICK_INDEX_MAX_CHARS = 4000;
+
+/** Hints are bounded so one tool cannot flood the quick index. */
+export const MAX_HINT_CHARS = 240;

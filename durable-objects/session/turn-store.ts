@@ -1,5 +1,6 @@
 import type { TurnCounters, TurnSpec } from "../../src/turns/turn-spec";
 import type { Sql } from "./sql";
+import { DELIVERED_CALLS_LIMIT } from "../../src/limits";
 
 export type StoredTurn = { spec: TurnSpec; counters: TurnCounters };
 
@@ -15,8 +16,6 @@ export function encodeTurn(spec: TurnSpec, counters: TurnCounters): EncodedTurn 
 }
 
 const CACHE_LIMIT = 64;
-/** Client results remembered per turn (to answer a repeat with 409); the oldest are forgotten first. */
-export const DELIVERED_CALLS_LIMIT = 4096;
 
 /**
  * Turns of one session (tenant-scoped rows in the session object's SQLite), with the

@@ -1,5 +1,6 @@
 import type { GuestHost } from "../runtime/guest-vm";
-import { jsonTooDeep, MAX_JSON_DEPTH } from "./json-depth";
+import { jsonTooDeep } from "./json-depth";
+import { MAX_BATCH_REQUESTS, MAX_JSON_DEPTH, MAX_SEARCH_QUERY_CHARS } from "../limits";
 
 /** A bridge result for one guest request: JSON text for the guest, or an error message. */
 export type Settlement = { ok: true; text: string | undefined } | { ok: false; message: string };
@@ -44,13 +45,6 @@ export type BridgeLimits = {
 
 type Raw = { id: number; op: string; text: string };
 
-/**
- * Requests recorded while guest code runs are host memory the guest's own limits do not see:
- * one batch holds at most this many requests and `maxRequestBytes` in total.
- */
-export const MAX_BATCH_REQUESTS = 2048;
-/** Search queries beyond this are refused (a query is words, not a document). */
-export const MAX_SEARCH_QUERY_CHARS = 1024;
 type Inflight = {
   id: number;
   kind: "tool" | "client" | "timer";

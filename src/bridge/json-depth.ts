@@ -1,9 +1,4 @@
-/**
- * Deepest nesting accepted in JSON that crosses from the guest (or a client) into the host.
- * Far deeper values parse fine but overflow the host's own recursive serialization (RPC,
- * responses), so they are refused where they enter rather than failing later as a 500.
- */
-export const MAX_JSON_DEPTH = 256;
+import { MAX_JSON_DEPTH } from "../limits";
 
 /** Linear scan: true when `text` (valid JSON) nests arrays/objects deeper than `max`. */
 export function jsonTooDeep(text: string, max = MAX_JSON_DEPTH): boolean {

@@ -1,7 +1,6 @@
 import type { JsonSchema } from "../tools/types";
+import { MAX_HINT_CHARS } from "../limits";
 
-/** Hints are bounded so one tool cannot flood the quick index. */
-export const MAX_HINT_CHARS = 240;
 
 type Render = { text: string; complete: boolean };
 

@@ -2,7 +2,7 @@ import type { CodeModeErrorCode, CodeModeResult, CodeModeTelemetry } from "../co
 import { OutputBudget } from "../code-mode/output-budget";
 import type { ResolvedCodeModeOptions } from "../config";
 import { HostBridge, type BridgeHandlers } from "../bridge/host-bridge";
-import { jsonTooDeep, MAX_JSON_DEPTH } from "../bridge/json-depth";
+import { jsonTooDeep } from "../bridge/json-depth";
 import type { Clock } from "../runtime/clock";
 import { GuestFaultError } from "../runtime/guest-fault";
 import { GuestVm } from "../runtime/guest-vm";
@@ -10,6 +10,7 @@ import { InterruptGuard, type BudgetTrip } from "../runtime/interrupt-guard";
 import type { CellVms } from "../runtime/vm-pool";
 import { checkModuleAccess, checkShellCommand } from "../runtime/source-checks";
 import { parseExecInput } from "./exec-input";
+import { MAX_JSON_DEPTH, MIN_REQUEST_BYTES } from "../limits";
 
 export type CellEnvironment = {
   options: ResolvedCodeModeOptions;
@@ -30,8 +31,6 @@ export type CellEnd =
   | { kind: "result"; result: CodeModeResult }
   | { kind: "suspended"; reason: "pending_tools" | "yield"; cell: LiveCell };
 
-/** Requests larger than this never reach a tool (guest → host direction). */
-const MIN_REQUEST_BYTES = 1024 * 1024;
 
 export function failed(error: string, code: CodeModeErrorCode | undefined, telemetry: CodeModeTelemetry): CodeModeResult {
   return { status: "failed", error, ...(code ? { code } : {}), telemetry };

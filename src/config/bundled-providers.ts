@@ -1,4 +1,4 @@
-import type { ModelRow, ProviderCatalog } from "./GatewayConfig";
+import type { ModelRow, ProviderCatalog } from "./gateway-config";
 
 /**
  * Provider catalogs shipped with the gateway (seed 002, "Shipped preferred models" and

@@ -8,7 +8,7 @@ export {
   type CodeModeNumericKey,
   type CodeModeSettings,
   type ResolvedCodeModeOptions,
-} from "./codeModeOptions";
+} from "./code-mode-options";
 export type {
   AgentDefaults,
   AgentEntry,
@@ -21,15 +21,15 @@ export type {
   ModelRow,
   ProviderApi,
   ProviderCatalog,
-} from "./GatewayConfig";
-export { parseGatewayConfig } from "./parseGatewayConfig";
-export { DEFAULT_GATEWAY_CONFIG, loadGatewayConfig } from "./loadGatewayConfig";
-export { resolveCodeModeOptions } from "./resolveCodeModeOptions";
-export { resolveActivation, type Activation } from "./resolveActivation";
-export { findModel, findProvider, splitModelRef, type CatalogModel } from "./findModel";
-export { findAgent } from "./findAgent";
+} from "./gateway-config";
+export { parseGatewayConfig } from "./parse-gateway-config";
+export { DEFAULT_GATEWAY_CONFIG, loadGatewayConfig } from "./load-gateway-config";
+export { resolveCodeModeOptions } from "./resolve-code-mode-options";
+export { resolveActivation, type Activation } from "./resolve-activation";
+export { findModel, findProvider, splitModelRef, type CatalogModel } from "./find-model";
+export { findAgent } from "./find-agent";
 export { BUNDLED_PROVIDERS, FIRST_PARTY_PROVIDERS, RESELLER_PROVIDERS } from "./bundled-providers";
-export { modelFamilyKey } from "./modelFamilyKey";
+export { modelFamilyKey } from "./model-family-key";
 export {
   RATE_LIMIT_DEFAULTS,
   SESSION_LIMIT_DEFAULTS,
@@ -38,4 +38,4 @@ export {
   type RateLimitSettings,
   type SessionLimits,
 } from "./parse-session-limits";
-export { AGENT_ID_PATTERN, AGENT_ID_RULE } from "./agentId";
+export { AGENT_ID_PATTERN, AGENT_ID_RULE } from "./agent-id";

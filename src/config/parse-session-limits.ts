@@ -1,5 +1,5 @@
-import { fail, isRecord, own, rejectUnknownKeys } from "./ConfigValidationError";
-import { configPath } from "./configPath";
+import { fail, isRecord, own, rejectUnknownKeys } from "./config-validation-error";
+import { configPath } from "./config-path";
 
 /** `gateway.sessions`: how long session data lives and how much a session may store. */
 export type SessionLimits = {

@@ -8,6 +8,7 @@ import { parseJsonBody } from "./json-body";
 import { tenantRateLimit } from "./rate-limit";
 import { validateClientResult, validateOpenTurn } from "./validate-turn";
 import { VERSION } from "../version";
+import { MAX_BODY_BYTES } from "../limits";
 
 /** The Worker's bindings. */
 export type GatewayEnv = {
@@ -29,8 +30,6 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   deleteSession(): Promise<SessionReply<unknown>>;
 }
 
-/** Bodies over 1 MiB are refused with 413 before they are read whole. */
-export const MAX_BODY_BYTES = 1024 * 1024;
 const SESSION_ID = /^[A-Za-z0-9._\-]{1,128}$/;
 const TURN_ID = /^[A-Za-z0-9\-]{1,64}$/;
 // Tool names are plugin-defined (spaces and dots included); only control characters are refused.

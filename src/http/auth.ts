@@ -1,7 +1,6 @@
 import { HttpError } from "./http-error";
+import { MIN_TOKEN_CHARS } from "../limits";
 
-/** A bearer token must be at least this long (and carry no whitespace, which the header cannot). */
-export const MIN_TOKEN_CHARS = 8;
 
 export type TokensResult = { ok: true; tokens: Map<string, string> } | { ok: false; message: string };
 

@@ -1,4 +1,5 @@
-import { jsonTooDeep, MAX_JSON_DEPTH } from "../bridge/json-depth";
+import { jsonTooDeep } from "../bridge/json-depth";
+import { MAX_JSON_DEPTH } from "../limits";
 import { HttpError } from "./http-error";
 
 type Segment = string | number;

@@ -2,10 +2,10 @@ import { CODE_MODE_CONTROL_TOOLS, type ClientToolSpec } from "../catalog";
 import { compileSchema } from "../tools/schema-validator";
 import type { JsonSchema } from "../tools/types";
 import { HttpError } from "./http-error";
+import { MAX_DESCRIPTION_CHARS } from "../limits";
 
 /** Client tool names: what the client calls them, 1-128 characters, no control characters (C0, DEL, C1). */
 const CLIENT_TOOL_NAME = /^[^\u0000-\u001f\u007f-\u009f]{1,128}$/;
-const MAX_DESCRIPTION_CHARS = 4096;
 
 /** The same schema under the spellings clients use: ours/OpenAI, MCP, Anthropic. */
 const INPUT_SPELLINGS = ["parameters", "inputSchema", "input_schema"] as const;

@@ -3,9 +3,8 @@ import type { OpenTurnRequest } from "../../durable-objects/session/turn-opening
 import { AGENT_ID_PATTERN, AGENT_ID_RULE } from "../config";
 import { HttpError } from "./http-error";
 import { validateClientTool } from "./validate-client-tool";
+import { MAX_CLIENT_TOOLS, MAX_LIST } from "../limits";
 
-const MAX_LIST = 512;
-const MAX_CLIENT_TOOLS = 1024;
 
 function fail(path: string, message: string): never {
   throw new HttpError("invalid_request", message, path);

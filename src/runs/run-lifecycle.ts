@@ -2,7 +2,7 @@ import { HostBridge, type Settlement } from "../bridge/host-bridge";
 import { closeWith, driveCell, failed, failedWithBudget, type CellEnd, type CellEnvironment, type LiveCell } from "../cell/cell-runner";
 import { OutputBudget } from "../code-mode/output-budget";
 import type { CodeModeResult } from "../code-mode/types";
-import { MAX_SUSPENDED_RUNS } from "../limits";
+import { MAX_STATE_BYTES, MAX_SUSPENDED_RUNS } from "../limits";
 import type { Snapshot } from "quickjs-wasi";
 import { GuestVm } from "../runtime/guest-vm";
 import { InterruptGuard } from "../runtime/interrupt-guard";
@@ -22,8 +22,6 @@ type FinishOptions = {
   deliveredCalls?: string[];
 };
 
-/** Parked state is one SQLite row; production caps a row at 2 MB. */
-const MAX_STATE_BYTES = 1024 * 1024;
 
 /** Per-cell host state kept in memory while a run is parked (lost on eviction, by design). */
 type Live = { bridge: HostBridge; budget: OutputBudget };

@@ -1,4 +1,5 @@
 import { WORK_METER_SOURCE } from "./work-meter";
+import { MAX_GUEST_TIMERS } from "../limits";
 
 /**
  * Guest-side half of the bridge, evaluated once in every fresh VM before model code.
@@ -41,8 +42,6 @@ export const HOST_OP = { request: 0, output: 1, cancel: 2, charge: 3 } as const;
  */
 export const GUEST_CONTROL = "__codemode";
 
-/** Live guest timers per cell; past this `setTimeout` throws a RangeError. */
-export const MAX_GUEST_TIMERS = 1000;
 
 export const GUEST_PRELUDE = String.raw`
 (function (g) {

@@ -5,6 +5,7 @@ import { classify, GuestFaultError, type GuestFault } from "./guest-fault";
 import { frozenWasi, preludeBytecode } from "./prelude-bytecode";
 import type { InterruptGuard } from "./interrupt-guard";
 import type { MemoryReservation } from "./memory-ledger";
+import { GUEST_MAX_STACK_BYTES } from "../limits";
 
 /** What the guest asks of the host. Callbacks run synchronously inside a guest call. */
 export interface GuestHost {
@@ -39,8 +40,6 @@ export type CellStatus = {
  */
 export const DRIVABLE_GUEST_ABI: readonly number[] = [1, 2];
 
-/** QuickJS's own stack guard must trip before workerd's native stack runs out. */
-const GUEST_MAX_STACK_BYTES = 256 * 1024;
 
 /**
  * Owner of one QuickJS-WASI instance (one per exec and per resume). Every call into the

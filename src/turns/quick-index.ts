@@ -1,9 +1,7 @@
 import { guestMetadata } from "../catalog/catalog";
 import type { CatalogEntry } from "../catalog/types";
+import { QUICK_INDEX_MAX_CHARS, QUICK_INDEX_MAX_ENTRIES } from "../limits";
 
-/** Bounds on the quick index in the `exec` description (deterministic: catalog order). */
-export const QUICK_INDEX_MAX_ENTRIES = 40;
-export const QUICK_INDEX_MAX_CHARS = 4000;
 
 /**
  * Quick index lines: final callable names with compact input hints and trusted output

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { assignCallableNames, buildCatalog, guestDescription, guestMetadata, inputHint, normalizeToolName, outputHint, SearchIndex, stem } from "../../src/catalog";
 import { defineToolPlugin } from "../../src/tools";
 import type { ToolDefinition, ToolPlugin } from "../../src/tools/types";
-import { renderQuickIndex, QUICK_INDEX_MAX_CHARS, QUICK_INDEX_MAX_ENTRIES } from "../../src/turns/quick-index";
+import { QUICK_INDEX_MAX_CHARS, QUICK_INDEX_MAX_ENTRIES } from "../../src/limits";
+import { renderQuickIndex } from "../../src/turns/quick-index";
 import { modelSurface } from "../../src/turns/surface";
 
 const obj = (properties: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({ type: "object", properties, ...extra });

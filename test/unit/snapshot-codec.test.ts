@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Snapshot } from "quickjs-wasi";
-import { CODE_MODE_LIMITS } from "../../src/config/codeModeOptions";
+import { CODE_MODE_LIMITS } from "../../src/config/code-mode-options";
 import { manualClock } from "../../src/runtime/clock";
 import { GUEST_ABI_VERSION } from "../../src/runtime/guest-prelude";
 import { DRIVABLE_GUEST_ABI, GuestVm, type GuestHost } from "../../src/runtime/guest-vm";

@@ -1,4 +1,4 @@
-import type { CodeModeSettings } from "./codeModeOptions";
+import type { CodeModeSettings } from "./code-mode-options";
 import type { GatewayOperations } from "./parse-session-limits";
 
 /** Wire protocol a provider speaks (ARCHITECTURE.md, "Providers and the chat route"). */

@@ -1,4 +1,4 @@
-import type { AgentEntry, GatewayConfig } from "./GatewayConfig";
+import type { AgentEntry, GatewayConfig } from "./gateway-config";
 
 /** `agents.entries.<agentId>`, or undefined for an unknown agent (own keys only). */
 export function findAgent(config: GatewayConfig, agentId: string): AgentEntry | undefined {

@@ -1,10 +1,10 @@
 import { BUNDLED_PROVIDERS } from "./bundled-providers";
-import { ConfigValidationError, fail, isRecord, own, rejectUnknownKeys } from "./ConfigValidationError";
-import type { ConfigResult, GatewayConfig } from "./GatewayConfig";
-import { parseAgents } from "./parseAgents";
+import { ConfigValidationError, fail, isRecord, own, rejectUnknownKeys } from "./config-validation-error";
+import type { ConfigResult, GatewayConfig } from "./gateway-config";
+import { parseAgents } from "./parse-agents";
 import { parseGatewayOperations } from "./parse-session-limits";
-import { parseProviderCatalogs } from "./parseProviderCatalogs";
-import { parseToolsSection } from "./parseToolsSection";
+import { parseProviderCatalogs } from "./parse-provider-catalogs";
+import { parseToolsSection } from "./parse-tools-section";
 
 /** The sections this gateway reads (ARCHITECTURE.md, "Configuration"); any other top-level key is refused. */
 const TOP_LEVEL_KEYS = ["tools", "agents", "models", "gateway"];

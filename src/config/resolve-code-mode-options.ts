@@ -4,9 +4,9 @@ import {
   CODE_MODE_NUMERIC_KEYS,
   type CodeModeSettings,
   type ResolvedCodeModeOptions,
-} from "./codeModeOptions";
-import type { GatewayConfig } from "./GatewayConfig";
-import { findAgent } from "./findAgent";
+} from "./code-mode-options";
+import type { GatewayConfig } from "./gateway-config";
+import { findAgent } from "./find-agent";
 
 /**
  * The code-mode options for runs of `agentId`: the global `tools.codeMode` with

@@ -1,7 +1,7 @@
-import type { CodeModeEnabled } from "./codeModeOptions";
-import { findAgent } from "./findAgent";
-import { findModel } from "./findModel";
-import type { GatewayConfig, ModelOverride } from "./GatewayConfig";
+import type { CodeModeEnabled } from "./code-mode-options";
+import { findAgent } from "./find-agent";
+import { findModel } from "./find-model";
+import type { GatewayConfig, ModelOverride } from "./gateway-config";
 
 /**
  * The activation decision for one run.

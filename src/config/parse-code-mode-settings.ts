@@ -1,7 +1,7 @@
 import type { CodeModeLanguage } from "../code-mode/types";
-import { CODE_MODE_LANGUAGES, CODE_MODE_NUMERIC_KEYS, type CodeModeSettings } from "./codeModeOptions";
-import { fail, isRecord, rejectUnknownKeys } from "./ConfigValidationError";
-import { configPath } from "./configPath";
+import { CODE_MODE_LANGUAGES, CODE_MODE_NUMERIC_KEYS, type CodeModeSettings } from "./code-mode-options";
+import { fail, isRecord, rejectUnknownKeys } from "./config-validation-error";
+import { configPath } from "./config-path";
 
 const NUMERIC_KEYS: ReadonlySet<string> = new Set(CODE_MODE_NUMERIC_KEYS);
 const KNOWN_KEYS: readonly string[] = ["enabled", "runtime", "mode", "languages", ...CODE_MODE_NUMERIC_KEYS];

@@ -1,4 +1,4 @@
-import type { GatewayConfig, ModelCompat, ModelCost, ProviderCatalog } from "./GatewayConfig";
+import type { GatewayConfig, ModelCompat, ModelCost, ProviderCatalog } from "./gateway-config";
 
 /** A model resolved from the merged provider catalogs. */
 export type CatalogModel = {

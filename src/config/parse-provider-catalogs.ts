@@ -1,6 +1,6 @@
-import { emptyRecord, fail, isRecord, own, rejectUnknownKeys, unknownKey } from "./ConfigValidationError";
-import { configPath } from "./configPath";
-import type { ModelCompat, ModelCost, ModelRow, ProviderApi, ProviderCatalog } from "./GatewayConfig";
+import { emptyRecord, fail, isRecord, own, rejectUnknownKeys, unknownKey } from "./config-validation-error";
+import { configPath } from "./config-path";
+import type { ModelCompat, ModelCost, ModelRow, ProviderApi, ProviderCatalog } from "./gateway-config";
 
 const APIS: readonly ProviderApi[] = ["openai-completions", "anthropic-messages"];
 const COST_KEYS = ["input", "output", "cacheRead", "cacheWrite"] as const;

@@ -1,4 +1,4 @@
-import { configPath } from "./configPath";
+import { configPath } from "./config-path";
 
 /**
  * Internal to the config module: validation walks the document and throws the first problem as a

@@ -1,8 +1,8 @@
-import { AGENT_ID_PATTERN, AGENT_ID_RULE } from "./agentId";
-import { emptyRecord, fail, isRecord, own, rejectUnknownKeys } from "./ConfigValidationError";
-import { configPath } from "./configPath";
-import type { AgentDefaults, AgentEntry, ModelOverride } from "./GatewayConfig";
-import { parseToolsSection } from "./parseToolsSection";
+import { AGENT_ID_PATTERN, AGENT_ID_RULE } from "./agent-id";
+import { emptyRecord, fail, isRecord, own, rejectUnknownKeys } from "./config-validation-error";
+import { configPath } from "./config-path";
+import type { AgentDefaults, AgentEntry, ModelOverride } from "./gateway-config";
+import { parseToolsSection } from "./parse-tools-section";
 
 /** `provider/model`: a provider id without "/", then a non-empty model id (which may itself contain "/"). */
 const EXACT_MODEL_REF = /^[^/]+\/.+$/;

@@ -1,4 +1,4 @@
-import type { ModelRow } from "./GatewayConfig";
+import type { ModelRow } from "./gateway-config";
 
 /**
  * The vendor's own name for a model's weights, used to group catalog rows that describe the same upstream

@@ -1,7 +1,7 @@
-import type { CodeModeSettings } from "./codeModeOptions";
-import { fail, isRecord, own, rejectUnknownKeys } from "./ConfigValidationError";
-import { configPath } from "./configPath";
-import { parseCodeModeSettings } from "./parseCodeModeSettings";
+import type { CodeModeSettings } from "./code-mode-options";
+import { fail, isRecord, own, rejectUnknownKeys } from "./config-validation-error";
+import { configPath } from "./config-path";
+import { parseCodeModeSettings } from "./parse-code-mode-settings";
 
 /**
  * Keys of the gateway-wide `tools` section. Only `codeMode` (and `toolSearch`, kept for callers)

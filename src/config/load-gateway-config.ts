@@ -1,5 +1,5 @@
-import type { ConfigResult } from "./GatewayConfig";
-import { parseGatewayConfig } from "./parseGatewayConfig";
+import type { ConfigResult } from "./gateway-config";
+import { parseGatewayConfig } from "./parse-gateway-config";
 
 /** The bundled demo configuration, used when `CODEMODE_CONFIG` is unset or empty: code mode on. */
 export const DEFAULT_GATEWAY_CONFIG = Object.freeze({ tools: Object.freeze({ codeMode: true }) });
