@@ -122,9 +122,6 @@ export class HostBridge implements GuestHost {
     return this.inflight.size;
   }
 
-  get hasWork(): boolean {
-    return this.batch.size > 0 || this.ready.length > 0;
-  }
 
   /** The guest asked to yield (`yield_control`); the run parks with reason "yield". */
   get yieldRequested(): boolean {
@@ -300,11 +297,6 @@ export class HostBridge implements GuestHost {
     abort.signal.addEventListener("abort", () => clearTimeout(handle));
   }
 
-  timersInFlight(): Array<{ id: number; dueAt: number }> {
-    const out: Array<{ id: number; dueAt: number }> = [];
-    for (const f of this.inflight.values()) if (f.kind === "timer") out.push({ id: f.id, dueAt: f.dueAt! });
-    return out;
-  }
 
   private settle(id: number, settlement: Settlement): void {
     this.ready.push({ id, settlement });
