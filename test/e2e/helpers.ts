@@ -83,3 +83,25 @@ export function footprint(session: string, tenant = "tenant-a"): Promise<{ runs:
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Poll the live session object until `predicate` holds (bounded: fails after `ms`). Tests use
+ * it instead of sleeping to decide request order (e.g. "a cell is running", "a wait is claimed").
+ */
+export async function untilInSession(session: string, predicate: (instance: any) => boolean, what: string, ms = 10_000, tenant = "tenant-a"): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await inSession(session, (instance) => predicate(instance), tenant))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await sleep(5);
+  }
+}
+
+/** A cell (exec or wait) of this session is running (tracked with its abort controller). */
+export const cellRunning = (instance: any): boolean => [...instance.active.values()].some((set: Set<unknown>) => set.size > 0);
+
+/** Follow a run through its waits until it settles (bounded). */
+export async function settleRun(session: string, turnId: string, first: any, max = 20): Promise<any> {
+  let r = first;
+  for (let i = 0; i < max && r.status === "waiting"; i++) r = await wait(session, turnId, r.runId);
+  return r;
+}

@@ -39,7 +39,7 @@ describe("a delivered client result is never lost", () => {
     const first = r.pendingToolCalls.find((c: any) => c.tool === "ask_user");
     expect((await deliver(session, turnId, first.callId, "one")).status).toBe(202);
     let w = await wait(session, turnId, r.runId);
-    while (w.status === "waiting" && !w.pendingToolCalls?.some((c: any) => c.input?.q === "second?")) w = await wait(session, turnId, w.runId);
+    for (let i = 0; i < 20 && w.status === "waiting" && !w.pendingToolCalls?.some((c: any) => c.input?.q === "second?"); i++) w = await wait(session, turnId, w.runId);
     expect(w.status).toBe("waiting");
     const second = w.pendingToolCalls.find((c: any) => c.input?.q === "second?");
     await evictDurableObject(sessionStub(session));

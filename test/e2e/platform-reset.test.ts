@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { api, exec, expectHealthy, footprint, freshTurn, inSession, openTurn, wait } from "./helpers";
+import { api, cellRunning, exec, expectHealthy, footprint, freshTurn, inSession, openTurn, untilInSession, wait } from "./helpers";
 
 /**
  * The platform's CPU limit (`limits.cpu_ms`) is the last line against guest work the budget
@@ -14,7 +14,7 @@ describe("recovery when the platform resets the session object under a cell", ()
     expect(parked.status).toBe("waiting");
 
     const running = api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, { code: "return await echo({ value: 1, delayMs: 3000 })" });
-    await new Promise((r) => setTimeout(r, 300));
+    await untilInSession(session, cellRunning, "the exec is running");
     await inSession(session, (_instance, state) => {
       try {
         state.abort("simulated platform CPU limit");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { exec, freshTurn, sessionStub, sleep } from "./helpers";
+import { exec, freshTurn, sessionStub, sleep, cellRunning, untilInSession } from "./helpers";
 
 // The Worker cancels a call when its HTTP client disconnects (request.signal, enabled by the
 // enable_request_signal flag) by calling cancelRequest(requestId) on the session object. Local
@@ -16,7 +16,7 @@ describe("a cancelled request cancels its cell", () => {
       { code: "await echo({ value: 1, delayMs: 1000 }); await notes_write({ key: 'after-abort', text: 'x' }); return 1;" },
       "req-1",
     );
-    await sleep(200);
+    await untilInSession(session, cellRunning, "the exec is running");
     await stub.cancelRequest("req-1");
     const reply = await running;
     expect(reply.body).toMatchObject({ status: "failed", code: "aborted" });
@@ -30,7 +30,7 @@ describe("a cancelled request cancels its cell", () => {
     expect(parked.status).toBe("waiting");
     const stub = sessionStub(session) as any;
     const waiting = stub.callTool("tenant-a", turnId, "wait", { runId: parked.runId }, "req-2");
-    await sleep(100);
+    await untilInSession(session, cellRunning, "the wait is running");
     await stub.cancelRequest("req-2");
     expect((await waiting).body).toMatchObject({ status: "failed", code: "aborted" });
     const again = await stub.callTool("tenant-a", turnId, "wait", { runId: parked.runId });

@@ -1,7 +1,7 @@
 import { abortAllDurableObjects, evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/runtime/clock";
-import { api, exec, expectHealthy, footprint, freshTurn, inSession, openTurn, sessionId, sessionStub, setClock, sleep, TOKEN_B, wait } from "./helpers";
+import { api, exec, expectHealthy, footprint, freshTurn, inSession, openTurn, sessionId, sessionStub, setClock, sleep, TOKEN_B, wait, cellRunning, settleRun, untilInSession } from "./helpers";
 
 const UNAVAILABLE = "code mode run is unavailable or expired.";
 const OTHER_SESSION = "code mode run belongs to a different session.";
@@ -14,8 +14,7 @@ describe("suspension and resume (seed E2E 12-15)", () => {
     expect(r.runId).toMatch(/^cm_/);
     expect(r.pendingToolCalls).toEqual([{ callId: expect.stringMatching(/^call_/), tool: "echo", input: { value: "slow", delayMs: 600 } }]);
     expect((await footprint(session)).runs).toBe(1);
-    let w = await wait(session, turnId, r.runId);
-    while (w.status === "waiting") w = await wait(session, turnId, w.runId);
+    const w = await settleRun(session, turnId, await wait(session, turnId, r.runId));
     expect(w).toMatchObject({ status: "completed", value: "slow!", output: [{ type: "text", text: "after slow" }] });
     expect(await footprint(session)).toEqual({ runs: 0, chunks: 0, results: 0, storedBytes: 0 });
     // Settled runs cannot be resumed again.
@@ -33,8 +32,7 @@ describe("suspension and resume (seed E2E 12-15)", () => {
     const r = await exec(session, turnId, "return await Promise.all([1, 2, 3].map((n) => echo({ value: n * 10, delayMs: 400 + n * 50 })));");
     expect(r.status).toBe("waiting");
     expect(r.pendingToolCalls).toHaveLength(3);
-    let w = await wait(session, turnId, r.runId);
-    while (w.status === "waiting") w = await wait(session, turnId, w.runId);
+    const w = await settleRun(session, turnId, await wait(session, turnId, r.runId));
     expect(w).toMatchObject({ status: "completed", value: [10, 20, 30] });
   });
 
@@ -59,8 +57,7 @@ describe("suspension and resume (seed E2E 12-15)", () => {
        return globalThis.fired;`,
     );
     expect(r).toMatchObject({ status: "waiting", reason: "yield" });
-    let w = await wait(session, turnId, r.runId);
-    while (w.status === "waiting") w = await wait(session, turnId, w.runId);
+    const w = await settleRun(session, turnId, await wait(session, turnId, r.runId));
     expect(w).toMatchObject({ status: "completed", value: false });
   });
 
@@ -247,7 +244,7 @@ describe("client tools, eviction and teardown", () => {
     const { session, turnId } = await freshTurn({ agentId: "park" });
     const r = await exec(session, turnId, "return await echo({ value: 1, delayMs: 3000 })");
     const slowWait = api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/wait`, { runId: r.runId });
-    await sleep(100);
+    await untilInSession(session, cellRunning, "the wait is running");
     await api("DELETE", `/v1/sessions/${session}/turns/${turnId}`);
     const w = await slowWait;
     expect(w.status).toBe(200);
