@@ -8,7 +8,7 @@ import { GuestFaultError } from "../runtime/guest-fault";
 import { GuestVm } from "../runtime/guest-vm";
 import { InterruptGuard } from "../runtime/interrupt-guard";
 import { vmPool } from "../runtime/vm-pool";
-import { checkModuleAccess, checkShellCommand } from "../runtime/source-checks";
+import { checkModuleAccess, checkShellCommand } from "../source";
 import { parseExecInput } from "./exec-input";
 
 export type CellEnvironment = {
@@ -54,7 +54,7 @@ export async function runExec(rawInput: unknown, env: CellEnvironment): Promise<
 
   if (parsed.input.language === "typescript") {
     // Loaded lazily: JavaScript cells never evaluate the compiler.
-    const { transpileTypeScript } = await import("../runtime/typescript-transform");
+    const { transpileTypeScript } = await import("../source/typescript-transform");
     const out = await transpileTypeScript(source);
     // Diagnostics are the model's to fix; a compiler that cannot load is the runtime's fault.
     if (!out.ok) return rejected(out.message, out.unavailable ? "runtime_unavailable" : "invalid_input", env);

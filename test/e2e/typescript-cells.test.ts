@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { exec, freshTurn, inSession } from "./helpers";
 
 async function compilerLoaded(session: string): Promise<boolean> {
-  return inSession(session, async () => (await import("../../src/runtime/typescript-transform")).isTypeScriptCompilerLoaded());
+  return inSession(session, async () => (await import("../../src/source/typescript-transform")).isTypeScriptCompilerLoaded());
 }
 
 describe("TypeScript cells", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkModuleAccess, checkShellCommand } from "../../src/runtime/source-checks";
+import { checkModuleAccess, checkShellCommand } from "../../src/source";
 
 function rejected(result: ReturnType<typeof checkModuleAccess>): string {
   if (result.ok) throw new Error("expected a rejection");

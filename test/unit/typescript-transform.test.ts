@@ -1,8 +1,8 @@
 import { QuickJS } from "quickjs-wasi";
 import { describe, expect, it } from "vitest";
 import { QUICKJS_MODULE } from "../../wasm/quickjs";
-import { checkModuleAccess, checkShellCommand } from "../../src/runtime/source-checks";
-import { isTypeScriptCompilerLoaded, transpileTypeScript } from "../../src/runtime/typescript-transform";
+import { checkModuleAccess, checkShellCommand } from "../../src/source";
+import { isTypeScriptCompilerLoaded, transpileTypeScript } from "../../src/source/typescript-transform";
 
 /** Runs a transpiled body the way the runtime will: inside QuickJS, wrapped as an async function. */
 async function runInQuickJS(code: string): Promise<unknown> {
