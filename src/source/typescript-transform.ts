@@ -2,8 +2,8 @@
  * TypeScript cells (seed 002, "TypeScript"): a source transform only. One TypeScript string in,
  * one JavaScript string out; no type checking, no module resolution, no `import`/`require`.
  *
- * The compiler (the JS API of `typescript` 5.9, ~9 MB of JavaScript) is loaded lazily with a
- * dynamic import on the first TypeScript cell, so JavaScript cells never evaluate it.
+ * The compiler is loaded lazily on the first TypeScript cell (typescript-compiler.ts), so
+ * JavaScript cells never evaluate it.
  *
  * The model's code is an async *function body* (top-level `await` and `return` are allowed; the
  * caller wraps the result as `async function () { <code> }`). `transpileModule` rejects a
@@ -11,95 +11,31 @@
  * transpiled, checked to still be exactly that one function, and unwrapped again.
  */
 import type * as TS from "typescript";
+import { loadTypeScriptCompiler, type TypeScriptApi } from "./typescript-compiler";
+import { formatDiagnostics, formatModuleSyntax, MAX_DIAGNOSTICS, UserPositions, type ModuleSyntaxProblem } from "./typescript-diagnostics";
+
+export { isTypeScriptCompilerLoaded, loadTypeScriptCompiler } from "./typescript-compiler";
 
 export type TranspileResult = { ok: true; code: string } | { ok: false; message: string; unavailable?: boolean };
-
-type TypeScriptApi = typeof TS;
 
 const WRAPPER_NAME = "__cm_cell__";
 const WRAPPER_HEAD = `async function ${WRAPPER_NAME}() {\n`;
 const WRAPPER_TAIL = "\n}";
-/** The user's line 1 is line 2 of the wrapped file. */
-const WRAPPER_LINES = 1;
-
-const MAX_DIAGNOSTICS = 5;
-const MAX_MESSAGE_CHARS = 1500;
-const MAX_DIAGNOSTIC_CHARS = 300;
-
-let compiler: TypeScriptApi | undefined;
-let loading: Promise<TypeScriptApi> | undefined;
-
-/** True once the TypeScript compiler module has been loaded (never before the first transpile). */
-export function isTypeScriptCompilerLoaded(): boolean {
-  return compiler !== undefined;
-}
-
-/**
- * `typescript.js` picks its host "system" when it is first evaluated: if `process` looks like
- * Node's (`process.nextTick` set, `process.browser` unset) and `require` exists, it builds a
- * Node file-system host that reads `__filename`, `process.cwd()`, `fs`, `os` ... With
- * `nodejs_compat` (on by default for this compatibility date) workerd has such a `process`, and
- * a bundled Worker has esbuild's `require` shim, so evaluation throws
- * "__filename is not defined". `process.browser = true` is the switch TypeScript itself honours
- * for browser-like hosts; it is set only while the compiler module evaluates and then restored.
- * A transpile-only compiler never needs a host system.
- */
-async function importCompilerAsBrowserHost(): Promise<unknown> {
-  const proc = (globalThis as { process?: Record<string, unknown> }).process;
-  const patch = proc !== undefined && proc !== null && typeof proc === "object" && !proc.browser;
-  const hadOwn = patch && Object.prototype.hasOwnProperty.call(proc, "browser");
-  const previous = patch ? proc.browser : undefined;
-  if (patch) {
-    try {
-      proc.browser = true;
-    } catch {
-      // A frozen `process`: nothing to restore; the import reports its own error if any.
-    }
-  }
-  try {
-    return await import("typescript");
-  } finally {
-    if (patch) {
-      try {
-        if (hadOwn) proc.browser = previous;
-        else delete proc.browser;
-      } catch {
-        // ignore
-      }
-    }
-  }
-}
-
-async function loadCompiler(): Promise<TypeScriptApi> {
-  if (compiler) return compiler;
-  loading ??= importCompilerAsBrowserHost().then((mod) => {
-    // `typescript` is CommonJS: bundlers expose `module.exports` as `default` (and sometimes
-    // copy its properties onto the namespace too).
-    const api = ((mod as { default?: TypeScriptApi }).default ?? mod) as TypeScriptApi;
-    if (typeof api.transpileModule !== "function") throw new Error("typescript.transpileModule is unavailable");
-    compiler = api;
-    return api;
-  });
-  try {
-    return await loading;
-  } catch (error) {
-    loading = undefined; // allow a later retry
-    throw error;
-  }
-}
-
-type Problem = { pos: number; text: string };
 
 export async function transpileTypeScript(source: string): Promise<TranspileResult> {
   let ts: TypeScriptApi;
   try {
-    ts = await loadCompiler();
+    ts = await loadTypeScriptCompiler();
   } catch (error) {
     return { ok: false, unavailable: true, message: `TypeScript compiler unavailable: ${error instanceof Error ? error.message : String(error)}` };
   }
 
   const wrapped = WRAPPER_HEAD + source + WRAPPER_TAIL;
-  const problems: Problem[] = [];
+  const problems: ModuleSyntaxProblem[] = [];
+  let problemCount = 0;
+  const report = (pos: number, text: string) => {
+    if (problemCount++ < MAX_DIAGNOSTICS) problems.push({ pos, text });
+  };
   let structureOk = false;
   let wrapperSourceFile: TS.SourceFile | undefined;
 
@@ -107,7 +43,14 @@ export async function transpileTypeScript(source: string): Promise<TranspileResu
   // that the wrapper is still the only top-level statement (code like `} function f() {` would
   // otherwise escape it) and reports module syntax, which the parser accepts inside a function
   // body and only the (skipped) checker would reject.
+  //
+  // A file with syntax errors is never run, and its diagnostics are already known (they are the
+  // parser's): emitting it anyway costs more than parsing it did (the built-in transforms and
+  // the emitter walk every node of a possibly huge broken tree), so it is replaced by an empty
+  // file here. `parseDiagnostics` is internal to the compiler; without it, the file is emitted.
   const inspect: TS.TransformerFactory<TS.SourceFile> = () => (sourceFile) => {
+    const parseErrors = (sourceFile as { parseDiagnostics?: readonly TS.Diagnostic[] }).parseDiagnostics;
+    if (parseErrors?.some((d) => d.category === ts.DiagnosticCategory.Error)) return ts.factory.updateSourceFile(sourceFile, []);
     wrapperSourceFile = sourceFile;
     const [only] = sourceFile.statements;
     structureOk =
@@ -117,7 +60,7 @@ export async function transpileTypeScript(source: string): Promise<TranspileResu
       only.name?.text === WRAPPER_NAME &&
       only.body !== undefined &&
       only.body.end === wrapped.length;
-    if (structureOk) collectModuleSyntax(ts, sourceFile, problems);
+    if (structureOk) collectModuleSyntax(ts, sourceFile, report);
     return sourceFile;
   };
 
@@ -144,8 +87,9 @@ export async function transpileTypeScript(source: string): Promise<TranspileResu
     return { ok: false, message: `TypeScript transform failed: ${error instanceof Error ? error.message : String(error)}` };
   }
 
+  const positions = new UserPositions(source, WRAPPER_HEAD.length);
   const errors = (output.diagnostics ?? []).filter((d) => d.category === ts.DiagnosticCategory.Error);
-  if (errors.length > 0) return { ok: false, message: formatDiagnostics(ts, errors, source) };
+  if (errors.length > 0) return { ok: false, message: formatDiagnostics(ts, errors, positions) };
 
   if (!structureOk || !wrapperSourceFile) {
     return {
@@ -155,9 +99,7 @@ export async function transpileTypeScript(source: string): Promise<TranspileResu
         "The code must be a function body (statements, top-level `await` and `return` are fine).",
     };
   }
-  if (problems.length > 0) {
-    return { ok: false, message: formatProblems(ts, wrapperSourceFile, problems, source) };
-  }
+  if (problemCount > 0) return { ok: false, message: formatModuleSyntax(problems, problemCount, positions) };
 
   const unwrapped = unwrap(output.outputText);
   if (unwrapped === undefined) {
@@ -166,77 +108,30 @@ export async function transpileTypeScript(source: string): Promise<TranspileResu
   return { ok: true, code: unwrapped };
 }
 
-/** Module syntax the parser accepts in a function body but that can never run in a cell. */
-function collectModuleSyntax(ts: TypeScriptApi, sourceFile: TS.SourceFile, problems: Problem[]): void {
+/**
+ * Module syntax the parser accepts in a function body but that can never run in a cell. An
+ * `export` on a member of a `namespace` block is namespace syntax (compiled to a property
+ * assignment), not module syntax.
+ */
+function collectModuleSyntax(ts: TypeScriptApi, sourceFile: TS.SourceFile, report: (pos: number, text: string) => void): void {
   const visit = (node: TS.Node): void => {
-    const pos = node.getStart(sourceFile);
     if (ts.isImportDeclaration(node) || ts.isImportEqualsDeclaration(node)) {
-      problems.push({ pos, text: "`import` declarations are not available in code mode." });
+      report(node.getStart(sourceFile), "`import` declarations are not available in code mode.");
     } else if (ts.isExportDeclaration(node) || ts.isExportAssignment(node)) {
-      problems.push({ pos, text: "`export` is not available in code mode." });
+      report(node.getStart(sourceFile), "`export` is not available in code mode.");
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
-      problems.push({ pos, text: "dynamic `import(...)` is not available in code mode." });
+      report(node.getStart(sourceFile), "dynamic `import(...)` is not available in code mode.");
     } else if (ts.isMetaProperty(node) && node.keywordToken === ts.SyntaxKind.ImportKeyword) {
-      problems.push({ pos, text: "`import.meta` is not available in code mode." });
+      report(node.getStart(sourceFile), "`import.meta` is not available in code mode.");
     } else if (ts.isImportTypeNode(node)) {
-      problems.push({ pos, text: "`import(\"...\")` types are not available in code mode." });
-    } else if (ts.canHaveModifiers(node)) {
+      report(node.getStart(sourceFile), "`import(\"...\")` types are not available in code mode.");
+    } else if (ts.canHaveModifiers(node) && !ts.isModuleBlock(node.parent)) {
       const exported = ts.getModifiers(node)?.find((m) => m.kind === ts.SyntaxKind.ExportKeyword);
-      if (exported) problems.push({ pos: exported.getStart(sourceFile), text: "`export` is not available in code mode." });
+      if (exported) report(exported.getStart(sourceFile), "`export` is not available in code mode.");
     }
     ts.forEachChild(node, visit);
   };
   ts.forEachChild(sourceFile, visit);
-}
-
-function positionInSource(
-  ts: TypeScriptApi,
-  file: TS.SourceFile,
-  pos: number,
-  source: string,
-): { line: number; column: number } {
-  const { line, character } = ts.getLineAndCharacterOfPosition(file, pos);
-  const userLine = line - WRAPPER_LINES + 1; // 1-based line in the model's code
-  const sourceLines = source.split(/\r\n|\r|\n/);
-  if (userLine < 1) return { line: 1, column: 1 };
-  if (userLine > sourceLines.length) {
-    // The wrapper's closing line: report "end of code".
-    const lastLine = sourceLines.length;
-    return { line: lastLine, column: (sourceLines[lastLine - 1]?.length ?? 0) + 1 };
-  }
-  return { line: userLine, column: character + 1 };
-}
-
-function bound(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 3)}...` : text;
-}
-
-function finish(lines: string[], total: number): string {
-  const shown = lines.slice(0, MAX_DIAGNOSTICS);
-  let message = `TypeScript transform failed:\n${shown.join("\n")}`;
-  if (total > shown.length) message += `\n(${total - shown.length} more)`;
-  return bound(message, MAX_MESSAGE_CHARS);
-}
-
-function formatDiagnostics(ts: TypeScriptApi, diagnostics: readonly TS.Diagnostic[], source: string): string {
-  const lines = diagnostics.map((d) => {
-    const text = bound(ts.flattenDiagnosticMessageText(d.messageText, " "), MAX_DIAGNOSTIC_CHARS);
-    if (!d.file || d.start === undefined) return `  error TS${d.code}: ${text}`;
-    const { line, column } = positionInSource(ts, d.file, d.start, source);
-    return `  line ${line}:${column} - error TS${d.code}: ${text}`;
-  });
-  return finish(lines, diagnostics.length);
-}
-
-function formatProblems(ts: TypeScriptApi, file: TS.SourceFile, problems: Problem[], source: string): string {
-  const lines = problems.map((p) => {
-    const { line, column } = positionInSource(ts, file, p.pos, source);
-    return `  line ${line}:${column} - ${p.text}`;
-  });
-  lines.push(
-    "  Tools are async globals; use `const [tool] = await catalog.search(\"...\")` instead of importing modules.",
-  );
-  return finish(lines, problems.length + 1);
 }
 
 /**
