@@ -3,4 +3,4 @@
  * "TypeScript"): the shell-command and module-access checks and the lazily loaded TypeScript
  * transform.
  */
-export { checkModuleAccess, checkShellCommand, type SourceCheck } from "./source-checks";
+export { checkModuleAccess, checkShellCommand, checkSource, type SourceCheck } from "./source-checks";

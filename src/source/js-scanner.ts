@@ -6,134 +6,206 @@
  * refined with brace and parenthesis context so `}` and `)` are classified correctly in the common
  * cases.
  *
- * Pure and synchronous; it does not load the TypeScript compiler.
+ * Cells are hostile and up to a megabyte long, so the scan is one linear pass with a small
+ * constant: ASCII fast paths (no regular expression per character), and tokens stored as columns
+ * of typed arrays (13 bytes a token) rather than one object each — a megabyte of `;` is a
+ * million tokens. Names and punctuators are compared in place; only names written with unicode
+ * escapes keep a decoded copy.
+ *
+ * Lines are editor lines (`\n`, `\r\n`, `\r`; see line-starts.ts), although U+2028/U+2029 still
+ * end comments and regex literals as ECMAScript says. Pure and synchronous; it does not load the
+ * TypeScript compiler.
  */
 
-export type TokenType = "name" | "punct" | "string" | "template" | "regex" | "number" | "private";
-
-export type Token = {
-  type: TokenType;
-  /** Identifier value with unicode escapes decoded; punctuator text; literal contents otherwise. */
-  value: string;
-  /** 1-based line of the token start. */
-  line: number;
-};
+/** Token kinds, as stored in `TokenList.kind`. */
+export const Tok = { Name: 1, Punct: 2, String: 3, Template: 4, Regex: 5, Number: 6, Private: 7 } as const;
+export type Tok = (typeof Tok)[keyof typeof Tok];
 
 /** Keywords after which an expression (so a regex literal, or an object literal) may start. */
 const EXPRESSION_KEYWORDS = new Set([
-  "return",
-  "typeof",
-  "instanceof",
-  "in",
-  "of",
-  "new",
-  "delete",
-  "void",
-  "throw",
-  "case",
-  "do",
-  "else",
-  "yield",
-  "await",
-  "extends",
+  "return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "do", "else", "yield",
+  "await", "extends",
 ]);
 
 const CONTROL_KEYWORDS = new Set(["if", "while", "for", "with"]);
 
-// Longest first.
-const PUNCTUATORS = [
-  ">>>=",
-  "...",
-  "===",
-  "!==",
-  "**=",
-  "<<=",
-  ">>=",
-  ">>>",
-  "&&=",
-  "||=",
-  "??=",
-  "=>",
-  "==",
-  "!=",
-  "<=",
-  ">=",
-  "&&",
-  "||",
-  "??",
-  "?.",
-  "++",
-  "--",
-  "+=",
-  "-=",
-  "*=",
-  "%=",
-  "&=",
-  "|=",
-  "^=",
-  "**",
-  "<<",
-  ">>",
-];
-
 const ID_START = /[\p{ID_Start}$_]/u;
 const ID_CONTINUE = /[\p{ID_Continue}$\u200c\u200d]/u;
-const LINE_TERMINATOR = /[\n\r\u2028\u2029]/;
 const WHITESPACE = /[\t\v\f \u00a0\ufeff\p{Zs}]/u;
 const NUMBER =
   /(?:0[xX][\da-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?)n?/y;
+const UNICODE_ESCAPE = /\\u(?:\{([\da-fA-F]+)\}|([\da-fA-F]{4}))/y;
+
+const isLineTerminator = (c: number) => c === 10 || c === 13 || c === 0x2028 || c === 0x2029;
+const isDigit = (c: number) => c >= 48 && c <= 57;
+const isAsciiIdStart = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 36 || c === 95;
+const isAsciiIdPart = (c: number) => isAsciiIdStart(c) || isDigit(c);
 
 type BraceKind = "block" | "expr" | "template";
+
+/**
+ * Length of the punctuator starting with `c` at `pos` (longest match: `>>>=`, `...`, `?.`, `**=`
+ * ...), by character codes rather than substrings. `/` and `/=` are handled by the caller.
+ */
+function punctuatorLength(s: string, pos: number, c: number): number {
+  const c1 = s.charCodeAt(pos + 1);
+  const c2 = s.charCodeAt(pos + 2);
+  switch (c) {
+    case 62: // >  >= >> >>= >>> >>>=
+      if (c1 === 62) {
+        if (c2 === 62) return s.charCodeAt(pos + 3) === 61 ? 4 : 3;
+        return c2 === 61 ? 3 : 2;
+      }
+      return c1 === 61 ? 2 : 1;
+    case 60: // <  <= << <<=
+      if (c1 === 60) return c2 === 61 ? 3 : 2;
+      return c1 === 61 ? 2 : 1;
+    case 61: // =  == === =>
+      if (c1 === 61) return c2 === 61 ? 3 : 2;
+      return c1 === 62 ? 2 : 1;
+    case 33: // !  != !==
+      if (c1 === 61) return c2 === 61 ? 3 : 2;
+      return 1;
+    case 42: // *  *= ** **=
+    case 38: // &  &= && &&=
+    case 124: // |  |= || ||=
+      if (c1 === c) return c2 === 61 ? 3 : 2;
+      return c1 === 61 ? 2 : 1;
+    case 63: // ?  ?? ??= ?.  (but `a?.5:b` is a conditional)
+      if (c1 === 63) return c2 === 61 ? 3 : 2;
+      return c1 === 46 && !isDigit(c2) ? 2 : 1;
+    case 46: // .  ...
+      return c1 === 46 && c2 === 46 ? 3 : 1;
+    case 43: // +  ++ +=
+    case 45: // -  -- -=
+      return c1 === c || c1 === 61 ? 2 : 1;
+    case 37: // %  %=
+    case 94: // ^  ^=
+      return c1 === 61 ? 2 : 1;
+    default:
+      return 1;
+  }
+}
+
+/** The tokens of one source, as parallel columns. Index 0 … count-1. */
+export class TokenList {
+  count = 0;
+  kind: Uint8Array;
+  start: Int32Array;
+  end: Int32Array;
+  /** 1-based editor line of the token start. */
+  line: Int32Array;
+  /** Decoded values of names written with unicode escapes (`\u0072equire`). */
+  private readonly escaped = new Map<number, string>();
+
+  constructor(readonly source: string) {
+    // Ordinary code has a token every few characters; grow on demand beyond that.
+    const initial = Math.max(16, Math.ceil(source.length / 4));
+    this.kind = new Uint8Array(initial);
+    this.start = new Int32Array(initial);
+    this.end = new Int32Array(initial);
+    this.line = new Int32Array(initial);
+  }
+
+  push(kind: Tok, start: number, end: number, line: number, decoded?: string): void {
+    if (this.count === this.kind.length) this.grow();
+    const i = this.count++;
+    this.kind[i] = kind;
+    this.start[i] = start;
+    this.end[i] = end;
+    this.line[i] = line;
+    if (decoded !== undefined) this.escaped.set(i, decoded);
+  }
+
+  private grow(): void {
+    // Never more tokens than characters (+1): a megabyte of `;` needs 13 MB here, not 26.
+    const size = Math.max(this.kind.length + 1, Math.min(this.kind.length * 2, this.source.length + 1));
+    const kind = new Uint8Array(size);
+    kind.set(this.kind);
+    const start = new Int32Array(size);
+    start.set(this.start);
+    const end = new Int32Array(size);
+    end.set(this.end);
+    const line = new Int32Array(size);
+    line.set(this.line);
+    this.kind = kind;
+    this.start = start;
+    this.end = end;
+    this.line = line;
+  }
+
+  /** Name value (unicode escapes decoded), punctuator text, or literal contents. */
+  text(i: number): string {
+    return this.escaped.get(i) ?? this.source.slice(this.start[i], this.end[i]);
+  }
+
+  is(i: number, kind: Tok, value: string): boolean {
+    if (i < 0 || i >= this.count || this.kind[i] !== kind) return false;
+    if (value.length === 1 && kind === Tok.Punct) return this.end[i]! - this.start[i]! === 1 && this.source.charCodeAt(this.start[i]!) === value.charCodeAt(0);
+    const start = this.start[i]!;
+    if (this.end[i]! - start === value.length && this.source.startsWith(value, start)) return !this.escaped.has(i) || this.escaped.get(i) === value;
+    return this.escaped.get(i) === value;
+  }
+
+  isPunct(i: number, value: string): boolean {
+    return this.is(i, Tok.Punct, value);
+  }
+
+  isName(i: number, value?: string): boolean {
+    if (value !== undefined) return this.is(i, Tok.Name, value);
+    return i >= 0 && i < this.count && this.kind[i] === Tok.Name;
+  }
+
+  /** True when the token is a name preceded by `.` or `?.` (a property access). */
+  isProperty(i: number): boolean {
+    return this.isPunct(i - 1, ".") || this.isPunct(i - 1, "?.");
+  }
+}
 
 /**
  * Splits `source` into tokens, skipping whitespace, comments and a leading `#!` line. Malformed
  * input is tolerated rather than rejected: unterminated strings and regex literals stop at the line
  * end, unterminated template literals and block comments run to the end of the source.
  */
-export function tokenize(source: string): Token[] {
-  const tokens: Token[] = [];
+export function tokenize(source: string): TokenList {
+  const tokens = new TokenList(source);
   const braces: BraceKind[] = [];
   const parens: boolean[] = []; // true when the paren is an if/while/for/with head
+  const n = source.length;
   let pos = 0;
   let line = 1;
   // Whether a `/` at this point starts a regex (true) or is a division operator (false).
   let regexAllowed = true;
 
-  const n = source.length;
-  const push = (type: TokenType, value: string, startLine: number) => {
-    tokens.push({ type, value, line: startLine });
-  };
-  const last = () => tokens[tokens.length - 1];
-  const isPropertyName = (index: number) => {
-    const before = tokens[index - 1];
-    return before !== undefined && before.type === "punct" && (before.value === "." || before.value === "?.");
-  };
-
+  /** Count editor line breaks in [from, to). */
   const countLines = (from: number, to: number) => {
     for (let i = from; i < to; i++) {
-      const c = source[i]!;
-      if (c === "\n" || c === "\u2028" || c === "\u2029" || (c === "\r" && source[i + 1] !== "\n")) line++;
+      const c = source.charCodeAt(i);
+      if (c === 10 || (c === 13 && source.charCodeAt(i + 1) !== 10)) line++;
     }
   };
+  const lastIs = (kind: Tok) => tokens.count > 0 && tokens.kind[tokens.count - 1] === kind;
+  const lastIsKeyword = (set: Set<string>) =>
+    lastIs(Tok.Name) && set.has(tokens.text(tokens.count - 1)) && !tokens.isProperty(tokens.count - 1);
 
   /** Scan template literal text starting after a backtick or a closing `}` of a substitution. */
   const scanTemplate = () => {
     const startLine = line;
     const start = pos;
     while (pos < n) {
-      const c = source[pos]!;
-      if (c === "\\") {
+      const c = source.charCodeAt(pos);
+      if (c === 92 /* \ */) {
         pos += 2;
-      } else if (c === "`") {
+      } else if (c === 96 /* ` */) {
         countLines(start, pos);
+        tokens.push(Tok.Template, start, pos, startLine);
         pos++;
-        push("template", source.slice(start, pos - 1), startLine);
         regexAllowed = false;
         return;
-      } else if (c === "$" && source[pos + 1] === "{") {
+      } else if (c === 36 /* $ */ && source.charCodeAt(pos + 1) === 123 /* { */) {
         countLines(start, pos);
+        tokens.push(Tok.Template, start, pos, startLine);
         pos += 2;
-        push("template", source.slice(start, pos - 2), startLine);
         braces.push("template");
         regexAllowed = true;
         return;
@@ -142,45 +214,61 @@ export function tokenize(source: string): Token[] {
       }
     }
     // Unterminated: the rest is template text.
-    pos = Math.min(pos, n);
+    pos = n;
     countLines(start, pos);
-    push("template", source.slice(start, pos), startLine);
+    tokens.push(Tok.Template, start, pos, startLine);
   };
 
   /** Does a `{` at this point open an expression (object literal) rather than a block? */
   const braceOpensExpression = () => {
-    const prev = last();
-    if (!prev) return false;
-    if (prev.type === "punct") {
-      return !(prev.value === ")" || prev.value === "]" || prev.value === "}" || prev.value === ";" || prev.value === "=>");
+    if (tokens.count === 0) return false;
+    const last = tokens.count - 1;
+    const kind = tokens.kind[last];
+    if (kind === Tok.Punct) {
+      return !(
+        tokens.isPunct(last, ")") ||
+        tokens.isPunct(last, "]") ||
+        tokens.isPunct(last, "}") ||
+        tokens.isPunct(last, ";") ||
+        tokens.isPunct(last, "=>")
+      );
     }
-    if (prev.type === "name") return EXPRESSION_KEYWORDS.has(prev.value) && !isPropertyName(tokens.length - 1);
+    if (kind === Tok.Name) return lastIsKeyword(EXPRESSION_KEYWORDS);
     return false;
   };
 
   if (source.startsWith("#!")) {
-    while (pos < n && !LINE_TERMINATOR.test(source[pos]!)) pos++;
+    while (pos < n && !isLineTerminator(source.charCodeAt(pos))) pos++;
   }
 
   while (pos < n) {
-    const c = source[pos]!;
+    const c = source.charCodeAt(pos);
 
-    if (LINE_TERMINATOR.test(c)) {
-      countLines(pos, pos + 1);
+    if (c === 10) {
+      line++;
       pos++;
       continue;
     }
-    if (WHITESPACE.test(c)) {
+    if (c === 13) {
+      if (source.charCodeAt(pos + 1) !== 10) line++;
+      pos++;
+      continue;
+    }
+    if (c === 32 || c === 9 || c === 11 || c === 12 || c === 0x2028 || c === 0x2029) {
+      pos++;
+      continue;
+    }
+    if (c > 127 && WHITESPACE.test(source[pos]!)) {
       pos++;
       continue;
     }
 
     // Comments.
-    if (c === "/" && source[pos + 1] === "/") {
-      while (pos < n && !LINE_TERMINATOR.test(source[pos]!)) pos++;
+    if (c === 47 /* / */ && source.charCodeAt(pos + 1) === 47) {
+      while (pos < n && !isLineTerminator(source.charCodeAt(pos))) pos++;
       continue;
     }
-    if (c === "/" && source[pos + 1] === "*") {
+    if (c === 47 && source.charCodeAt(pos + 1) === 42 /* * */) {
       const end = source.indexOf("*/", pos + 2);
       const stop = end === -1 ? n : end + 2;
       countLines(pos, stop);
@@ -189,155 +277,163 @@ export function tokenize(source: string): Token[] {
     }
 
     // Strings.
-    if (c === '"' || c === "'") {
+    if (c === 34 /* " */ || c === 39 /* ' */) {
       const startLine = line;
       const start = ++pos;
-      while (pos < n && source[pos] !== c) {
-        if (source[pos] === "\\") pos++;
-        else if (source[pos] === "\n" || source[pos] === "\r") break; // unterminated
+      while (pos < n) {
+        const s = source.charCodeAt(pos);
+        if (s === c) break;
+        if (s === 92) pos++;
+        else if (s === 10 || s === 13) break; // unterminated
         pos++;
       }
-      const value = source.slice(start, Math.min(pos, n));
-      countLines(start, Math.min(pos, n));
-      if (pos < n && source[pos] === c) pos++;
-      push("string", value, startLine);
+      const end = Math.min(pos, n);
+      countLines(start, end);
+      if (pos < n && source.charCodeAt(pos) === c) pos++;
+      tokens.push(Tok.String, start, end, startLine);
       regexAllowed = false;
       continue;
     }
 
     // Template literals.
-    if (c === "`") {
+    if (c === 96) {
       pos++;
       scanTemplate();
       continue;
     }
 
     // Regex literal or division.
-    if (c === "/") {
+    if (c === 47) {
       if (regexAllowed) {
         const startLine = line;
         const start = ++pos;
         let inClass = false;
         while (pos < n) {
-          const r = source[pos]!;
-          if (r === "\\") {
+          const r = source.charCodeAt(pos);
+          if (r === 92) {
             pos += 2;
             continue;
           }
-          if (LINE_TERMINATOR.test(r)) break; // unterminated; stop at the line end
-          if (r === "[") inClass = true;
-          else if (r === "]") inClass = false;
-          else if (r === "/" && !inClass) break;
+          if (isLineTerminator(r)) break; // unterminated; stop at the line end
+          if (r === 91 /* [ */) inClass = true;
+          else if (r === 93 /* ] */) inClass = false;
+          else if (r === 47 && !inClass) break;
           pos++;
         }
-        const body = source.slice(start, Math.min(pos, n));
-        if (pos < n && source[pos] === "/") pos++;
-        while (pos < n && ID_CONTINUE.test(source[pos]!)) pos++; // flags
-        push("regex", body, startLine);
+        const end = Math.min(pos, n);
+        if (pos < n && source.charCodeAt(pos) === 47) pos++;
+        while (pos < n && (isAsciiIdPart(source.charCodeAt(pos)) || (source.charCodeAt(pos) > 127 && ID_CONTINUE.test(source[pos]!)))) pos++; // flags
+        tokens.push(Tok.Regex, start, end, startLine);
         regexAllowed = false;
         continue;
       }
-      const op = source[pos + 1] === "=" ? "/=" : "/";
-      pos += op.length;
-      push("punct", op, line);
+      const len = source.charCodeAt(pos + 1) === 61 /* = */ ? 2 : 1;
+      tokens.push(Tok.Punct, pos, pos + len, line);
+      pos += len;
       regexAllowed = true;
       continue;
     }
 
     // Numbers (before punctuators so `.5` is a number).
-    if (/\d/.test(c) || (c === "." && /\d/.test(source[pos + 1] ?? ""))) {
+    if (isDigit(c) || (c === 46 /* . */ && isDigit(source.charCodeAt(pos + 1)))) {
       NUMBER.lastIndex = pos;
       const m = NUMBER.exec(source);
-      const text = m ? m[0] : c;
-      pos += text.length;
+      const start = pos;
+      pos += m ? m[0].length : 1;
       // Swallow any trailing identifier characters (e.g. invalid `1abc`) so they are not names.
-      while (pos < n && ID_CONTINUE.test(source[pos]!)) pos++;
-      push("number", text, line);
+      while (pos < n && isAsciiIdPart(source.charCodeAt(pos))) pos++;
+      tokens.push(Tok.Number, start, pos, line);
       regexAllowed = false;
       continue;
     }
 
     // Identifiers (with unicode escapes decoded) and private names.
-    if (ID_START.test(c) || c === "\\" || (c === "#" && pos + 1 < n)) {
-      const isPrivate = c === "#";
+    if (isAsciiIdStart(c) || c === 92 || (c === 35 /* # */ && pos + 1 < n) || (c > 127 && ID_START.test(String.fromCodePoint(source.codePointAt(pos)!)))) {
+      const isPrivate = c === 35;
       if (isPrivate) pos++;
-      let value = "";
+      const start = pos;
+      let decoded: string | undefined;
+      let empty = true;
       while (pos < n) {
-        const ch = source[pos]!;
-        if (ch === "\\" && source[pos + 1] === "u") {
-          const braced = /^\\u\{([\da-fA-F]+)\}/.exec(source.slice(pos, pos + 12));
-          const plain = /^\\u([\da-fA-F]{4})/.exec(source.slice(pos, pos + 6));
-          const m = braced ?? plain;
-          if (!m) {
-            pos++;
-            break;
-          }
-          const cp = Number.parseInt(m[1]!, 16);
-          value += cp <= 0x10ffff ? String.fromCodePoint(cp) : "";
-          pos += m[0].length;
+        const ch = source.charCodeAt(pos);
+        if (isAsciiIdStart(ch) || (!empty && isDigit(ch))) {
+          if (decoded !== undefined) decoded += source[pos];
+          pos++;
+          empty = false;
           continue;
         }
-        const cp = source.codePointAt(pos)!;
-        const chr = String.fromCodePoint(cp);
-        if (value === "" ? ID_START.test(chr) : ID_CONTINUE.test(chr)) {
-          value += chr;
-          pos += chr.length;
+        if (ch === 92) {
+          UNICODE_ESCAPE.lastIndex = pos;
+          const m = UNICODE_ESCAPE.exec(source);
+          if (!m) break;
+          const cp = Number.parseInt(m[1] ?? m[2]!, 16);
+          decoded = (decoded ?? source.slice(start, pos)) + (cp <= 0x10ffff ? String.fromCodePoint(cp) : "");
+          pos += m[0].length;
+          empty = false;
           continue;
+        }
+        if (ch > 127) {
+          const cp = source.codePointAt(pos)!;
+          const chr = String.fromCodePoint(cp);
+          if (empty ? ID_START.test(chr) : ID_CONTINUE.test(chr)) {
+            if (decoded !== undefined) decoded += chr;
+            pos += chr.length;
+            empty = false;
+            continue;
+          }
         }
         break;
       }
-      if (value === "" && !isPrivate) {
+      if (empty && !isPrivate) {
         // A lone backslash or similar: skip it.
         pos++;
         continue;
       }
-      push(isPrivate ? "private" : "name", value, line);
-      const index = tokens.length - 1;
-      regexAllowed = !isPrivate && EXPRESSION_KEYWORDS.has(value) && !isPropertyName(index);
+      tokens.push(isPrivate ? Tok.Private : Tok.Name, start, pos, line, decoded);
+      regexAllowed = !isPrivate && lastIsKeyword(EXPRESSION_KEYWORDS);
       continue;
     }
 
     // Punctuators.
-    let op = PUNCTUATORS.find((p) => source.startsWith(p, pos)) ?? c;
-    if (op === "?." && /\d/.test(source[pos + 2] ?? "")) op = "?"; // `a?.5:b`
-    if (op === "{") {
-      braces.push(braceOpensExpression() ? "expr" : "block");
-      pos++;
-      push("punct", "{", line);
-      regexAllowed = true;
-      continue;
-    }
-    if (op === "}") {
-      const kind = braces.pop();
-      pos++;
-      if (kind === "template") {
-        scanTemplate();
+    const len = punctuatorLength(source, pos, c);
+    if (len === 1) {
+      if (c === 123 /* { */) {
+        braces.push(braceOpensExpression() ? "expr" : "block");
+        tokens.push(Tok.Punct, pos, pos + 1, line);
+        pos++;
+        regexAllowed = true;
         continue;
       }
-      push("punct", "}", line);
-      regexAllowed = kind !== "expr";
-      continue;
+      if (c === 125 /* } */) {
+        const kind = braces.pop();
+        if (kind === "template") {
+          pos++;
+          scanTemplate();
+          continue;
+        }
+        tokens.push(Tok.Punct, pos, pos + 1, line);
+        pos++;
+        regexAllowed = kind !== "expr";
+        continue;
+      }
+      if (c === 40 /* ( */) {
+        parens.push(lastIsKeyword(CONTROL_KEYWORDS));
+        tokens.push(Tok.Punct, pos, pos + 1, line);
+        pos++;
+        regexAllowed = true;
+        continue;
+      }
+      if (c === 41 /* ) */) {
+        regexAllowed = parens.pop() ?? false;
+        tokens.push(Tok.Punct, pos, pos + 1, line);
+        pos++;
+        continue;
+      }
     }
-    if (op === "(") {
-      const prev = last();
-      const index = tokens.length - 1;
-      parens.push(prev !== undefined && prev.type === "name" && CONTROL_KEYWORDS.has(prev.value) && !isPropertyName(index));
-      pos++;
-      push("punct", "(", line);
-      regexAllowed = true;
-      continue;
-    }
-    if (op === ")") {
-      const control = parens.pop() ?? false;
-      pos++;
-      push("punct", ")", line);
-      regexAllowed = control;
-      continue;
-    }
-    pos += op.length;
-    push("punct", op, line);
+    tokens.push(Tok.Punct, pos, pos + len, line);
     // After `]`, postfix `++`/`--`: an expression just ended. Everything else expects an operand.
-    regexAllowed = !(op === "]" || op === "++" || op === "--");
+    regexAllowed = !(c === 93 /* ] */ || (len === 2 && (c === 43 || c === 45) && source.charCodeAt(pos + 1) === c));
+    pos += len;
   }
 
   return tokens;

@@ -4,6 +4,7 @@
  * only: the real boundary is the QuickJS-WASI guest, which has no subprocess access at all.
  */
 
+import { analyzeCell } from "./cell-structure";
 import { SOURCE_CHECK_OK, type SourceCheck } from "./source-check-result";
 
 const SHELL_COMMANDS = new Set([
@@ -35,6 +36,49 @@ const SHELL_OPERATORS = ["&&", "||", ">>", "2>&1", "2>", "&>", "|", ">", "<", ";
 
 const COMMAND_WORD = /^(?:[A-Za-z_][A-Za-z0-9_+-]*|\.{1,2}\/[^\s;|&<>]+|~\/[^\s;|&<>]+)/;
 const ENV_ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=(?:"[^"]*"|'[^']*'|[^\s"';|&]*)\s+/;
+/** The next line carries on the expression (`find\n  .call(x)`, `time -offset\n  > limit`). */
+const CONTINUATION = /^[.([?:=+\-*/%&|^<>,!`]/;
+/** A line only JavaScript writes. */
+const JAVASCRIPT_LINE = /^(?:return|const|let|var|function|class|await|throw|try|interface|type|enum)\b|^(?:if|for|while|switch)\s*\(|=>|[;{]\s*$/;
+
+/**
+ * Only this much of the first line is examined, and at most this many `;`/`|`/`&&` segments:
+ * a shell command line is short, and a hostile cell must not make the check expensive.
+ */
+const MAX_LINE_CHARS = 1024;
+const MAX_SEGMENTS = 64;
+/** Lines after the first that are read to decide an ambiguous first line. */
+const LOOKAHEAD_LINES = 5;
+
+/** The editor lines of a source, read on demand (a megabyte cell is never split whole). */
+class LineReader {
+  private pos = 0;
+  constructor(private readonly source: string) {}
+
+  next(): string | undefined {
+    const s = this.source;
+    if (this.pos > s.length) return undefined;
+    let end = this.pos;
+    while (end < s.length) {
+      const c = s.charCodeAt(end);
+      if (c === 10 || c === 13) break;
+      end++;
+    }
+    const line = s.slice(this.pos, end);
+    this.pos = end + (s.charCodeAt(end) === 13 && s.charCodeAt(end + 1) === 10 ? 2 : 1);
+    return line;
+  }
+}
+
+/** What the rest of the cell says about an ambiguous first line (`ls -la` is valid JavaScript). */
+type Surroundings = {
+  /** The next meaningful line, if any. */
+  nextLine: string | undefined;
+  /** One of the next few lines is plainly JavaScript. */
+  javascriptFollows: boolean;
+  /** The cell declares this name itself (`const time = …`). */
+  declares(name: string): boolean;
+};
 
 /**
  * Heuristic (documented because it errs towards *accepting* code):
@@ -43,40 +87,85 @@ const ENV_ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=(?:"[^"]*"|'[^']*'|[^\s"';|&]*)\
  *   1. its first word is a known command name (`ls`, `git`, `npm`, ...) or a `./`/`../`/`~/`
  *      path, optionally after `VAR=value` assignments, and
  *   2. what follows does not have JavaScript's shape:
- *      - nothing (or just `;`): a bare `ls`/`pwd` means the shell, unless the next line continues
- *        the expression (`.`, `(`, `=`, an operator ...);
  *      - another word, a number or a quoted string (`git status`, `sleep 5`, `echo "hi"`): two
  *        operands side by side never parse as JavaScript (`ls in x`, `x as T` excepted);
- *      - a flag (`-la`, `--force`), a path (`/tmp`, `./src`, `~`, `.`, `..`) or a glob (`*.ts`);
+ *      - a long flag (`--force`), a path (`/tmp`, `./src`, `~`, `.`, `..`) or a glob (`*.ts`);
+ *      - a short flag followed by another operand (`rm -rf dir`, `git log -n 5`);
  *      - a shell operator (`|`, `&&`, `>`, `;` ...) followed by another shell command or a file
- *        name (`ls | grep x`, `ls > out.txt`).
+ *        name (`ls | grep x`, `ls > out.txt`);
+ *      - nothing (`ls`, `pwd;`) or a short flag alone (`ls -la`): these also parse as JavaScript
+ *        (`ls - la`), so they are a shell command only when the rest of the cell does not say
+ *        otherwise: the next line does not continue the expression, none of the next few lines
+ *        is plainly JavaScript, and the cell does not declare the words itself
+ *        (`time -offset` with `const time = …` is a subtraction).
  * Anything else (`ls = 1`, `git.status`, `ls(x)`, `ls[0]`, `cat - 1`, `echo \`x\``) is JavaScript.
+ *
+ * Bounded work: lines are read on demand, the first line is examined up to MAX_LINE_CHARS and
+ * MAX_SEGMENTS segments without recursion, and the cell's declarations are only analysed for an
+ * ambiguous line (`declared` lets the caller share an analysis it already has).
  */
-export function checkShellCommand(source: string): SourceCheck {
-  const lines = source.split(/\r\n|[\n\r\u2028\u2029]/);
-  let index = 0;
-  // Skip blank lines, comments and a code fence; remember whether the fence said "shell".
-  for (; index < lines.length; index++) {
-    const t = lines[index]!.trim();
+export function checkShellCommand(source: string, declared?: ReadonlySet<string>): SourceCheck {
+  const lines = new LineReader(source);
+  let first: string | undefined;
+  // Skip blank lines, comments and a code fence.
+  for (let line = lines.next(); line !== undefined; line = lines.next()) {
+    const t = line.trim();
     if (t === "" || t.startsWith("//")) continue;
     if (t.startsWith("#") && !t.startsWith("#!")) continue; // shell comment (invalid JS at line start)
-    if (/^(```|~~~)\s*(sh|bash|shell|zsh|console|terminal|shellscript)?\s*$/i.test(t)) continue;
+    if (isFence(t)) continue;
+    first = t.slice(0, MAX_LINE_CHARS);
     break;
   }
-  if (index >= lines.length) return SOURCE_CHECK_OK;
-  let first = lines[index]!.trim();
-  const rest = lines.slice(index + 1);
+  if (first === undefined) return SOURCE_CHECK_OK;
 
   if (/^#!\s*\/(usr\/)?(bin\/)?(env\s+)?(ba|z|fi)?sh\b/.test(first)) return shellRejection(first);
   // A copied terminal prompt: `$ ls -la` (`$ ls` is two identifiers: never JavaScript).
   const prompt = /^\$\s+(.*)$/.exec(first);
   if (prompt) first = prompt[1]!;
 
-  if (!looksLikeShellLine(first, rest)) return SOURCE_CHECK_OK;
+  let surroundings: Surroundings | undefined;
+  const around = (): Surroundings => (surroundings ??= readSurroundings(source, lines, declared));
+  if (!looksLikeShellLine(first, around)) return SOURCE_CHECK_OK;
   return shellRejection(first);
 }
 
-function looksLikeShellLine(line: string, followingLines: string[]): boolean {
+function readSurroundings(source: string, lines: LineReader, declared: ReadonlySet<string> | undefined): Surroundings {
+  let nextLine: string | undefined;
+  let javascriptFollows = false;
+  for (let read = 0, line = lines.next(); line !== undefined && read < LOOKAHEAD_LINES; line = lines.next()) {
+    const t = line.trim().slice(0, MAX_LINE_CHARS);
+    if (t === "" || t.startsWith("//") || isFence(t)) continue;
+    nextLine ??= t;
+    if (JAVASCRIPT_LINE.test(t)) javascriptFollows = true;
+    read++;
+  }
+  let names = declared;
+  return {
+    nextLine,
+    javascriptFollows,
+    declares: (name) => (names ??= analyzeCell(source).declared).has(name),
+  };
+}
+
+/** A Markdown code fence around a command (```` ```sh ````). */
+function isFence(line: string): boolean {
+  return line.length < 32 && /^(```|~~~)\s*(sh|bash|shell|zsh|console|terminal|shellscript)?\s*$/i.test(line);
+}
+
+type Verdict = boolean | { next: string };
+
+/** Decides the first line segment by segment (`a; b | c && d`), without recursion. */
+function looksLikeShellLine(line: string, around: () => Surroundings): boolean {
+  let text = line;
+  for (let segment = 0; segment < MAX_SEGMENTS; segment++) {
+    const verdict = segmentVerdict(text, around);
+    if (typeof verdict === "boolean") return verdict;
+    text = verdict.next;
+  }
+  return true; // dozens of chained segments that each looked like a shell command
+}
+
+function segmentVerdict(line: string, around: () => Surroundings): Verdict {
   // `NODE_ENV=test npm test`: leading variable assignments only count before a command word.
   let text = line;
   let sawAssignment = false;
@@ -88,9 +177,7 @@ function looksLikeShellLine(line: string, followingLines: string[]): boolean {
   if (!wordMatch) return false;
   const word = wordMatch[0];
   const isPath = /^[.~]/.test(word);
-  if (!isPath && !SHELL_COMMANDS.has(word)) {
-    return false;
-  }
+  if (!isPath && !SHELL_COMMANDS.has(word)) return false;
   const after = text.slice(word.length);
   // `export const x = 1` is module syntax (checkModuleAccess explains it), not `export FOO=bar`.
   if (word === "export" && /^\s+(const|let|var|function|class|default|async|type|interface|enum|declare|abstract|namespace)\b|^\s*[{*=]/.test(after)) {
@@ -101,30 +188,50 @@ function looksLikeShellLine(line: string, followingLines: string[]): boolean {
   // Nothing after the command word: `ls`, `pwd`, `ls;`.
   if (/^\s*;?\s*$/.test(after)) {
     if (sawAssignment) return true;
-    const next = followingLines.find((l) => l.trim() !== "" && !l.trim().startsWith("//"));
-    // The expression continues on the next line (`find\n  .call(x)`): JavaScript.
-    if (next !== undefined && /^[.([?:=+\-*/%&|^<>,!`]/.test(next.trim()) && !/^\s*;/.test(after)) return false;
-    return true;
+    return !javascriptAround(word, undefined, /^\s*;/.test(after), around);
   }
-  // `ls;pwd`, `cd src; make` handled below; `ls.x`, `ls(`, `ls=`, `ls[` etc. are JavaScript.
+  // `ls;pwd`, `cd src; make` go on with the next segment; `ls.x`, `ls(`, `ls=`, `ls[` are JavaScript.
   if (!/^\s/.test(after)) {
-    if (after.startsWith(";")) return looksLikeShellLine(after.slice(1).trim(), followingLines);
+    if (after.startsWith(";")) return { next: after.slice(1).trim() };
     return false;
   }
-  return argumentsLookLikeShell(after.trimStart(), followingLines);
+  return argumentsVerdict(word, after.trimStart(), around);
 }
 
-function argumentsLookLikeShell(args: string, followingLines: string[]): boolean {
+/** The ambiguous forms are JavaScript when the rest of the cell says so (see checkShellCommand). */
+function javascriptAround(word: string, flag: string | undefined, terminated: boolean, around: () => Surroundings): boolean {
+  const s = around();
+  if (!terminated && s.nextLine !== undefined && CONTINUATION.test(s.nextLine)) return true;
+  if (s.javascriptFollows) return true;
+  return s.declares(word) || (flag !== undefined && s.declares(flag));
+}
+
+function argumentsVerdict(word: string, argsIn: string, around: () => Surroundings): Verdict {
+  let args = argsIn;
+  let flag: string | undefined;
+  // Short flags: `ls -la`, `rm -rf dir`, `git log -n 5`, `time -p make`.
+  for (let m = /^-([A-Za-z][\w-]*)/.exec(args); m; m = /^-([A-Za-z][\w-]*)/.exec(args)) {
+    flag ??= m[1]!;
+    const rest = args.slice(m[0].length);
+    const more = rest.trimStart();
+    // `ls -la` or `time -offset` alone: a subtraction in JavaScript.
+    if (more === "" || more === ";") return !javascriptAround(word, flag, more === ";", around);
+    if (more.length === rest.length) {
+      // Directly followed by something: `ls -la;pwd` goes on; `time -offset.x`, `-offset)` are JavaScript.
+      return more.startsWith(";") ? { next: more.slice(1).trim() } : false;
+    }
+    args = more;
+  }
   const c = args[0]!;
-  // Flags: `-la`, `--force`, `-n5` (a JavaScript subtraction would be `ls - la`).
-  if (/^--?[A-Za-z]/.test(args)) return true;
+  // Long flags: `--force` (`ls --force` never parses as JavaScript).
+  if (/^--[A-Za-z]/.test(args)) return true;
   // `head -5 file`: a negative number followed by another operand.
   if (/^-\d+\s+[\w./~"'-]/.test(args)) return true;
   // A second operand: word, number, quoted string. `ls in x`, `x as T` remain JavaScript.
   if (/^[A-Za-z0-9_$@]/.test(c)) {
     const bare = /^[A-Za-z_$][\w$]*/.exec(args)?.[0];
-    const word = /^[^\s;|&<>]+/.exec(args)?.[0];
-    if (bare !== undefined && BINARY_WORDS.has(bare) && bare === word) return false;
+    const next = /^[^\s;|&<>]+/.exec(args)?.[0];
+    if (bare !== undefined && BINARY_WORDS.has(bare) && bare === next) return false;
     return true;
   }
   if (c === '"' || c === "'") return true;
@@ -142,7 +249,7 @@ function argumentsLookLikeShell(args: string, followingLines: string[]): boolean
     if (op === ">" || op === ">>" || op === "<" || op === "2>" || op === "&>") {
       if (/^[\w./~-]+\.[A-Za-z0-9]+$/.test(rhs) || /^(\/|~\/|\.\.?\/)[^\s]*$/.test(rhs) || rhs === "&1") return true;
     }
-    return looksLikeShellLine(rhs, followingLines);
+    return { next: rhs };
   }
   return false;
 }
