@@ -95,6 +95,9 @@ export class TokenList {
   end: Int32Array;
   /** 1-based editor line of the token start. */
   line: Int32Array;
+  /** Deepest nesting of `(`, `[`, `{` and template substitutions, and the line it was reached on. */
+  maxDepth = 0;
+  maxDepthLine = 1;
   /** Decoded values of names written with unicode escapes (`\u0072equire`). */
   private readonly escaped = new Map<number, string>();
 
@@ -176,6 +179,16 @@ export function tokenize(source: string): TokenList {
   let line = 1;
   // Whether a `/` at this point starts a regex (true) or is a division operator (false).
   let regexAllowed = true;
+  let depth = 0;
+  const enter = () => {
+    if (++depth > tokens.maxDepth) {
+      tokens.maxDepth = depth;
+      tokens.maxDepthLine = line;
+    }
+  };
+  const leave = () => {
+    if (depth > 0) depth--;
+  };
 
   /** Count editor line breaks in [from, to). */
   const countLines = (from: number, to: number) => {
@@ -207,6 +220,7 @@ export function tokenize(source: string): TokenList {
         tokens.push(Tok.Template, start, pos, startLine);
         pos += 2;
         braces.push("template");
+        enter();
         regexAllowed = true;
         return;
       } else {
@@ -399,6 +413,7 @@ export function tokenize(source: string): TokenList {
     if (len === 1) {
       if (c === 123 /* { */) {
         braces.push(braceOpensExpression() ? "expr" : "block");
+        enter();
         tokens.push(Tok.Punct, pos, pos + 1, line);
         pos++;
         regexAllowed = true;
@@ -406,6 +421,7 @@ export function tokenize(source: string): TokenList {
       }
       if (c === 125 /* } */) {
         const kind = braces.pop();
+        leave();
         if (kind === "template") {
           pos++;
           scanTemplate();
@@ -418,6 +434,7 @@ export function tokenize(source: string): TokenList {
       }
       if (c === 40 /* ( */) {
         parens.push(lastIsKeyword(CONTROL_KEYWORDS));
+        enter();
         tokens.push(Tok.Punct, pos, pos + 1, line);
         pos++;
         regexAllowed = true;
@@ -425,11 +442,14 @@ export function tokenize(source: string): TokenList {
       }
       if (c === 41 /* ) */) {
         regexAllowed = parens.pop() ?? false;
+        leave();
         tokens.push(Tok.Punct, pos, pos + 1, line);
         pos++;
         continue;
       }
     }
+    if (c === 91 /* [ */) enter();
+    else if (c === 93 /* ] */) leave();
     tokens.push(Tok.Punct, pos, pos + len, line);
     // After `]`, postfix `++`/`--`: an expression just ended. Everything else expects an operand.
     regexAllowed = !(c === 93 /* ] */ || (len === 2 && (c === 43 || c === 45) && source.charCodeAt(pos + 1) === c));

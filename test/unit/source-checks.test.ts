@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { checkModuleAccess, checkShellCommand, checkSource } from "../../src/source";
+import { MAX_NESTING } from "../../src/source/source-checks";
 import { tokenize } from "../../src/source/js-scanner";
 import { ORDINARY_CELLS, REFUSED_CELLS } from "../source-corpus";
 
@@ -258,10 +259,20 @@ describe("the scanner is linear and compact", () => {
   });
 
   it("handles deep nesting without recursion", () => {
-    expect(checkSource("(".repeat(200_000))).toEqual({ ok: true });
-    expect(checkSource("{".repeat(200_000) + "}".repeat(200_000))).toEqual({ ok: true });
-    expect(checkSource("({ a: (b = { c: (d = ".repeat(5000) + "1" + ") }) })".repeat(5000))).toEqual({ ok: true });
-    expect(rejected(checkSource("[".repeat(100_000) + "require('fs')"))).toContain("`require(...)`");
+    expect(checkModuleAccess("(".repeat(200_000))).toEqual({ ok: true });
+    expect(checkModuleAccess("{".repeat(200_000) + "}".repeat(200_000))).toEqual({ ok: true });
+    expect(checkModuleAccess("({ a: (b = { c: (d = ".repeat(5000) + "1" + ") }) })".repeat(5000))).toEqual({ ok: true });
+    expect(rejected(checkModuleAccess("[".repeat(100_000) + "require('fs')"))).toContain("`require(...)`");
+  });
+
+  it("refuses nesting deeper than the VM can compile, with the line where it got too deep", () => {
+    const deep = (n: number) => "return " + "[".repeat(n) + "1" + "]".repeat(n);
+    expect(checkSource(deep(MAX_NESTING))).toEqual({ ok: true });
+    expect(rejected(checkSource(deep(MAX_NESTING + 1)))).toContain(`nests brackets more than ${MAX_NESTING} levels deep (first on line 1)`);
+    expect(rejected(checkSource("const a = 1;\nreturn " + "`${".repeat(300)))).toContain("(first on line 2)");
+    expect(rejected(checkSource("f(() => (".repeat(200) + "1" + "))".repeat(200)))).toContain("levels deep");
+    // Sequential brackets are not nested.
+    expect(checkSource("return [" + "[1], ".repeat(10_000) + "];")).toEqual({ ok: true });
   });
 });
 
