@@ -42,6 +42,16 @@ describe("TypeScript cells", () => {
     expect(r.error).toMatch(/^TypeScript transform failed:\s+line 2:\d+ - error TS1109/);
   });
 
+  it("error lines are editor lines: U+2028/U+2029 do not count, \\r\\n and \\r do", async () => {
+    const { session, turnId } = await freshTurn();
+    const ts = await exec(session, turnId, "const s = 'a\u2028b\u2029c';\r\nlet t = 1;\rconst x = ;", { language: "typescript" });
+    expect(ts).toMatchObject({ status: "failed", code: "invalid_input" });
+    expect(ts.error).toMatch(/^TypeScript transform failed:\n  line 3:11 - error TS1109/);
+    const js = await exec(session, turnId, "/* a\u2028b */\nconst fs = require('fs');");
+    expect(js).toMatchObject({ status: "failed", code: "invalid_input" });
+    expect(js.error).toContain("on line 2");
+  });
+
   it("module syntax in TypeScript is rejected", async () => {
     const { session, turnId } = await freshTurn();
     const r = await exec(session, turnId, "import fs from 'fs';\nreturn 1", { language: "typescript" });

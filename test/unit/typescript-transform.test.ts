@@ -201,13 +201,13 @@ describe("transpileTypeScript", () => {
 
 describe("diagnostics are bounded and located like an editor (items 1 and 11)", () => {
   it("a cell of thousands of one-line syntax errors reports the first five and counts the rest", async () => {
-    // 160 KB: ~24 s before (every diagnostic located by re-splitting the whole source).
-    const message = await transpileError("a b;\n".repeat(32 * 1024));
+    // 320 KB: over a minute before (every diagnostic located by re-splitting the whole source).
+    const message = await transpileError("a b;\n".repeat(64 * 1024));
     expect(message.match(/error TS/g)?.length).toBe(5);
     expect(message).toContain("line 1:1 - error TS1434");
     expect(message).toContain("line 5:1 - error TS1434");
     expect(message).toMatch(/\((\d+) more\)$/);
-    expect(Number(/\((\d+) more\)$/.exec(message)![1])).toBeGreaterThan(30_000);
+    expect(Number(/\((\d+) more\)$/.exec(message)![1])).toBeGreaterThan(60_000);
   });
 
   it("formats and locates only the diagnostics it shows", async () => {
@@ -233,8 +233,8 @@ describe("diagnostics are bounded and located like an editor (items 1 and 11)", 
 
   it("does not count U+2028/U+2029 as line breaks", async () => {
     // The compiler numbers lines the ECMAScript way (this was reported as line 3).
-    expect(await transpileError("const s = 'a\u2028b\u2029c';\nconst x = ;")).toContain("line 2:11 - error TS1109");
-    expect(await transpileError("// note\u2028still line 1\nlet y = 1;\nconst x = ;")).toContain("line 3:11 - error TS1109");
+    expect(await transpileError("const s = 'a\u2028b\u2029c';\nconst x = ;")).toMatch(/^TypeScript transform failed:\n  line 2:11 - error TS1109/);
+    expect(await transpileError("/* note\u2028still line 1 */\nlet y = 1;\nconst x = ;")).toMatch(/^TypeScript transform failed:\n  line 3:11 - error TS1109/);
   });
 
   it("counts \\r\\n and a lone \\r as one line break each", async () => {
