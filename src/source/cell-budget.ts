@@ -1,6 +1,7 @@
 /**
- * One time budget per cell (seed 002: "Source validation, TypeScript compilation, and guest
- * execution run in a bounded" worker; `timeout` "means an execution deadline was exceeded").
+ * One time budget per cell. Seed 002 runs "source validation, TypeScript compilation, and guest
+ * execution" in the same bounded workers, where "queued work shares the execution deadline";
+ * `timeout` "means an execution deadline was exceeded".
  * Everything a cell causes — the source checks, the TypeScript compiler start, the transform,
  * compiling the cell in QuickJS, and the run — is paid from the same `timeoutMs`.
  *

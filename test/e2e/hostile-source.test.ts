@@ -27,6 +27,7 @@ async function gatewayAnswers(session: string, turnId: string): Promise<void> {
 // Order matters: the first test needs an isolate whose compiler has not started yet.
 describe("hostile sources are bounded by the cell's budget", () => {
   it("the first TypeScript cell of an isolate is charged the compiler start (timeoutMs 400: refused, named)", async () => {
+    expect(COSTS.compilerStartMs).toBeGreaterThan(400); // what makes the fast agent's first TypeScript cell unaffordable
     const { session, turnId } = await freshTurn({ agentId: "fast" });
     expect(await compilerLoaded(session)).toBe(false);
     const r = await exec(session, turnId, "const n: number = 1;\nreturn n;", { language: "typescript" });
