@@ -51,9 +51,9 @@ export async function runExec(rawInput: unknown, env: CellEnvironment): Promise<
   if (!prepared.ok) return rejected(prepared.message, prepared.code, env);
   const source = prepared.code;
 
-  // What the source phase left: its clock deadline and milliseconds (for the tick budget).
+  // What the source phase left: the clock deadline and the milliseconds the tick budget stands for.
   const deadline = time.guestDeadline();
-  const guard = new InterruptGuard(env.clock, deadline, time.remainingMs());
+  const guard = new InterruptGuard(env.clock, deadline, time.guestBudgetMs());
   const budget = new OutputBudget(env.options.maxOutputBytes);
   const bridge = new HostBridge(
     { ...env.handlers, output: (kind, text) => (kind === "json" ? budget.pushJson(text) : budget.pushText(text)) },

@@ -12,8 +12,8 @@
  *   - before a phase starts, its estimate must fit in what remains, or the cell is refused there
  *     (`timeout`, naming the phase) without doing the work;
  *   - after it, the phase is charged the larger of the estimate and what the clock saw.
- * Work the clock did not see is remembered (`unseenMs`) and taken off the deadline handed to
- * the VM's interrupt guard, together with the remaining milliseconds for its tick budget.
+ * Work the clock did not see is remembered (`unseenMs`) and taken off both the clock deadline
+ * and the tick budget handed to the VM's interrupt guard.
  */
 import type { Clock } from "../runtime/clock";
 
@@ -86,6 +86,16 @@ export class CellBudget {
   /** The clock deadline for the VM's interrupt guard: the cell's deadline less unseen work. */
   guestDeadline(): number {
     return this.deadline - this.unseenMs;
+  }
+
+  /**
+   * The milliseconds the guard's tick budget stands for (its measure on a frozen clock):
+   * `timeoutMs` less the work the clock did not see. Work the clock did see is already off
+   * `guestDeadline()`; taking it off the ticks too would charge it twice where the clock moves,
+   * and on a frozen clock (production) there is none.
+   */
+  guestBudgetMs(): number {
+    return this.timeoutMs - this.unseenMs;
   }
 
   /** A refusal message if `estimateMs` of `phase` cannot fit in what remains, else undefined. */

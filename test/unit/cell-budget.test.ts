@@ -44,6 +44,8 @@ describe("CellBudget", () => {
     expect(budget.deadline).toBe(1_400);
     expect(budget.remainingMs()).toBe(250);
     expect(budget.guestDeadline()).toBe(1_400);
+    // Time the clock saw is off the deadline only; the tick budget loses only unseen work.
+    expect(budget.guestBudgetMs()).toBe(400);
   });
 
   it("refuses a phase up front when its estimate does not fit, naming it", () => {
@@ -59,12 +61,14 @@ describe("CellBudget", () => {
     await frozen.run("source checks", 30, "x", () => undefined);
     expect(frozen.remainingMs()).toBe(970);
     expect(frozen.guestDeadline()).toBe(970);
+    expect(frozen.guestBudgetMs()).toBe(970);
     // A clock that saw more than estimated: what it saw (and nothing unseen).
     const clock = manualClock(0);
     const moving = new CellBudget(clock, 1_000);
     await moving.run("source checks", 30, "x", () => clock.advance(200));
     expect(moving.remainingMs()).toBe(800);
     expect(moving.guestDeadline()).toBe(1_000);
+    expect(moving.guestBudgetMs()).toBe(1_000);
     // Less than estimated: the estimate (the difference is taken off the guest's deadline).
     const slow = new CellBudget(clock, 1_000);
     await slow.run("source checks", 30, "x", () => clock.advance(10));
