@@ -8,7 +8,7 @@ import { GuestFaultError } from "../runtime/guest-fault";
 import { GuestVm } from "../runtime/guest-vm";
 import { InterruptGuard, type BudgetTrip } from "../runtime/interrupt-guard";
 import type { CellVms } from "../runtime/vm-pool";
-import { checkModuleAccess, checkShellCommand } from "../runtime/source-checks";
+import { CellBudget, prepareSource } from "../source";
 import { parseExecInput } from "./exec-input";
 import { MAX_JSON_DEPTH, MIN_REQUEST_BYTES } from "../limits";
 
@@ -42,28 +42,19 @@ function rejected(error: string, code: CodeModeErrorCode, env: CellEnvironment):
   return { kind: "result", result: failed(projected.error, code, env.telemetry()) };
 }
 
-/** `exec`: validate input, reject module access and shell commands, transpile, run in a fresh VM. */
+/** `exec`: validate input, check and transpile the source, run it in a fresh VM, all within one budget. */
 export async function runExec(rawInput: unknown, env: CellEnvironment): Promise<CellEnd> {
+  // The cell's one deadline, taken before anything else it causes (see src/source/cell-budget.ts).
+  const time = new CellBudget(env.clock, env.options.timeoutMs);
   const parsed = parseExecInput(rawInput, env.options.languages);
   if (!parsed.ok) return rejected(parsed.message, "invalid_input", env);
-  let source = parsed.input.code;
+  const prepared = await prepareSource(parsed.input.code, parsed.input.language, time);
+  if (!prepared.ok) return rejected(prepared.message, prepared.code, env);
+  const source = prepared.code;
 
-  const shell = checkShellCommand(source);
-  if (!shell.ok) return rejected(shell.message, "invalid_input", env);
-  const modules = checkModuleAccess(source);
-  if (!modules.ok) return rejected(modules.message, "invalid_input", env);
-
-  if (parsed.input.language === "typescript") {
-    // Loaded lazily: JavaScript cells never evaluate the compiler.
-    const { transpileTypeScript } = await import("../runtime/typescript-transform");
-    const out = await transpileTypeScript(source);
-    // Diagnostics are the model's to fix; a compiler that cannot load is the runtime's fault.
-    if (!out.ok) return rejected(out.message, out.unavailable ? "runtime_unavailable" : "invalid_input", env);
-    source = out.code;
-  }
-
-  const deadline = env.clock.now() + env.options.timeoutMs;
-  const guard = new InterruptGuard(env.clock, deadline, env.options.timeoutMs);
+  // What the source phase left: the clock deadline and the milliseconds the tick budget stands for.
+  const deadline = time.guestDeadline();
+  const guard = new InterruptGuard(env.clock, deadline, time.guestBudgetMs());
   const budget = new OutputBudget(env.options.maxOutputBytes);
   const bridge = new HostBridge(
     { ...env.handlers, output: (kind, text) => (kind === "json" ? budget.pushJson(text) : budget.pushText(text)) },

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { exec, freshTurn, inSession } from "./helpers";
+import { frozenClock } from "../../src/runtime/clock";
+import { exec, freshTurn, inSession, setClock } from "./helpers";
 
 async function compilerLoaded(session: string): Promise<boolean> {
-  return inSession(session, async () => (await import("../../src/runtime/typescript-transform")).isTypeScriptCompilerLoaded());
+  return inSession(session, async () => (await import("../../src/source/typescript-transform")).isTypeScriptCompilerLoaded());
 }
 
 describe("TypeScript cells", () => {
@@ -16,6 +17,10 @@ describe("TypeScript cells", () => {
 
   it("a TypeScript cell is transpiled, run, and loads the compiler only then", async () => {
     const { session, turnId } = await freshTurn();
+    // The compiler start is charged to this cell. Frozen, as in production, the clock leaves that
+    // charge to its estimate; the test runner's clock would add the seconds it takes to ship the
+    // compiler to workerd over a socket, which a deployed Worker never does.
+    await setClock(session, frozenClock());
     const r = await exec(
       session,
       turnId,
@@ -35,6 +40,16 @@ describe("TypeScript cells", () => {
     const r = await exec(session, turnId, "const x: number = 1;\nconst y = (;\nreturn x;", { language: "typescript" });
     expect(r).toMatchObject({ status: "failed", code: "invalid_input" });
     expect(r.error).toMatch(/^TypeScript transform failed:\s+line 2:\d+ - error TS1109/);
+  });
+
+  it("error lines are editor lines: U+2028/U+2029 do not count, \\r\\n and \\r do", async () => {
+    const { session, turnId } = await freshTurn();
+    const ts = await exec(session, turnId, "const s = 'a\u2028b\u2029c';\r\nlet t = 1;\rconst x = ;", { language: "typescript" });
+    expect(ts).toMatchObject({ status: "failed", code: "invalid_input" });
+    expect(ts.error).toMatch(/^TypeScript transform failed:\n  line 3:11 - error TS1109/);
+    const js = await exec(session, turnId, "/* a\u2028b */\nconst fs = require('fs');");
+    expect(js).toMatchObject({ status: "failed", code: "invalid_input" });
+    expect(js.error).toContain("on line 2");
   });
 
   it("module syntax in TypeScript is rejected", async () => {

@@ -1,8 +1,10 @@
 import { QuickJS } from "quickjs-wasi";
 import { describe, expect, it } from "vitest";
 import { QUICKJS_MODULE } from "../../wasm/quickjs";
-import { checkModuleAccess, checkShellCommand } from "../../src/runtime/source-checks";
-import { isTypeScriptCompilerLoaded, transpileTypeScript } from "../../src/runtime/typescript-transform";
+import { checkModuleAccess, checkShellCommand } from "../../src/source";
+import { isTypeScriptCompilerLoaded, loadTypeScriptCompiler, transpileTypeScript } from "../../src/source/typescript-transform";
+import { formatDiagnostics, UserPositions } from "../../src/source/typescript-diagnostics";
+import { lineAndColumn, lineStarts } from "../../src/source/line-starts";
 
 /** Runs a transpiled body the way the runtime will: inside QuickJS, wrapped as an async function. */
 async function runInQuickJS(code: string): Promise<unknown> {
@@ -194,5 +196,78 @@ describe("transpileTypeScript", () => {
       { ok: true, code: "    return 1;" },
       { ok: true, code: "    return 2;" },
     ]);
+  });
+});
+
+describe("diagnostics are bounded and located like an editor (items 1 and 11)", () => {
+  it("a cell of thousands of one-line syntax errors reports the first five and counts the rest", async () => {
+    // 320 KB: over a minute before (every diagnostic located by re-splitting the whole source).
+    const message = await transpileError("a b;\n".repeat(64 * 1024));
+    expect(message.match(/error TS/g)?.length).toBe(5);
+    expect(message).toContain("line 1:1 - error TS1434");
+    expect(message).toContain("line 5:1 - error TS1434");
+    expect(message).toMatch(/\((\d+) more\)$/);
+    expect(Number(/\((\d+) more\)$/.exec(message)![1])).toBeGreaterThan(60_000);
+  });
+
+  it("formats and locates only the diagnostics it shows", async () => {
+    const ts = await loadTypeScriptCompiler();
+    let read = 0;
+    const diagnostics = Array.from({ length: 10_000 }, (_, i) => ({
+      category: ts.DiagnosticCategory.Error,
+      code: 1000 + i,
+      file: undefined,
+      start: undefined,
+      length: undefined,
+      get messageText() {
+        read++;
+        return `problem ${i}`;
+      },
+    }));
+    const message = formatDiagnostics(ts, diagnostics, new UserPositions("x", 0));
+    expect(read).toBe(5);
+    expect(message).toContain("error TS1004: problem 4");
+    expect(message).not.toContain("problem 5");
+    expect(message).toContain("(9995 more)");
+  });
+
+  it("does not count U+2028/U+2029 as line breaks", async () => {
+    // The compiler numbers lines the ECMAScript way (this was reported as line 3).
+    expect(await transpileError("const s = 'a\u2028b\u2029c';\nconst x = ;")).toMatch(/^TypeScript transform failed:\n  line 2:11 - error TS1109/);
+    expect(await transpileError("/* note\u2028still line 1 */\nlet y = 1;\nconst x = ;")).toMatch(/^TypeScript transform failed:\n  line 3:11 - error TS1109/);
+  });
+
+  it("counts \\r\\n and a lone \\r as one line break each", async () => {
+    expect(await transpileError("let a = 1;\r\nlet b = 2;\rconst x = ;")).toContain("line 3:11 - error TS1109");
+  });
+
+  it("locates module syntax with the same editor lines and bounds how much it lists", async () => {
+    expect(await transpileError("const s = '\u2028';\nexport const x = 1;")).toContain("line 2:1 - `export`");
+    const many = await transpileError("export const a = 1;\n".repeat(50));
+    expect(many.match(/`export` is not available/g)?.length).toBe(4);
+    expect(many).toContain("catalog.search(");
+    expect(many).toContain("(46 more)");
+  });
+
+  it("namespace members may be exported; module syntax inside a namespace is still refused", async () => {
+    const code = await transpileOk("namespace Geo { export const R = 2; export function km(x: number) { return x * R; } }\nreturn Geo.km(3);");
+    expect(await runInQuickJS(code)).toBe(6);
+    expect(await transpileError('namespace N { import x = require("y"); }')).toContain("`import` declarations");
+  });
+
+  it("a compiler stack overflow is a transform failure, and the compiler keeps working", async () => {
+    expect(await transpileError("@\n".repeat(100_000))).toContain("Maximum call stack size exceeded");
+    expect(await transpileOk("return 1 as number")).toBe("    return 1;");
+  });
+
+  it("line starts and positions: editor lines, clamped offsets", () => {
+    const text = "ab\ncd\r\nef\rg\u2028h";
+    const starts = lineStarts(text);
+    expect(starts).toEqual([0, 3, 7, 10]);
+    expect(lineAndColumn(starts, text.length, 0)).toEqual({ line: 1, column: 1 });
+    expect(lineAndColumn(starts, text.length, 4)).toEqual({ line: 2, column: 2 });
+    expect(lineAndColumn(starts, text.length, 12)).toEqual({ line: 4, column: 3 }); // after U+2028: same line
+    expect(lineAndColumn(starts, text.length, -5)).toEqual({ line: 1, column: 1 });
+    expect(lineAndColumn(starts, text.length, 999)).toEqual({ line: 4, column: text.length - 10 + 1 });
   });
 });
