@@ -24,16 +24,19 @@ function workers(options: { main?: string; requestsPerMinute: number }) {
   });
 }
 
+/** Gateway log lines go to memory, not the terminal (test/support/log-capture.ts); tests read them. */
+const LOG_CAPTURE = ["./test/support/log-capture.ts"];
+
 export default defineConfig({
   test: {
     projects: [
       // The shipped entry (src/index.ts: demo plugin).
-      { plugins: [workers({ requestsPerMinute: 1_000_000 })], test: { name: "gateway", include: ["test/unit/**/*.test.ts", "test/e2e/**/*.test.ts"], testTimeout: 30_000 } },
+      { plugins: [workers({ requestsPerMinute: 1_000_000 })], test: { name: "gateway", setupFiles: LOG_CAPTURE, include: ["test/unit/**/*.test.ts", "test/e2e/**/*.test.ts"], testTimeout: 30_000 } },
       // An embedding entry with extra plugins (core tools, a shell-style exec, direct-only and
       // contract-breaking tools) to drive catalog rules through the real path.
-      { plugins: [workers({ main: "./test/kit/entry.ts", requestsPerMinute: 1_000_000 })], test: { name: "kit", include: ["test/kit/**/*.test.ts"], testTimeout: 30_000 } },
+      { plugins: [workers({ main: "./test/kit/entry.ts", requestsPerMinute: 1_000_000 })], test: { name: "kit", setupFiles: LOG_CAPTURE, include: ["test/kit/**/*.test.ts"], testTimeout: 30_000 } },
       // The shipped entry with a per-tenant limit of 5 requests a minute: proves the 429.
-      { plugins: [workers({ requestsPerMinute: 5 })], test: { name: "ratelimit", include: ["test/ratelimit/**/*.test.ts"], testTimeout: 30_000 } },
+      { plugins: [workers({ requestsPerMinute: 5 })], test: { name: "ratelimit", setupFiles: LOG_CAPTURE, include: ["test/ratelimit/**/*.test.ts"], testTimeout: 30_000 } },
     ],
   },
 });

@@ -11,6 +11,7 @@
  * transpiled, checked to still be exactly that one function, and unwrapped again.
  */
 import type * as TS from "typescript";
+import { logRecord } from "../observability/log";
 
 export type TranspileResult = { ok: true; code: string } | { ok: false; message: string; unavailable?: boolean };
 
@@ -52,8 +53,9 @@ async function importCompilerAsBrowserHost(): Promise<unknown> {
   if (patch) {
     try {
       proc.browser = true;
-    } catch {
+    } catch (error) {
       // A frozen `process`: nothing to restore; the import reports its own error if any.
+      logRecord("host_error", { where: "typescript.process_patch", error });
     }
   }
   try {
@@ -63,8 +65,8 @@ async function importCompilerAsBrowserHost(): Promise<unknown> {
       try {
         if (hadOwn) proc.browser = previous;
         else delete proc.browser;
-      } catch {
-        // ignore
+      } catch (error) {
+        logRecord("host_error", { where: "typescript.process_restore", error });
       }
     }
   }
@@ -95,6 +97,7 @@ export async function transpileTypeScript(source: string): Promise<TranspileResu
   try {
     ts = await loadCompiler();
   } catch (error) {
+    logRecord("host_error", { where: "typescript.load", error });
     return { ok: false, unavailable: true, message: `TypeScript compiler unavailable: ${error instanceof Error ? error.message : String(error)}` };
   }
 
