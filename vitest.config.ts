@@ -1,4 +1,5 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
 import { TEST_CONFIG } from "./test/test-config.ts";
 
@@ -24,16 +25,42 @@ function workers(options: { main?: string; requestsPerMinute: number }) {
   });
 }
 
+// Wrangler announces at info level that it read .dev.vars, once per test file; its warnings and
+// errors still print. An explicit WRANGLER_LOG (e.g. debug) wins.
+process.env.WRANGLER_LOG ??= "warn";
+
+/**
+ * quickjs-wasi's dist files and typescript.js end in sourceMappingURL comments whose maps (or
+ * their sources) the packages do not ship, and Vite warns about each on every run. They are
+ * loaded without the comment: no source maps for those two dependencies, nothing else changes.
+ */
+function withoutDanglingSourceMaps(): Plugin {
+  const ids = [/\/node_modules\/quickjs-wasi\/dist\/[^/]+\.js$/, /\/node_modules\/typescript\/lib\/typescript\.js$/];
+  return {
+    name: "codemode:without-dangling-source-maps",
+    enforce: "pre",
+    async load(id) {
+      const file = id.split("?")[0]!;
+      if (!ids.some((re) => re.test(file))) return null;
+      const code = await this.fs.readFile(file, { encoding: "utf8" });
+      return { code: code.replace(/^\/\/# sourceMappingURL=.*$/gm, ""), map: null };
+    },
+  };
+}
+
+/** Gateway log lines go to memory, not the terminal (test/support/log-capture.ts); tests read them. */
+const LOG_CAPTURE = ["./test/support/log-capture.ts"];
+
 export default defineConfig({
   test: {
     projects: [
       // The shipped entry (src/index.ts: demo plugin).
-      { plugins: [workers({ requestsPerMinute: 1_000_000 })], test: { name: "gateway", include: ["test/unit/**/*.test.ts", "test/e2e/**/*.test.ts"], testTimeout: 30_000 } },
+      { plugins: [withoutDanglingSourceMaps(), workers({ requestsPerMinute: 1_000_000 })], test: { name: "gateway", setupFiles: LOG_CAPTURE, include: ["test/unit/**/*.test.ts", "test/e2e/**/*.test.ts"], testTimeout: 30_000 } },
       // An embedding entry with extra plugins (core tools, a shell-style exec, direct-only and
       // contract-breaking tools) to drive catalog rules through the real path.
-      { plugins: [workers({ main: "./test/kit/entry.ts", requestsPerMinute: 1_000_000 })], test: { name: "kit", include: ["test/kit/**/*.test.ts"], testTimeout: 30_000 } },
+      { plugins: [withoutDanglingSourceMaps(), workers({ main: "./test/kit/entry.ts", requestsPerMinute: 1_000_000 })], test: { name: "kit", setupFiles: LOG_CAPTURE, include: ["test/kit/**/*.test.ts"], testTimeout: 30_000 } },
       // The shipped entry with a per-tenant limit of 5 requests a minute: proves the 429.
-      { plugins: [workers({ requestsPerMinute: 5 })], test: { name: "ratelimit", include: ["test/ratelimit/**/*.test.ts"], testTimeout: 30_000 } },
+      { plugins: [withoutDanglingSourceMaps(), workers({ requestsPerMinute: 5 })], test: { name: "ratelimit", setupFiles: LOG_CAPTURE, include: ["test/ratelimit/**/*.test.ts"], testTimeout: 30_000 } },
     ],
   },
 });

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { logRecord } from "../../src/observability/log";
 import { systemClock, type Clock } from "../../src/runtime/clock";
 import { IMAGE_SCHEMA, ImageStore } from "../../src/snapshot-store/image-store";
 import type { ImageRecord, ImageRegistry } from "../../src/snapshot-store/image-registry";
@@ -38,7 +39,8 @@ export class PristineImageRegistry extends DurableObject implements ImageRegistr
 
   async alarm(): Promise<void> {
     const gone = this.images.prune(this.clock.now());
-    if (gone.length > 0) console.log(`pruned ${gone.length} pristine image(s) no build has used for two days`);
+    // Images no build has confirmed for two days.
+    if (gone.length > 0) logRecord("image_prune", { pruned: gone.length });
     await this.schedulePrune();
   }
 

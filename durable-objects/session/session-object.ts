@@ -4,6 +4,7 @@ import type { CatalogEntry } from "../../src/catalog/types";
 import { failed } from "../../src/cell/cell-runner";
 import type { CodeModeResult, CodeModeTelemetry } from "../../src/code-mode/types";
 import { loadGatewayConfig, SESSION_LIMIT_DEFAULTS, type SessionLimits } from "../../src/config";
+import { cellFields, cellTrace, execLanguage, logRecord, type CellTrace } from "../../src/observability";
 import { systemClock, type Clock } from "../../src/runtime/clock";
 import type { CellVms, VmPool } from "../../src/runtime/vm-pool";
 import { RunLifecycle } from "../../src/runs/run-lifecycle";
@@ -13,7 +14,7 @@ import { SnapshotStore } from "../../src/snapshot-store/snapshot-store";
 import type { ToolDefinition, ToolPlugin } from "../../src/tools/types";
 import { clientResultSettlement } from "../../src/turns/tool-handlers";
 import { callDirectTool, cellEnvironment, execCell, isRestartSafe, type TurnDeps } from "../../src/turns/run-tool";
-import type { ModelTool } from "../../src/turns/surface";
+import { defaultExecLanguage, type ModelTool } from "../../src/turns/surface";
 import { turnTelemetry } from "../../src/turns/telemetry";
 import type { TurnCounters, TurnSpec } from "../../src/turns/turn-spec";
 import { planTurn, type OpenTurnRequest } from "./turn-opening";
@@ -91,13 +92,14 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         sessionTag: () => this.sessionStorage.runTag(),
         transaction: (fn) => ctx.storage.transactionSync(fn),
         now: () => this.clock.now(),
-        scheduleExpiry: (at) => void this.scheduleAlarm(at),
+        scheduleExpiry: (at) => this.armAlarm(at),
       });
     }
 
     /** Cells of one session run one at a time (input gates open while tools are awaited). */
     private serial<T>(fn: () => Promise<T>): Promise<T> {
       const next = this.queue.then(fn, fn);
+      // The queue only orders cells; each caller gets (and reports) its own failure.
       this.queue = next.catch(() => undefined);
       return next;
     }
@@ -137,9 +139,14 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       this.touched(turnId);
       const { spec } = turn;
       if (spec.codeModeEngaged && toolName === "exec") {
-        return this.serial(() => this.withTurn(tenantId, turnId, requestId, (t, signal) => this.exec(t, input, signal)));
+        const trace = cellTrace("exec", requestId, execLanguage(input, defaultExecLanguage(spec.options.languages)));
+        const reply = await this.serial(() => this.withTurn(tenantId, turnId, trace, (t, signal) => this.exec(t, input, signal)));
+        return this.logCell(spec, trace, reply);
       }
-      if (spec.codeModeEngaged && toolName === "wait") return this.wait(turn, input, requestId);
+      if (spec.codeModeEngaged && toolName === "wait") {
+        const trace = cellTrace("wait", requestId);
+        return this.logCell(spec, trace, await this.wait(turn, input, trace));
+      }
       const abort = this.track(turnId, requestId);
       try {
         const routed = await callDirectTool(spec, toolName, input, this.deps(spec, abort.signal));
@@ -155,7 +162,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
      * a deploy): this fresh instance reports that cell as failed. Parked runs are in storage
      * and untouched; a wait that was resuming one is never replayed (see `claim`).
      */
-    async lostCall(tenantId: string, turnId: string, toolName: string): Promise<SessionReply<unknown>> {
+    async lostCall(tenantId: string, turnId: string, toolName: string, requestId?: string): Promise<SessionReply<unknown>> {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
       if (!turn.spec.codeModeEngaged || (toolName !== "exec" && toolName !== "wait")) {
@@ -164,7 +171,10 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const message =
         `the session object was reset while this ${toolName} ran (the platform's CPU or memory limit, or a deploy); ` +
         "what the cell did before is unknown and it cannot be resumed. Inspect state before retrying; parked runs are kept.";
-      return { ok: true, status: 200, body: failed(message, "internal_error", this.telemetry(turn.spec, turn.counters)) };
+      const body = failed(message, "internal_error", this.telemetry(turn.spec, turn.counters));
+      // The reset instance never wrote this cell's record: this one stands for it (its counters and duration are unknown).
+      logRecord("cell", { ...cellFields(turn.spec, cellTrace(toolName, requestId), body), bridge: undefined, durationMs: undefined, lost: true });
+      return { ok: true, status: 200, body };
     }
 
     async clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<{ accepted: true }>> {
@@ -199,13 +209,14 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     }
 
     /** `wait`: claimed before queueing, so a second concurrent wait for one runId fails at once. */
-    private wait(turn: StoredTurn, input: unknown, requestId: string | undefined): Promise<SessionReply<unknown>> {
+    private wait(turn: StoredTurn, input: unknown, trace: CellTrace): Promise<SessionReply<unknown>> {
       const { spec } = turn;
       const claim = this.runs.claim(spec, input);
       if (!claim.ok) return Promise.resolve({ ok: true, status: 200, body: failed(claim.message, claim.code ?? "invalid_input", this.telemetry(spec, turn.counters)) });
+      trace.runId = claim.runId;
       const closing = this.telemetry(spec, turn.counters);
       return this.serial(async (): Promise<SessionReply<unknown>> => {
-        const reply = await this.withTurn(spec.tenantId, spec.turnId, requestId, (t, signal) =>
+        const reply = await this.withTurn(spec.tenantId, spec.turnId, trace, (t, signal) =>
           this.runs.resume(t.spec, claim.runId, (s, claimSignal, restartSafe) =>
             cellEnvironment(s, t.counters, this.deps(s, anySignal(signal, claimSignal)), restartSafe),
           ),
@@ -227,13 +238,16 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     private async withTurn(
       tenantId: string,
       turnId: string,
-      requestId: string | undefined,
+      trace: CellTrace,
       fn: (turn: StoredTurn, signal: AbortSignal) => Promise<CodeModeResult>,
     ): Promise<SessionReply<unknown>> {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
+      const { requestId } = trace;
       const abort = this.track(turnId, requestId);
       const before = JSON.stringify(turn.counters);
+      trace.ranAt = performance.now();
+      trace.before = { ...turn.counters };
       try {
         return { ok: true, status: 200, body: await fn(turn, abort.signal) };
       } finally {
@@ -241,6 +255,15 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         // Only write when a bridge counter moved: a write holds the reply until it is durable.
         if (JSON.stringify(turn.counters) !== before && this.turns.get(tenantId, turnId)) this.turns.saveCounters(turnId, turn.counters);
       }
+    }
+
+    /** One `cell` record per exec/wait answered with a result (a 404 ran no cell). */
+    private logCell(spec: TurnSpec, trace: CellTrace, reply: SessionReply<unknown>): SessionReply<unknown> {
+      if (!reply.ok) return reply;
+      const result = reply.body as CodeModeResult;
+      const snapshotBytes = result.status === "waiting" ? this.snapshots.storedBytes(result.runId) : undefined;
+      logRecord("cell", cellFields(spec, trace, result, { snapshotBytes }));
+      return reply;
     }
 
     private telemetry(spec: TurnSpec, counters: TurnCounters): CodeModeTelemetry {
@@ -259,12 +282,18 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
 
     private alarmWrites: Promise<void> = Promise.resolve();
 
+    /** Ask for an alarm without waiting for it; a failed write is logged (the next request re-arms). */
+    private armAlarm(at: number): void {
+      this.scheduleAlarm(at).catch((error: unknown) => logRecord("host_error", { where: "alarm.schedule", error }));
+    }
+
     /** Keep the earliest alarm. Serialized: a later request must never overwrite an earlier one. */
     private scheduleAlarm(at: number): Promise<void> {
       const next = this.alarmWrites.then(async () => {
         const current = await this.ctx.storage.getAlarm();
         if (current === null || current > at) await this.ctx.storage.setAlarm(at);
       });
+      // The chain only orders writes; each caller sees (and logs) its own failure.
       this.alarmWrites = next.catch(() => undefined);
       return next;
     }
@@ -315,7 +344,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     private armIdleAlarm(): void {
       if (!this.sessionStorage.ready) return;
       // Never in the past: a deadline skipped because its turn was busy is retried a second later.
-      void this.scheduleAlarm(Math.max(this.expiry.nextDeadline(), this.clock.now() + 1000));
+      this.armAlarm(Math.max(this.expiry.nextDeadline(), this.clock.now() + 1000));
     }
 
     private limits(): SessionLimits {

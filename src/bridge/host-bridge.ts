@@ -1,6 +1,7 @@
 import type { GuestHost } from "../runtime/guest-vm";
 import { jsonTooDeep } from "./json-depth";
 import { MAX_BATCH_REQUESTS, MAX_JSON_DEPTH, MAX_SEARCH_QUERY_CHARS } from "../limits";
+import { logRecord } from "../observability/log";
 
 /** A bridge result for one guest request: JSON text for the guest, or an error message. */
 export type Settlement = { ok: true; text: string | undefined } | { ok: false; message: string };
@@ -259,7 +260,12 @@ export class HostBridge implements GuestHost {
           this.inflight.set(r.id, { id: r.id, kind: "tool", tool, input, callId, abort });
           this.handlers.call({ id: r.id, tool, input }, abort.signal).then(
             (s) => this.complete(r.id, s),
-            () => this.complete(r.id, { ok: false, message: `${tool} failed` }),
+            (error: unknown) => {
+              // The handler itself failed (tool errors are settlements, not throws): the guest
+              // gets a plain error, the log gets the cause.
+              logRecord("host_error", { where: "bridge.call", error, tool });
+              this.complete(r.id, { ok: false, message: `${tool} failed` });
+            },
           );
           break;
         }

@@ -3,6 +3,7 @@ import { OutputBudget } from "../code-mode/output-budget";
 import type { ResolvedCodeModeOptions } from "../config";
 import { HostBridge, type BridgeHandlers } from "../bridge/host-bridge";
 import { jsonTooDeep } from "../bridge/json-depth";
+import { logRecord } from "../observability/log";
 import type { Clock } from "../runtime/clock";
 import { GuestFaultError } from "../runtime/guest-fault";
 import { GuestVm } from "../runtime/guest-vm";
@@ -78,7 +79,8 @@ export async function runExec(rawInput: unknown, env: CellEnvironment): Promise<
     }
     vm = taken.vm.bind(guard, bridge);
     env.vms.pool.refillSoon(env.options.memoryLimitBytes);
-  } catch {
+  } catch (error) {
+    logRecord("host_error", { where: "exec.vm_start", error });
     // Fail closed: an engaged run never falls back to direct tool exposure.
     bridge.close();
     return rejected("QuickJS-WASI runtime is unavailable: the VM could not start", "runtime_unavailable", env);
@@ -217,6 +219,7 @@ function faultResult(error: GuestFaultError, env: CellEnvironment, cell: LiveCel
 /** A guest call threw: classify, dispose the VM, report. */
 function endCell(cell: LiveCell, error: unknown, env: CellEnvironment): CodeModeResult {
   if (error instanceof GuestFaultError) return closeWith(cell, faultResult(error, env, cell));
+  logRecord("host_error", { where: "cell.drive", error });
   return closeWith(cell, failed("internal error in the code mode runtime", "internal_error", env.telemetry()));
 }
 

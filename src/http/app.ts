@@ -9,6 +9,7 @@ import { tenantRateLimit } from "./rate-limit";
 import { validateClientResult, validateOpenTurn } from "./validate-turn";
 import { VERSION } from "../version";
 import { MAX_BODY_BYTES } from "../limits";
+import { logRecord, requestLog, type RequestLogVars } from "../observability";
 
 /** The Worker's bindings. */
 export type GatewayEnv = {
@@ -25,7 +26,7 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<unknown>>;
   cancelRequest(requestId: string): Promise<void>;
   deleteTurn(tenantId: string, turnId: string): Promise<SessionReply<unknown>>;
-  lostCall(tenantId: string, turnId: string, toolName: string): Promise<SessionReply<unknown>>;
+  lostCall(tenantId: string, turnId: string, toolName: string, requestId?: string): Promise<SessionReply<unknown>>;
   clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<unknown>>;
   deleteSession(): Promise<SessionReply<unknown>>;
 }
@@ -35,7 +36,7 @@ const TURN_ID = /^[A-Za-z0-9\-]{1,64}$/;
 // Tool names are plugin-defined (spaces and dots included); only control characters are refused.
 const TOOL_NAME = /^[^\u0000-\u001f\u007f]{1,128}$/;
 
-type Vars = { Variables: { tenant: string } };
+type Vars = { Variables: RequestLogVars };
 
 async function readJson(c: Context): Promise<unknown> {
   return parseJsonBody(await c.req.text());
@@ -72,13 +73,16 @@ function isRemote(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { remote?: unknown }).remote === true;
 }
 
-function reply(c: Context, r: SessionReply<unknown>): Response {
+function reply(c: Context<{ Bindings: GatewayEnv } & Vars>, r: SessionReply<unknown>): Response {
   if (r.ok) return c.json(r.body as object, r.status as 200);
+  c.set("errorCode", r.code);
   return c.json({ error: { code: r.code, message: r.message } }, statusFor(r.code));
 }
 
 export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
   const app = new Hono<{ Bindings: GatewayEnv } & Vars>();
+  // First: every request, refused ones included, gets an id and one `request` record.
+  app.use("*", requestLog());
 
   app.get("/healthz", (c) => {
     const error = configurationError(c.env);
@@ -121,19 +125,23 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
     const turnId = param(c, "turnId", TURN_ID);
     const toolName = param(c, "toolName", TOOL_NAME);
     // A client that disconnects cancels its exec/wait (needs the enable_request_signal flag).
-    const requestId = crypto.randomUUID();
+    const requestId = c.get("requestId");
+    const tenant = c.get("tenant");
     const signal = c.req.raw.signal;
-    const onAbort = () => void stub.cancelRequest(requestId).catch(() => undefined);
+    const onAbort = () =>
+      void stub.cancelRequest(requestId).catch((error: unknown) => logRecord("host_error", { where: "tool_call.cancel", error, requestId, tenant, turnId, tool: toolName }));
     signal?.addEventListener("abort", onAbort);
     try {
-      return reply(c, await stub.callTool(c.get("tenant"), turnId, toolName, input ?? {}, requestId));
+      return reply(c, await stub.callTool(tenant, turnId, toolName, input ?? {}, requestId));
     } catch (error) {
       // Thrown by the platform, not our code: the object was reset under the call (CPU or
       // memory limit, deploy). A fresh instance reports the cell as failed.
       if (isRemote(error)) throw error;
-      console.warn("session object reset during a tool call", { toolName, error: String(error) });
+      logRecord("host_error", { where: "tool_call.session_reset", error, requestId, tenant, turnId, tool: toolName });
       // A stub that saw its object reset stays broken: ask through a fresh one.
-      const after = await sessionStub(c).stub.lostCall(c.get("tenant"), turnId, toolName).catch(() => undefined);
+      const after = await sessionStub(c)
+        .stub.lostCall(tenant, turnId, toolName, requestId)
+        .catch((lost: unknown) => void logRecord("host_error", { where: "tool_call.lost_call", error: lost, requestId, tenant, turnId, tool: toolName }));
       if (!after) throw new HttpError("session_reset", "the session was reset during this call and is not reachable yet; retry shortly");
       return reply(c, after);
     } finally {
@@ -158,11 +166,18 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
     return reply(c, await stub.deleteSession());
   });
 
-  app.notFound((c) => c.json({ error: { code: "not_found", message: "no such route" } }, 404));
+  app.notFound((c) => {
+    c.set("errorCode", "not_found");
+    return c.json({ error: { code: "not_found", message: "no such route" } }, 404);
+  });
   app.onError((err, c) => {
-    if (err instanceof HttpError) return c.json(err.toJSON(), err.status, err.headers);
-    // Unknown throws never leak a stack or internal detail.
-    console.error("unhandled gateway error", err);
+    if (err instanceof HttpError) {
+      c.set("errorCode", err.code);
+      return c.json(err.toJSON(), err.status, err.headers);
+    }
+    // Unknown throws never leak a stack or internal detail; the log has the cause.
+    c.set("errorCode", "internal_error");
+    logRecord("host_error", { where: "http.unhandled", error: err, requestId: c.get("requestId"), tenant: c.get("tenant") });
     return c.json({ error: { code: "internal_error", message: "internal error" } }, 500);
   });
   return app;

@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import type { RateLimitSettings } from "../config";
+import { logRecord } from "../observability/log";
 import { HttpError } from "./http-error";
 
 /**
@@ -21,7 +22,8 @@ export function tenantRateLimit<B extends { RATE_LIMITER?: RateLimit }>(
       try {
         allowed = (await limiter.limit({ key: `tenant:${c.get("tenant")}` })).success;
       } catch (error) {
-        console.error("rate limiter failed; request allowed", error);
+        // Fail open: a limiter outage must not take the gateway down with it.
+        logRecord("host_error", { where: "rate_limit", error, tenant: c.get("tenant") });
       }
       if (!allowed) {
         throw new HttpError(

@@ -3,6 +3,7 @@ import { closeWith, driveCell, failed, failedWithBudget, type CellEnd, type Cell
 import { OutputBudget } from "../code-mode/output-budget";
 import type { CodeModeResult } from "../code-mode/types";
 import { MAX_STATE_BYTES, MAX_SUSPENDED_RUNS } from "../limits";
+import { logRecord } from "../observability/log";
 import type { Snapshot } from "quickjs-wasi";
 import { GuestVm } from "../runtime/guest-vm";
 import { InterruptGuard } from "../runtime/interrupt-guard";
@@ -85,10 +86,12 @@ export class RunLifecycle {
         failedWithBudget(cell, `code mode snapshot would exceed maxSnapshotBytes (${spec.options.maxSnapshotBytes}); the run was dropped`, "snapshot_limit_exceeded", env),
       );
     }
+    const where = { tenant: spec.tenantId, sessionId: spec.sessionId, turnId: spec.turnId, runId };
     let snapshot: Snapshot;
     try {
       snapshot = cell.vm.snapshot();
-    } catch {
+    } catch (error) {
+      logRecord("host_error", { where: "park.snapshot", error, ...where });
       this.drop(runId);
       return closeWith(cell, failedWithBudget(cell, "the code mode VM could not be snapshotted", "internal_error", env));
     }
@@ -122,7 +125,8 @@ export class RunLifecycle {
     let bytes: Uint8Array;
     try {
       bytes = await this.deps.codec.encode(snapshot, cell.vm.abi);
-    } catch {
+    } catch (error) {
+      logRecord("host_error", { where: "park.encode", error, ...where });
       this.drop(runId);
       return closeWith(cell, failedWithBudget(cell, "the code mode VM could not be snapshotted", "internal_error", env));
     }
@@ -143,7 +147,8 @@ export class RunLifecycle {
         store.put(state, bytes);
         for (const r of settled) store.storeResult(runId, r.id, r.settlement);
       });
-    } catch {
+    } catch (error) {
+      logRecord("host_error", { where: "park.store", error, ...where });
       this.drop(runId);
       return closeWith(cell, failedWithBudget(cell, "the parked run could not be stored; it was dropped", "internal_error", env));
     }
@@ -154,7 +159,12 @@ export class RunLifecycle {
     // delivered by the next wait like any stored result (client results included).
     if (cell.bridge.hostCallsInFlight > 0) {
       cell.bridge.detach((id, settlement) => {
-        if (this.deps.store.state(runId)) this.deps.store.storeResult(runId, id, settlement);
+        try {
+          if (this.deps.store.state(runId)) this.deps.store.storeResult(runId, id, settlement);
+        } catch (error) {
+          // Nobody awaits a parked run's host call: the next wait finds the result missing and says so.
+          logRecord("host_error", { where: "park.store_result", error, ...where });
+        }
       });
       this.live.set(runId, { bridge: cell.bridge, budget: cell.budget });
     } else {
@@ -229,6 +239,7 @@ export class RunLifecycle {
         if (!bytes) throw new SnapshotRestoreError("missing", "its stored snapshot is missing or incomplete");
         parked = await this.deps.codec.decode(bytes);
       } catch (error) {
+        logRecord("host_error", { where: "resume.decode", error, tenant: spec.tenantId, sessionId: spec.sessionId, turnId: spec.turnId, runId });
         room.limits.reservation.release();
         const failure = restoreFailure(error);
         if (!failure.keepRun) this.drop(runId);
@@ -279,6 +290,7 @@ export class RunLifecycle {
       try {
         vm = await GuestVm.restore(parked.snapshot, state.controlToken, room.limits, guard, bridge, parked.abi);
       } catch (error) {
+        logRecord("host_error", { where: "resume.restore", error, tenant: spec.tenantId, sessionId: spec.sessionId, turnId: spec.turnId, runId });
         room.limits.reservation.release();
         bridge.close();
         this.drop(runId);

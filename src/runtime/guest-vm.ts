@@ -1,5 +1,6 @@
 import { JSException, QuickJS, type JSValueHandle, type Snapshot } from "quickjs-wasi";
 import { QUICKJS_MODULE } from "../../wasm/quickjs";
+import { logRecord } from "../observability/log";
 import { GUEST_ABI_VERSION, GUEST_CONTROL, HOST_CALL, HOST_OP } from "./guest-prelude";
 import { classify, GuestFaultError, type GuestFault } from "./guest-fault";
 import { frozenWasi, preludeBytecode } from "./prelude-bytecode";
@@ -355,15 +356,17 @@ export class GuestVm {
       try {
         r.promise.dispose();
         r.reason?.dispose();
-      } catch {
+      } catch (error) {
         // The instance may already be unusable after a trap.
+        logRecord("host_error", { where: "vm.dispose_handles", error });
       }
     }
     this.rejections = [];
     try {
       this.vm.dispose();
-    } catch {
+    } catch (error) {
       // A trapped instance cannot always be torn down cleanly; dropping it is enough.
+      logRecord("host_error", { where: "vm.dispose", error });
     } finally {
       this.reservation?.release();
     }

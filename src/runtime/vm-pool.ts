@@ -1,3 +1,4 @@
+import { logRecord } from "../observability/log";
 import { GuestVm, type GuestLimits } from "./guest-vm";
 import type { MemoryLedger, MemoryReservation, RoomWait } from "./memory-ledger";
 
@@ -85,7 +86,8 @@ export class VmPool {
       // A failed prepare releases the reservation itself; the next refill tries again.
       GuestVm.prepare(limits).then(
         (vm) => (spare.dropped ? vm.dispose() : (spare.vm = vm)),
-        () => {
+        (error: unknown) => {
+          logRecord("host_error", { where: "vm_pool.refill", error });
           if (this.spare === spare) this.spare = null;
         },
       );

@@ -1,4 +1,5 @@
 import type { Snapshot } from "quickjs-wasi";
+import { logRecord } from "../observability/log";
 import { systemClock, type Clock } from "../runtime/clock";
 import { DRIVABLE_GUEST_ABI } from "../runtime/guest-vm";
 import { GUEST_ABI_VERSION } from "../runtime/guest-prelude";
@@ -152,9 +153,8 @@ export class SnapshotCodec {
         },
         (error: unknown) => {
           this.caches.failedAt = this.clock.now();
-          console.warn(
-            `pristine image registry unavailable (${error instanceof Error ? error.message : String(error)}); parked runs are stored self-contained until it answers`,
-          );
+          // Parked runs are stored self-contained (against the engine image) until it answers.
+          logRecord("host_error", { where: "image_registry.register", error });
           throw error;
         },
       );
@@ -162,7 +162,9 @@ export class SnapshotCodec {
       this.caches.registering.set(image.digest, registering);
       void registering.finally(() => {
         if (this.caches.registering.get(image.digest) === registering) this.caches.registering.delete(image.digest);
-      }).catch(() => {});
+      }).catch(() => {
+        // Already logged above (image_registry.register); this copy only clears the slot.
+      });
     }
     let timer: ReturnType<typeof setTimeout> | null = null;
     const timeout = new Promise<boolean>((resolve) => {

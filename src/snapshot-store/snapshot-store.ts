@@ -78,6 +78,11 @@ export class SnapshotStore {
     return row ? (JSON.parse(row.state) as ParkedRunState) : undefined;
   }
 
+  /** Size of the stored (compressed) snapshot, without reading it; undefined for an unknown run. */
+  storedBytes(runId: string): number | undefined {
+    return this.sql.one<{ stored_bytes: number }>("SELECT stored_bytes FROM runs WHERE run_id = ?", runId)?.stored_bytes;
+  }
+
   /** The stored snapshot bytes, reassembled; undefined when a chunk is missing. */
   bytes(runId: string): Uint8Array | undefined {
     const row = this.sql.one<{ chunks: number; stored_bytes: number }>("SELECT chunks, stored_bytes FROM runs WHERE run_id = ?", runId);

@@ -16,6 +16,7 @@ import {
   type PlannedPhase,
 } from "./cell-budget";
 import { checkSource } from "./source-checks";
+import { logRecord } from "../observability/log";
 
 export type PreparedSource =
   | { ok: true; code: string }
@@ -71,6 +72,7 @@ export async function prepareSource(code: string, language: CodeModeLanguage, bu
   } catch (error) {
     // A check that throws (a bug, or input nobody anticipated) fails the cell as data: never an
     // HTTP 500, and never a cell that runs unchecked.
+    logRecord("host_error", { where: "source.check", error });
     const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     return {
       ok: false,

@@ -5,6 +5,7 @@
  * pays for it (see cell-budget.ts).
  */
 import type * as TS from "typescript";
+import { logRecord } from "../observability/log";
 
 export type TypeScriptApi = typeof TS;
 
@@ -34,8 +35,9 @@ async function importCompilerAsBrowserHost(): Promise<unknown> {
   if (patch) {
     try {
       proc.browser = true;
-    } catch {
+    } catch (error) {
       // A frozen `process`: nothing to restore; the import reports its own error if any.
+      logRecord("host_error", { where: "typescript.process_patch", error });
     }
   }
   try {
@@ -45,8 +47,8 @@ async function importCompilerAsBrowserHost(): Promise<unknown> {
       try {
         if (hadOwn) proc.browser = previous;
         else delete proc.browser;
-      } catch {
-        // ignore
+      } catch (error) {
+        logRecord("host_error", { where: "typescript.process_restore", error });
       }
     }
   }

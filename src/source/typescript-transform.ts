@@ -13,6 +13,7 @@
 import type * as TS from "typescript";
 import { loadTypeScriptCompiler, type TypeScriptApi } from "./typescript-compiler";
 import { formatDiagnostics, formatModuleSyntax, MAX_DIAGNOSTICS, UserPositions, type ModuleSyntaxProblem } from "./typescript-diagnostics";
+import { logRecord } from "../observability/log";
 
 export { isTypeScriptCompilerLoaded, loadTypeScriptCompiler } from "./typescript-compiler";
 
@@ -27,6 +28,7 @@ export async function transpileTypeScript(source: string): Promise<TranspileResu
   try {
     ts = await loadTypeScriptCompiler();
   } catch (error) {
+    logRecord("host_error", { where: "typescript.load", error });
     return { ok: false, unavailable: true, message: `TypeScript compiler unavailable: ${error instanceof Error ? error.message : String(error)}` };
   }
 

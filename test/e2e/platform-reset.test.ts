@@ -1,11 +1,15 @@
+import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, cellRunning, exec, expectHealthy, footprint, freshTurn, inSession, openTurn, untilInSession, wait } from "./helpers";
+import { api, cellRunning, exec, expectHealthy, footprint, freshTurn, openTurn, untilInSession, wait } from "./helpers";
+import { mark, recordsSince } from "../support/log-capture";
 
 /**
  * The platform's CPU limit (`limits.cpu_ms`) is the last line against guest work the budget
  * cannot see; when it (or a deploy) resets the session object mid-cell, the caller gets a
  * failed result, the session answers its next request, and parked runs are intact.
- * Local workerd does not enforce cpu_ms, so the reset is forced with `ctx.abort()`.
+ * Local workerd does not enforce cpu_ms, so the reset is forced with `abortAllDurableObjects()`
+ * (what `ctx.abort()` does to one object, without workerd printing the abort as an uncaught
+ * exception).
  */
 describe("recovery when the platform resets the session object under a cell", () => {
   it("the interrupted exec is reported as failed; parked runs survive; the next request works", async () => {
@@ -13,20 +17,27 @@ describe("recovery when the platform resets the session object under a cell", ()
     const parked = await exec(session, turnId, "return 'parked: ' + await ask_user({ q: 'x' })");
     expect(parked.status).toBe("waiting");
 
+    const from = mark();
     const running = api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, { code: "return await echo({ value: 1, delayMs: 3000 })" });
     await untilInSession(session, cellRunning, "the exec is running");
-    await inSession(session, (_instance, state) => {
-      try {
-        state.abort("simulated platform CPU limit");
-      } catch {
-        // abort() throws in the calling context by design
-      }
-    }).catch(() => undefined);
+    await abortAllDurableObjects();
     const r = await running;
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ status: "failed", code: "internal_error" });
     expect(r.json.error).toContain("session object was reset");
     expect(r.json.telemetry).toBeDefined();
+
+    // The reset is logged with its cause, and the lost cell has its record (from the fresh
+    // instance), under the request's id.
+    const records = recordsSince(from);
+    const reset = records.filter((x) => x.kind === "host_error" && x.where === "tool_call.session_reset");
+    expect(reset).toHaveLength(1);
+    expect(reset[0]).toMatchObject({ tenant: "tenant-a", turnId, tool: "exec" });
+    expect(reset[0]!.error.message).toBeTruthy();
+    const lost = records.filter((x) => x.kind === "cell" && x.lost === true);
+    expect(lost).toHaveLength(1);
+    expect(lost[0]).toMatchObject({ tool: "exec", outcome: "failed", errorCode: "internal_error", requestId: reset[0]!.requestId });
+    expect(records.filter((x) => x.kind === "request" && x.requestId === reset[0]!.requestId)).toMatchObject([{ status: 200, tool: "exec" }]);
 
     // The session answers, and the parked run is still there and resumable.
     await expectHealthy(session, turnId);
