@@ -114,7 +114,8 @@ export function reportGoals(r: Results): string[] {
     "",
     "A timing goal is judged on the spread of its figure across rounds, not on one median: **met** when the whole interquartile range",
     "(IQR) of the per-round figure is on the right side of the line, **not met** when it is wholly on the wrong side, **unclear** when",
-    "it crosses the line. Deterministic figures (bytes, recall on fixed sets) are judged as they are.",
+    "it crosses the line. Deterministic figures (bytes, recall on fixed sets) are judged as they are. Goals stated in absolute times",
+    "have no baseline in the run to cancel the machine's load: read them with the load in the header.",
     "",
     ...table(
       ["goal", "measured", "status"],
