@@ -411,7 +411,8 @@ export async function suspendTimings(n: number, k: number, warmupIterations: num
   for (const key of Object.keys(rows[0]!)) phases[key] = stats(rows.map((r) => r[key]!));
   const byteStats: Record<string, ReturnType<typeof stats>> = {};
   for (const key of Object.keys(bytes[0]!) as Array<keyof Bytes>) byteStats[key] = stats(bytes.map((b) => b[key]));
-  return { iterations: batches * k, batchSize: k, batches, codecWarmup: codec, phases, bytes: byteStats, stateJsonBytes: stateJsonBytes() };
+  // `rows`: every batch's phases (each batch times the baseline and both formats), for per-batch ratios in the harness.
+  return { iterations: batches * k, batchSize: k, batches, codecWarmup: codec, phases, bytes: byteStats, stateJsonBytes: stateJsonBytes(), rows };
 }
 
 /**

@@ -1,7 +1,10 @@
 /**
  * Bench-only worker: times QuickJS-WASI VM create / eval / dispose, park/resume and catalog
- * search inside workerd. Not part of the production worker. Built by bench/run.mjs with
+ * search inside workerd. Not part of the production worker. Built by bench/harness/workers.ts with
  * `wrangler deploy --dry-run -c bench/wrangler.bench.toml` and served by bench/serve.mjs.
+ *
+ * The harness (bench/harness/measure-vm.ts) calls /raw, /raw-limits and /guest in interleaved
+ * rounds and pools the per-batch `rows` each returns.
  *
  * Caveat: local workerd lets `performance.now()` advance during synchronous code; production
  * Workers freeze it between I/O, so these in-isolate timings can only be taken locally.
@@ -143,7 +146,8 @@ async function run(phased: Batch, n: number, k: number, warmup: number) {
   for (let i = 0; i < Math.ceil(warmup / k); i++) await batch(k);
   const rows: Phase[] = [];
   for (let i = 0; i < batches; i++) rows.push(await batch(k));
-  return { iterations: batches * k, batchSize: k, batches, phases: summarize(rows) };
+  // `rows`: every batch's phases, for the harness to pool and compare across interleaved calls.
+  return { iterations: batches * k, batchSize: k, batches, phases: summarize(rows), rows };
 }
 
 function clockProbe() {

@@ -1,6 +1,6 @@
 /**
  * Serve a worker bundle built by `wrangler deploy --dry-run --outdir <dir>` with Miniflare
- * (workerd) on 127.0.0.1. Started by bench/run.mjs as a child in its own process group, so
+ * (workerd) on 127.0.0.1. Started by bench/harness/workers.ts as a child in its own process group, so
  * killing the group also stops workerd.
  *
  *   node bench/serve.mjs '<json options>'

@@ -1,3 +1,3 @@
 // Stand-in for the `typescript` package when measuring the bundle without the lazily
-// loaded compiler (bench/run.mjs passes `--alias typescript:<this file>`). Never executed.
+// loaded compiler (bench/harness/measure-bundle.ts passes `--alias typescript:<this file>`). Never executed.
 export default {};

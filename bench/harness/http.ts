@@ -1,0 +1,97 @@
+/**
+ * The bench's HTTP client: JSON requests with a timeout, a turn opened on the gateway, timed
+ * tool calls whose replies are checked (outside the timed span), and GETs of bench-worker
+ * routes. Every request has a timeout; nothing here retries.
+ */
+
+export interface JsonReply {
+  status: number;
+  // The gateway's and the bench worker's replies: checked field by field where used.
+  json: any;
+}
+
+export async function getJson(url: string, init: RequestInit, timeoutMs: number): Promise<JsonReply> {
+  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+  const text = await res.text();
+  try {
+    return { status: res.status, json: JSON.parse(text) };
+  } catch {
+    throw new Error(`${init.method ?? "GET"} ${url}: ${res.status}, not JSON: ${text.slice(0, 300)}`);
+  }
+}
+
+/** A turn of a fresh session on the gateway (default config: code mode on, demo tools). */
+export interface Turn {
+  tools: string;
+  url: string;
+}
+
+export interface Gateway {
+  base: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+}
+
+export async function openTurn(gw: Gateway, label: string): Promise<Turn> {
+  const session = `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  const opened = await getJson(`${gw.base}/v1/sessions/${session}/turns`, { method: "POST", headers: gw.headers, body: "{}" }, gw.timeoutMs);
+  if (opened.status !== 201 || typeof opened.json.turnId !== "string" || opened.json.codeModeEngaged !== true) {
+    throw new Error(`open turn: ${opened.status} ${JSON.stringify(opened.json).slice(0, 500)}`);
+  }
+  const url = `${gw.base}/v1/sessions/${session}/turns/${opened.json.turnId}`;
+  return { tools: `${url}/tools`, url };
+}
+
+export async function deleteTurn(gw: Gateway, turn: Turn): Promise<void> {
+  const del = await getJson(turn.url, { method: "DELETE", headers: gw.headers }, gw.timeoutMs);
+  if (del.status !== 200) throw new Error(`delete turn: ${del.status} ${JSON.stringify(del.json).slice(0, 300)}`);
+}
+
+/** A reply check: throws, naming what was expected, on an unexpected reply. */
+export type Check = (r: JsonReply) => void;
+
+/** One timed request; `check` runs after the clock stops. */
+export async function timedJson(url: string, init: RequestInit, timeoutMs: number, check: Check): Promise<{ ms: number; json: any }> {
+  const t0 = performance.now();
+  const r = await getJson(url, init, timeoutMs);
+  const ms = performance.now() - t0;
+  check(r);
+  return { ms, json: r.json };
+}
+
+/** One timed POST to a tool of a turn. */
+export function timedTool(gw: Gateway, turn: Turn, tool: string, body: unknown, check: Check): Promise<{ ms: number; json: any }> {
+  return timedJson(`${turn.tools}/${tool}`, { method: "POST", headers: gw.headers, body: JSON.stringify(body) }, gw.timeoutMs, check);
+}
+
+const show = (r: JsonReply, max = 500) => `${r.status} ${JSON.stringify(r.json).slice(0, max)}`;
+
+export const expectCompleted =
+  (what: string, value: unknown): Check =>
+  (r) => {
+    if (r.status !== 200 || r.json.status !== "completed" || r.json.value !== value) throw new Error(`${what}: ${show(r)}`);
+  };
+
+export const expectParked =
+  (what: string): Check =>
+  (r) => {
+    if (r.status !== 200 || r.json.status !== "waiting" || r.json.reason !== "yield" || typeof r.json.runId !== "string") throw new Error(`${what}: ${show(r)}`);
+  };
+
+/** `wait` without a runId: refused inside the session object after the turn lookup (no VM). */
+export const expectRefusedWait: Check = (r) => {
+  if (r.status !== 200 || r.json.status !== "failed" || r.json.code !== "invalid_input") throw new Error(`refused wait: ${show(r, 300)}`);
+};
+
+export const expectFailed =
+  (what: string): Check =>
+  (r) => {
+    if (r.status !== 200 || r.json.status !== "failed") throw new Error(`${what}: ${show(r, 300)}`);
+  };
+
+/** GET a bench-worker route; its JSON, or an error with the worker's message. */
+export async function workerRoute(base: string, route: string, timeoutMs: number): Promise<any> {
+  const r = await getJson(`${base}${route}`, {}, timeoutMs);
+  if (r.status !== 200 || r.json.error) throw new Error(`${route}: ${r.status} ${JSON.stringify(r.json).slice(0, 1000)}`);
+  return r.json;
+}

@@ -1,0 +1,117 @@
+/**
+ * `npm run bench`: runs the sections asked for, in the order that builds and serves each worker
+ * once, then renders the report and decides where it goes.
+ *
+ *   1. exec over HTTP (production build) against a Node process per cell and a bare quickjs-wasi
+ *      VM per cell in Node                                     measure-exec.ts,    report-exec.ts
+ *   2. QuickJS-WASI VM costs inside workerd (bench worker)     measure-vm.ts,      report-vm.ts
+ *   3. bundle size with and without the TypeScript compiler    measure-bundle.ts,  report-bundle.ts
+ *   4. suspension: HTTP wait/park, in-isolate codec, sizes     measure-suspend.ts, report-suspend.ts
+ *   5. catalog: search quality, latency, model surface         measure-catalog.ts, report-catalog.ts
+ *
+ * Supporting jobs: supervise.ts (children, cleanup, watchdog), workers.ts (build and serve),
+ * http.ts (requests), baselines.ts (the two exec baselines), rounds.ts (interleaving), stats.ts
+ * (quantiles, per-round ratios), verdict.ts (goal verdicts from spreads), machine.ts (header facts),
+ * options.ts (command line and iteration counts), report*.ts (markdown).
+ *
+ * The report always goes to stdout and bench/out/BENCHMARKS.md (git-ignored), with the figures
+ * as JSON in bench/out/results.json; BENCHMARKS.md at the root only with --write.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describeMachine, readLoad } from "./machine.ts";
+import { measureBundle } from "./measure-bundle.ts";
+import { measureCatalog } from "./measure-catalog.ts";
+import { measureExec } from "./measure-exec.ts";
+import { measureSuspendHttp, measureSuspendIsolate } from "./measure-suspend.ts";
+import { measureVm } from "./measure-vm.ts";
+import { workerRoute, type Gateway } from "./http.ts";
+import { parseOptions, planFor, SECTIONS, UsageError, type Section } from "./options.ts";
+import { renderReport, type Results } from "./report.ts";
+import { goalRows } from "./report-goals.ts";
+import { superviseRun } from "./supervise.ts";
+import { readWranglerConfig, serveBundle, stopServer, dryRun, type Paths } from "./workers.ts";
+
+const HARNESS_DIR = path.dirname(fileURLToPath(import.meta.url));
+const BENCH_DIR = path.resolve(HARNESS_DIR, "..");
+const ROOT = path.resolve(BENCH_DIR, "..");
+const OUT_DIR = path.join(BENCH_DIR, "out");
+
+async function run(argv: string[]): Promise<void> {
+  const options = parseOptions(argv);
+  const plan = planFor(options.quick);
+  const has = (s: Section) => options.sections.has(s);
+  const { tmpRoot } = superviseRun(plan.timeouts.watchdogMs);
+  const loadStart = readLoad();
+  const start = performance.now();
+  const log = (msg: string) => console.log(`[bench ${((performance.now() - start) / 1000).toFixed(1).padStart(5)}s] ${msg}`);
+  const paths: Paths = { root: ROOT, wranglerJs: path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js"), serve: path.join(BENCH_DIR, "serve.mjs"), tmpRoot };
+  if (!fs.existsSync(paths.wranglerJs)) throw new Error(`wrangler not installed (${paths.wranglerJs}); run npm install`);
+  log(`temp dir ${tmpRoot}${options.quick ? " (--quick)" : ""}; sections: ${[...options.sections].join(", ")}`);
+  const t = plan.timeouts;
+  const results: Results = {};
+
+  // The production build first: its output is also what sections 1 and 4 serve.
+  const rootConfig = path.join(ROOT, "wrangler.toml");
+  if (has("exec") || has("suspend") || has("bundle")) {
+    const bundle = await measureBundle(paths, rootConfig, path.join(BENCH_DIR, "stubs", "typescript-empty.mjs"), has("bundle"), t.dryRunMs, log);
+    if (has("bundle")) results.bundle = bundle;
+    if (has("exec") || has("suspend")) {
+      log("serving the production bundle");
+      const tokens = JSON.stringify({ [plan.token]: plan.tenant });
+      const server = await serveBundle(paths, "gateway", bundle.withTs, await readWranglerConfig(rootConfig), { GATEWAY_TOKENS: tokens }, "/healthz", t.readyMs);
+      try {
+        const gw: Gateway = { base: server.base, headers: { authorization: `Bearer ${plan.token}`, "content-type": "application/json" }, timeoutMs: t.requestMs };
+        if (has("exec")) results.exec = await measureExec(gw, plan.exec, t.childMs, log);
+        if (has("suspend")) results.suspendHttp = await measureSuspendHttp(gw, plan.suspend, log);
+      } finally {
+        await stopServer(server);
+      }
+    }
+  }
+
+  if (has("vm") || has("suspend") || has("catalog")) {
+    const benchConfig = path.join(BENCH_DIR, "wrangler.bench.toml");
+    log("building the bench worker (wrangler deploy --dry-run -c bench/wrangler.bench.toml)");
+    const bundle = await dryRun(paths, "bench-worker", benchConfig, [], t.dryRunMs);
+    log("serving the bench worker");
+    const server = await serveBundle(paths, "vm", bundle, await readWranglerConfig(benchConfig), {}, "/clock", t.readyMs);
+    try {
+      const get = (route: string) => workerRoute(server.base, route, t.workerRouteMs);
+      if (has("vm")) results.vm = await measureVm(get, plan.vm, log);
+      if (has("suspend")) results.suspendIsolate = await measureSuspendIsolate(get, plan.suspend, log);
+      if (has("catalog")) results.catalog = await measureCatalog(get, plan.catalog, log);
+    } finally {
+      await stopServer(server);
+    }
+  }
+
+  const partial = options.sections.size < SECTIONS.length ? [...options.sections].join(",") : null;
+  const machine = describeMachine(ROOT, loadStart, { quick: options.quick, partial, elapsedS: (performance.now() - start) / 1000 });
+  const md = renderReport(results, machine);
+  fs.mkdirSync(OUT_DIR, { recursive: true });
+  fs.writeFileSync(path.join(OUT_DIR, "BENCHMARKS.md"), md);
+  fs.writeFileSync(path.join(OUT_DIR, "results.json"), JSON.stringify({ machine, options: { ...options, sections: [...options.sections] }, results }, null, 1) + "\n");
+  console.log("\n" + md);
+  for (const g of goalRows(results)) log(`goal: ${g.goal} → ${g.status.replace(/\*\*/g, "")}`);
+  log(`wrote ${path.relative(process.cwd(), path.join(OUT_DIR, "BENCHMARKS.md"))} and results.json`);
+  if (options.write) {
+    fs.writeFileSync(path.join(ROOT, "BENCHMARKS.md"), md);
+    log("wrote BENCHMARKS.md");
+  }
+}
+
+export function main(argv: string[]): void {
+  run(argv).then(
+    () => process.exit(0),
+    (error: unknown) => {
+      if (error instanceof UsageError) {
+        console.error(`bench: ${error.message}`);
+        process.exit(64);
+      }
+      console.error(`bench: FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      process.exit(1);
+    },
+  );
+}

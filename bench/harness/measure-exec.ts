@@ -1,0 +1,66 @@
+/**
+ * Section 1: `exec` of a trivial cell through the real path (HTTP → Worker → session Durable
+ * Object → VM → JSON) against its two baselines, a Node process per cell and a bare
+ * quickjs-wasi VM per cell in Node (baselines.ts), with two floors under an exec: `GET /healthz`
+ * (HTTP + Worker) and a refused `wait` (HTTP + Worker + Durable Object, no VM). All five take a
+ * block of samples in every round (rounds.ts); each ratio is per round, summarized across rounds.
+ */
+import { bareVmCell, nodeProcessCell } from "./baselines.ts";
+import { expectCompleted, expectRefusedWait, openTurn, timedJson, timedTool, type Check, type Gateway } from "./http.ts";
+import type { Plan } from "./options.ts";
+import { runRounds, type Step } from "./rounds.ts";
+import { pooled, roundDifferences, roundMedians, roundRatios, summarize, type Summary } from "./stats.ts";
+
+export const EXEC_MEASURES = ["exec", "healthz", "wait", "node", "bareVm"] as const;
+export type ExecMeasure = (typeof EXEC_MEASURES)[number];
+export type ExecBaseline = "node" | "bareVm";
+
+export interface ExecFigures {
+  plan: Plan["exec"];
+  /** All samples of each measure, pooled over rounds. */
+  measures: Record<ExecMeasure, Summary>;
+  /** Time ratio measure / baseline, per round, summarized over rounds (below 1: the measure is faster). */
+  ratios: Record<ExecBaseline, Record<ExecMeasure, Summary>>;
+  /** Each round's median of each measure (ms), in round order: kept in results.json to compare runs. */
+  roundMedians: Record<ExecMeasure, number[]>;
+  /** Differences of per-round medians (ms): where an exec's time goes. */
+  breakdown: { workerHttp: Summary; durableObject: Summary; cell: Summary; overBareVm: Summary };
+}
+
+export async function measureExec(gw: Gateway, plan: Plan["exec"], childTimeoutMs: number, log: (msg: string) => void): Promise<ExecFigures> {
+  const turn = await openTurn(gw, "bench");
+  const post = (tool: string, body: unknown, check: Check) => async () => (await timedTool(gw, turn, tool, body, check)).ms;
+  const healthz = async () =>
+    (
+      await timedJson(`${gw.base}/healthz`, {}, gw.timeoutMs, (r) => {
+        if (r.status !== 200 || r.json.ok !== true) throw new Error(`healthz returned ${r.status} ${JSON.stringify(r.json)}`);
+      })
+    ).ms;
+
+  const steps: Array<Step<ExecMeasure>> = [
+    { name: "exec", perRound: plan.execPerRound, warmup: plan.warmup, run: post("exec", { code: plan.code }, expectCompleted("exec", plan.expected)) },
+    { name: "node", perRound: plan.nodePerRound, warmup: plan.nodeWarmup, run: nodeProcessCell(plan.code, plan.expected, childTimeoutMs) },
+    { name: "bareVm", perRound: plan.vmPerRound, warmup: plan.warmup, run: await bareVmCell(plan.code, plan.expected) },
+    { name: "healthz", perRound: plan.floorPerRound, warmup: plan.warmup, run: healthz },
+    // A Durable Object round trip without a VM: `wait` without a runId, refused after the turn lookup.
+    { name: "wait", perRound: plan.floorPerRound, warmup: plan.warmup, run: post("wait", {}, expectRefusedWait) },
+  ];
+  log(`[1] exec: warm-up, then ${plan.rounds} interleaved rounds`);
+  const s = await runRounds(plan.rounds, steps);
+  log(`[1] exec: ${EXEC_MEASURES.map((m) => `${s[m].flat().length} ${m}`).join(", ")} — all verified`);
+
+  const measures = Object.fromEntries(EXEC_MEASURES.map((m) => [m, pooled(s[m])])) as Record<ExecMeasure, Summary>;
+  const against = (base: ExecBaseline) => Object.fromEntries(EXEC_MEASURES.map((m) => [m, roundRatios(s[m], s[base])])) as Record<ExecMeasure, Summary>;
+  return {
+    plan,
+    measures,
+    ratios: { node: against("node"), bareVm: against("bareVm") },
+    roundMedians: Object.fromEntries(EXEC_MEASURES.map((m) => [m, roundMedians(s[m])])) as Record<ExecMeasure, number[]>,
+    breakdown: {
+      workerHttp: summarize(roundMedians(s.healthz)),
+      durableObject: roundDifferences(s.wait, s.healthz),
+      cell: roundDifferences(s.exec, s.wait),
+      overBareVm: roundDifferences(s.exec, s.bareVm),
+    },
+  };
+}

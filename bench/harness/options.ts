@@ -1,0 +1,107 @@
+/**
+ * Command line of `npm run bench` and the plan it implies: which sections run, how many rounds
+ * and samples each takes, and where the report goes. Pure (argv in, plain data out).
+ *
+ *   npm run bench                       full run; prints the report and writes bench/out/BENCHMARKS.md
+ *   npm run bench -- --write            full run, and rewrites BENCHMARKS.md at the repo root
+ *   npm run bench -- --quick            few samples, a smoke run of every section (figures not representative)
+ *   npm run bench -- --only=exec,vm     only these sections (exec, vm, bundle, suspend, catalog)
+ */
+
+export const SECTIONS = ["exec", "vm", "bundle", "suspend", "catalog"] as const;
+export type Section = (typeof SECTIONS)[number];
+
+export interface Options {
+  quick: boolean;
+  /** Rewrite BENCHMARKS.md (only for a full run of every section). */
+  write: boolean;
+  sections: ReadonlySet<Section>;
+}
+
+export class UsageError extends Error {}
+
+export const USAGE = "usage: npm run bench [-- [--quick] [--write] [--only=exec,vm,bundle,suspend,catalog]]";
+
+export function parseOptions(argv: readonly string[]): Options {
+  let quick = false;
+  let write = false;
+  let sections: Set<Section> = new Set(SECTIONS);
+  for (const arg of argv) {
+    if (arg === "--quick") quick = true;
+    else if (arg === "--write") write = true;
+    else if (arg === "--no-write") write = false; // the old opt-out, now the default
+    else if (arg.startsWith("--only=")) {
+      const names = arg.slice("--only=".length).split(",").filter(Boolean);
+      const unknown = names.filter((n) => !(SECTIONS as readonly string[]).includes(n));
+      if (names.length === 0 || unknown.length > 0) throw new UsageError(`--only: unknown section ${unknown.join(", ") || "(none given)"}; ${USAGE}`);
+      sections = new Set(names as Section[]);
+    } else throw new UsageError(`unknown option ${arg}; ${USAGE}`);
+  }
+  if (write && (quick || sections.size < SECTIONS.length)) {
+    throw new UsageError("--write rewrites BENCHMARKS.md and needs a full run: drop --quick and --only");
+  }
+  return { quick, write, sections };
+}
+
+/** Iteration counts. Round counts are odd so a median over rounds is one round's figure. */
+export interface Plan {
+  token: string;
+  tenant: string;
+  /** 1. exec: rounds, and per round the samples of each measure. */
+  exec: { code: string; expected: number; rounds: number; execPerRound: number; floorPerRound: number; nodePerRound: number; vmPerRound: number; warmup: number; nodeWarmup: number };
+  /** 2. VM in workerd: rounds over the three routes, iterations per route and round. */
+  vm: { rounds: number; perRound: number; batch: number; warmup: number };
+  /** 4. suspension over HTTP (rounds of cycles), 64-cell throughput, in-isolate batches, sizes. */
+  suspend: {
+    parkCode: string;
+    noParkCode: string;
+    rounds: number;
+    perRound: number;
+    warmup: number;
+    throughputCells: number;
+    throughputReps: number;
+    iterations: number;
+    batch: number;
+    warmupIterations: number;
+    sizeReps: number;
+  };
+  /** 5. catalog: latency over a replicated catalog, split into blocks of consecutive queries. */
+  catalog: { latencyTools: number; reps: number; builds: number; blocks: number; surfaceSizes: number[] };
+  timeouts: { requestMs: number; workerRouteMs: number; childMs: number; readyMs: number; dryRunMs: number; watchdogMs: number };
+}
+
+export function planFor(quick: boolean): Plan {
+  return {
+    token: "bench-token-123",
+    tenant: "bench",
+    exec: {
+      code: "return 1 + 2",
+      expected: 3,
+      // Enough samples per round that a round's median is steady under load: the spread across rounds
+      // then shows the load's effect on the ratio, not the sampling noise of small blocks.
+      rounds: quick ? 3 : 15,
+      execPerRound: quick ? 8 : 30,
+      floorPerRound: quick ? 5 : 10,
+      nodePerRound: quick ? 2 : 15,
+      vmPerRound: quick ? 10 : 30,
+      warmup: quick ? 5 : 20,
+      nodeWarmup: quick ? 1 : 3,
+    },
+    vm: { rounds: quick ? 3 : 9, perRound: quick ? 20 : 60, batch: 10, warmup: 20 },
+    suspend: {
+      parkCode: "let n = 1; await yield_control(); return n + 1",
+      noParkCode: "return 2",
+      rounds: quick ? 3 : 11,
+      perRound: quick ? 4 : 10,
+      warmup: quick ? 3 : 10,
+      throughputCells: 64, // MAX_SUSPENDED_RUNS (src/limits.ts)
+      throughputReps: quick ? 1 : 3,
+      iterations: quick ? 30 : 110,
+      batch: 10,
+      warmupIterations: 10,
+      sizeReps: quick ? 2 : 5,
+    },
+    catalog: { latencyTools: 10_000, reps: quick ? 2 : 5, builds: quick ? 1 : 3, blocks: quick ? 3 : 9, surfaceSizes: [10, 100, 1000, 10_000] },
+    timeouts: { requestMs: 15_000, workerRouteMs: 90_000, childMs: 15_000, readyMs: 60_000, dryRunMs: 90_000, watchdogMs: 300_000 },
+  };
+}

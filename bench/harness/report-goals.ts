@@ -1,0 +1,126 @@
+/**
+ * The goals table: each goal of the issues, the figure it is judged on with its spread, and a
+ * verdict from that spread (verdict.ts). Only goals whose sections ran are listed. Pure.
+ */
+import type { Results } from "./report.ts";
+import { kib, ms, msSpread, speed, speedRange, table, x } from "./report-format.ts";
+import { invert } from "./stats.ts";
+import { exactBasis, iqrBasis, judge, rangeBasis, statusText, type Basis, type Rule, type Status } from "./verdict.ts";
+
+interface Goal {
+  goal: string;
+  measured: string;
+  /** A goal's verdict, or a reference row's standing against the same line. */
+  status: string;
+}
+
+const verdict = (basis: Basis, rule: Rule): string => `${statusText(judge(basis, rule))} (${basis.what})`;
+/** A yes/no goal on deterministic figures. */
+const holds = (ok: boolean): string => `${statusText(ok ? "met" : "not met")} (deterministic)`;
+const reference = (status: Status) => (status === "met" ? "within" : status === "not met" ? "over" : "unclear (spread crosses the line)");
+
+export function goalRows(r: Results): Goal[] {
+  const rows: Goal[] = [];
+  if (r.exec) {
+    const e = r.exec;
+    const vsNode = invert(e.ratios.node.exec);
+    rows.push({
+      goal: "`exec` of a trivial cell ≥ 10× faster than a Node process per cell",
+      measured:
+        `${speed(e.ratios.node.exec)}, min–max ${speedRange(e.ratios.node.exec)} over ${e.plan.rounds} rounds (medians ${ms(e.measures.exec.median)} ms vs ${ms(e.measures.node.median)} ms); ` +
+        `for comparison, against a bare quickjs-wasi VM per cell in Node (${ms(e.measures.bareVm.median)} ms): ${speed(e.ratios.bareVm.exec)}`,
+      status: verdict(iqrBasis(vsNode, "rounds"), { kind: "atLeast", line: 10 }),
+    });
+  }
+  if (r.vm) {
+    const v = r.vm;
+    rows.push({
+      goal: "QuickJS create + eval + dispose ≤ 2 ms inside workerd (median)",
+      measured: `${msSpread(v.rawTotalRounds)}, per-round medians`,
+      status: verdict(iqrBasis(v.rawTotalRounds, "rounds"), { kind: "atMost", line: 2 }),
+    });
+    rows.push({
+      goal: "(for reference) the project's path, GuestVm.create + prelude + run + dispose, against the same 2 ms",
+      measured: `${msSpread(v.guestTotalRounds)}, per-round medians`,
+      status: reference(judge(iqrBasis(v.guestTotalRounds, "rounds"), { kind: "atMost", line: 2 })),
+    });
+  }
+  if (r.suspendHttp && r.suspendIsolate) {
+    const h = r.suspendHttp;
+    const w = r.suspendIsolate;
+    rows.push({
+      goal: "`wait` of a small parked cell (restore + deliver + complete) ≤ 5 ms inside workerd (median; 4.1)",
+      measured:
+        `${msSpread(h.waitInObject)} in the session object (HTTP \`wait\` − refused-\`wait\` floor, per round; medians ${ms(h.measures.wait.median)} − ${ms(h.measures.refused.median)} ms); ` +
+        `in-isolate resume ${msSpread(w.phases.resumeSequential!)} over batches (production codec; old full-gzip format ${ms(w.phases.fullResumeSequential!.median)} ms)`,
+      status: verdict(iqrBasis(h.waitInObject, "rounds"), { kind: "atMost", line: 5 }),
+    });
+    const b = w.suspend.bytes;
+    rows.push({
+      goal: "stored bytes of a small parked cell ≤ 256 KiB (4.2)",
+      measured:
+        `${kib(b.stored.median)} KiB (production codec: ${b.changedPages.median} of ${b.pages.median} 4 KiB pages differ from the pristine image, XOR + gzip, ` +
+        `of a ${kib(b.memory.median)} KiB VM memory); baseline old full-gzip format ${kib(b.fullStored.median)} KiB, ${x(b.fullStored.median / b.stored.median)} smaller`,
+      status: verdict(rangeBasis(b.stored, `min–max over ${b.stored.n} batches`), { kind: "atMost", line: 256 * 1024 }),
+    });
+  }
+  if (r.catalog) {
+    const c = r.catalog;
+    const f = c.quality.sets.find((s) => s.heldOut);
+    if (f) {
+      rows.push({
+        goal: `search recall@8 ≥ 0.95 on the fresh held-out set (${f.index.queries} queries, ${f.tools} tools, written after the method was frozen; 5.1)`,
+        measured: `${f.index.recallAt8.toFixed(3)} (plain BM25 ${f.bm25.recallAt8.toFixed(3)}, substring ${f.substring.recallAt8.toFixed(3)})`,
+        status: verdict(exactBasis(f.index.recallAt8), { kind: "atLeast", line: 0.95 }),
+      });
+      rows.push({
+        goal: "search recall@1 ≥ 0.70 on the fresh held-out set (5.1)",
+        measured: `${f.index.recallAt1.toFixed(3)} (plain BM25 ${f.bm25.recallAt1.toFixed(3)}, substring ${f.substring.recallAt1.toFixed(3)})`,
+        status: verdict(exactBasis(f.index.recallAt1), { kind: "atLeast", line: 0.7 }),
+      });
+    }
+    const notBelow = c.quality.sets.every((s) => (["recallAt1", "recallAt8", "mrrAt8"] as const).every((k) => s.index[k] >= s.bm25[k]));
+    rows.push({
+      goal: "SearchIndex never below plain BM25 + stemming (recall@1, recall@8, MRR@8) on any set (5.1)",
+      measured: notBelow ? "never below" : "below on some set",
+      status: holds(notBelow),
+    });
+    const lat = c.latency;
+    rows.push({
+      goal: `\`catalog.search\` ≤ 2 ms per query over ${lat.tools.toLocaleString("en-US")} tools, median inside workerd (5.2)`,
+      measured:
+        `${ms(lat.index.perQuery.median)} ms; per block of consecutive queries ${msSpread(c.blockMedians.index)} ` +
+        `(substring baseline ${ms(lat.substring.perQuery.median)} ms, plain BM25 ${ms(lat.bm25.perQuery.median)} ms)`,
+      status: verdict(iqrBasis(c.blockMedians.index, "blocks of queries"), { kind: "atMost", line: 2 }),
+    });
+    const bounded = c.surface.filter((s) => s.tools >= 100);
+    const flat = bounded.length > 0 && Math.max(...bounded.map((s) => s.codeModeBytes)) <= 1.05 * Math.min(...bounded.map((s) => s.codeModeBytes));
+    const s1000 = c.surface.find((s) => s.tools === 1000);
+    const share = s1000 ? s1000.codeModeBytes / s1000.directBytes : NaN;
+    rows.push({
+      goal: "code-mode surface flat (bounded) and ≤ 2% of direct exposure at 1,000 tools (5.3)",
+      measured: `${flat ? "flat" : "not flat"}; ${s1000 ? `${kib(s1000.codeModeBytes)} KiB vs ${kib(s1000.directBytes)} KiB = ${(100 * share).toFixed(2)}%` : "n/a"}`,
+      status: holds(flat && share <= 0.02),
+    });
+  }
+  return rows;
+}
+
+export function reportGoals(r: Results): string[] {
+  const rows = goalRows(r);
+  if (rows.length === 0) return [];
+  return [
+    "## Goals",
+    "",
+    "A timing goal is judged on the spread of its figure across rounds, not on one median: **met** when the whole interquartile range",
+    "(IQR) of the per-round figure is on the right side of the line, **not met** when it is wholly on the wrong side, **unclear** when",
+    "it crosses the line. Deterministic figures (bytes, recall on fixed sets) are judged as they are. Goals stated in absolute times",
+    "have no baseline in the run to cancel the machine's load: read them with the load in the header.",
+    "",
+    ...table(
+      ["goal", "measured", "status"],
+      rows.map((g) => [g.goal, g.measured, g.status]),
+    ),
+    "",
+  ];
+}

@@ -1,0 +1,41 @@
+/**
+ * Interleaved rounds: every measure of a section (the subject and its baselines) takes a block
+ * of samples in every round, so a burst of background load on the shared machine lands on
+ * both sides of a ratio instead of on one. The order of the blocks reverses from one round to
+ * the next (A B C, C B A, A B C, …) so no measure always runs first or right after another.
+ * Pure orchestration: the steps bring their own timing and checks.
+ */
+import type { RoundSamples } from "./stats.ts";
+
+/** One measure: `run` takes one verified sample in ms (and throws on a wrong reply). */
+export interface Step<Name extends string = string> {
+  name: Name;
+  /** Samples per round. */
+  perRound: number;
+  /** Untimed samples before the first round. */
+  warmup: number;
+  run: () => Promise<number>;
+}
+
+/** Samples of every step, per round, in the order they were taken. */
+export type RoundsResult<Name extends string> = Record<Name, RoundSamples>;
+
+export async function runRounds<Name extends string>(
+  rounds: number,
+  steps: ReadonlyArray<Step<Name>>,
+  onRound?: (round: number) => void,
+): Promise<RoundsResult<Name>> {
+  for (const step of steps) for (let i = 0; i < step.warmup; i++) await step.run();
+  const out = Object.fromEntries(steps.map((s) => [s.name, [] as number[][]])) as RoundsResult<Name>;
+  for (let r = 0; r < rounds; r++) {
+    const order = r % 2 === 0 ? steps : [...steps].reverse();
+    for (const step of order) {
+      const samples: number[] = [];
+      for (let i = 0; i < step.perRound; i++) samples.push(await step.run());
+      out[step.name].push(samples);
+    }
+    onRound?.(r);
+  }
+  return out;
+}
+
