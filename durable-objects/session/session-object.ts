@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { Catalog } from "../../src/catalog/catalog";
 import type { CatalogEntry } from "../../src/catalog/types";
-import { failed } from "../../src/cell/cell-runner";
+import { failed } from "../../src/cell";
 import type { CodeModeResult, CodeModeTelemetry } from "../../src/code-mode/types";
 import { loadGatewayConfig, SESSION_LIMIT_DEFAULTS, type SessionLimits } from "../../src/config";
 import { cellFields, cellTrace, execLanguage, logRecord, type CellTrace } from "../../src/observability";
@@ -18,6 +18,7 @@ import { defaultExecLanguage, type ModelTool } from "../../src/turns/surface";
 import { turnTelemetry } from "../../src/turns/telemetry";
 import type { TurnCounters, TurnSpec } from "../../src/turns/turn-spec";
 import { planTurn, type OpenTurnRequest } from "./turn-opening";
+import { notFound, type ClientResultBody, type SessionReply, type SessionRpc } from "./session-rpc";
 import { SessionExpiry } from "./session-expiry";
 import { sessionKv } from "./session-kv";
 import { SessionStorage } from "./session-storage";
@@ -32,11 +33,8 @@ export type SessionEnv = {
 };
 
 /** Replies cross the RPC boundary as data; the HTTP layer maps them to responses. */
-export type SessionReply<T> = { ok: true; status: number; body: T } | { ok: false; status: number; code: string; message: string };
 
-export type ClientResultBody = { callId: string; value?: unknown; error?: { message: string } };
 
-const notFound = (message: string): SessionReply<never> => ({ ok: false, status: 404, code: "not_found", message });
 
 /**
  * The session Durable Object: a thin shell that owns the session's turns and parked runs,
@@ -49,7 +47,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
   const resolve = (entry: CatalogEntry): ToolDefinition | undefined =>
     entry.pluginId !== undefined ? definitions.get(`${entry.pluginId}\u0000${entry.toolName}`) : undefined;
 
-  return class SessionDurableObject extends DurableObject<SessionEnv> {
+  return class SessionDurableObject extends DurableObject<SessionEnv> implements SessionRpc {
     /** Injected in tests (a frozen or manual clock); production uses the system clock. */
     clock: Clock = systemClock;
     /** Injected in tests (small limits); production reads `gateway.sessions` from the config. */
@@ -110,7 +108,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       req: OpenTurnRequest,
     ): Promise<SessionReply<{ turnId: string; codeModeEngaged: boolean; tools: ModelTool[]; telemetry: CodeModeTelemetry }>> {
       const config = loadGatewayConfig(this.env);
-      if (!config.ok) return { ok: false, status: 500, code: "invalid_config", message: config.error.message };
+      if (!config.ok) return { ok: false, reason: "invalid_config", message: config.error.message };
       const turnId = crypto.randomUUID();
       const { spec, tools } = planTurn(config.config, plugins, req, {
         turnId,
@@ -122,11 +120,11 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const counters = { search: 0, describe: 0, call: 0 };
       const row = encodeTurn(spec, counters);
       const admitted = this.quota.admitTurn(row.bytes);
-      if (!admitted.ok) return { ok: false, status: 409, code: "quota_exceeded", message: admitted.message };
+      if (!admitted.ok) return { ok: false, reason: "quota_exceeded", message: admitted.message };
       this.sessionStorage.ensure();
       this.turns.insert(spec, counters, row);
       this.touched(turnId, { opened: true });
-      return { ok: true, status: 201, body: { turnId, codeModeEngaged: spec.codeModeEngaged, tools, telemetry: this.telemetry(spec, counters) } };
+      return { ok: true, body: { turnId, codeModeEngaged: spec.codeModeEngaged, tools, telemetry: this.telemetry(spec, counters) } };
     }
 
     /**
@@ -151,7 +149,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       try {
         const routed = await callDirectTool(spec, toolName, input, this.deps(spec, abort.signal));
         if (routed.kind === "not_found") return notFound(routed.message);
-        return { ok: true, status: 200, body: routed.result };
+        return { ok: true, body: routed.result };
       } finally {
         this.untrack(turnId, abort, requestId);
       }
@@ -166,7 +164,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
       if (!turn.spec.codeModeEngaged || (toolName !== "exec" && toolName !== "wait")) {
-        return { ok: false, status: 503, code: "session_reset", message: `the session was reset while ${toolName} ran; its outcome is unknown` };
+        return { ok: false, reason: "session_reset", message: `the session was reset while ${toolName} ran; its outcome is unknown` };
       }
       const message =
         `the session object was reset while this ${toolName} ran (the platform's CPU or memory limit, or a deploy); ` +
@@ -174,7 +172,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const body = failed(message, "internal_error", this.telemetry(turn.spec, turn.counters));
       // The reset instance never wrote this cell's record: this one stands for it (its counters and duration are unknown).
       logRecord("cell", { ...cellFields(turn.spec, cellTrace(toolName, requestId), body), bridge: undefined, durationMs: undefined, lost: true });
-      return { ok: true, status: 200, body };
+      return { ok: true, body };
     }
 
     async clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<{ accepted: true }>> {
@@ -182,14 +180,14 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       if (!turn) return notFound("unknown turn");
       this.touched(turnId);
       // Accepted once per turn: the record outlives the run, so a repeat after the run settled is still a 409.
-      if (this.turns.wasDelivered(turnId, body.callId)) return { ok: false, status: 409, code: "conflict", message: `a result for ${body.callId} was already delivered` };
+      if (this.turns.wasDelivered(turnId, body.callId)) return { ok: false, reason: "conflict", message: `a result for ${body.callId} was already delivered` };
       // The declared outputSchema and the size cap are applied here; a violation reaches the guest as an error at wait.
       const tool = this.snapshots.runsOfTurn(turnId).flatMap((s) => s.pending).find((p) => p.kind === "client" && p.callId === body.callId);
       const settlement = clientResultSettlement(turn.spec, tool?.kind === "client" ? tool.tool : undefined, body);
       const r = this.runs.deliverClientResult(turnId, body.callId, settlement);
-      if (!r.ok) return { ok: false, status: r.status, code: r.status === 409 ? "conflict" : "not_found", message: r.message };
+      if (!r.ok) return { ok: false, reason: r.reason === "already_delivered" ? "conflict" : "not_found", message: r.message };
       this.turns.recordDelivered(turnId, body.callId);
-      return { ok: true, status: 202, body: { accepted: true } };
+      return { ok: true, body: { accepted: true } };
     }
 
     async deleteTurn(tenantId: string, turnId: string): Promise<SessionReply<{ telemetry: CodeModeTelemetry }>> {
@@ -198,7 +196,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       for (const c of this.active.get(turnId) ?? []) c.abort();
       this.runs.closeTurn(turnId);
       this.turns.delete(turnId);
-      return { ok: true, status: 200, body: { telemetry: this.telemetry(turn.spec, turn.counters) } };
+      return { ok: true, body: { telemetry: this.telemetry(turn.spec, turn.counters) } };
     }
 
     /** TTL expiry of parked runs, enforced by the alarm rather than only on the next wait. */
@@ -212,7 +210,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     private wait(turn: StoredTurn, input: unknown, trace: CellTrace): Promise<SessionReply<unknown>> {
       const { spec } = turn;
       const claim = this.runs.claim(spec, input);
-      if (!claim.ok) return Promise.resolve({ ok: true, status: 200, body: failed(claim.message, claim.code ?? "invalid_input", this.telemetry(spec, turn.counters)) });
+      if (!claim.ok) return Promise.resolve({ ok: true, body: failed(claim.message, claim.code ?? "invalid_input", this.telemetry(spec, turn.counters)) });
       trace.runId = claim.runId;
       const closing = this.telemetry(spec, turn.counters);
       return this.serial(async (): Promise<SessionReply<unknown>> => {
@@ -222,7 +220,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
           ),
         );
         // Torn down while this wait was queued: it observed the teardown.
-        if (!reply.ok && reply.status === 404) return { ok: true, status: 200, body: failed("the code mode run was aborted", "aborted", closing) };
+        if (!reply.ok && reply.reason === "not_found") return { ok: true, body: failed("the code mode run was aborted", "aborted", closing) };
         return reply;
       }).finally(() => this.runs.release(claim.runId));
     }
@@ -249,7 +247,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       trace.ranAt = performance.now();
       trace.before = { ...turn.counters };
       try {
-        return { ok: true, status: 200, body: await fn(turn, abort.signal) };
+        return { ok: true, body: await fn(turn, abort.signal) };
       } finally {
         this.untrack(turnId, abort, requestId);
         // Only write when a bridge counter moved: a write holds the reply until it is durable.
@@ -304,7 +302,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     async deleteSession(): Promise<SessionReply<{ deleted: true }>> {
       if (!this.sessionStorage.ready) return notFound("unknown session");
       await this.clearSession();
-      return { ok: true, status: 200, body: { deleted: true } };
+      return { ok: true, body: { deleted: true } };
     }
 
     /** What the session stores against its quota (for tests and operators). */

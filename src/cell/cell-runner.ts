@@ -1,48 +1,20 @@
-import type { CodeModeErrorCode, CodeModeResult, CodeModeTelemetry } from "../code-mode/types";
+import type { CodeModeResult } from "../code-mode/types";
 import { OutputBudget } from "../code-mode/output-budget";
-import type { ResolvedCodeModeOptions } from "../config";
-import { HostBridge, type BridgeHandlers } from "../bridge/host-bridge";
 import { jsonTooDeep } from "../bridge/json-depth";
-import { logRecord } from "../observability/log";
-import type { Clock } from "../runtime/clock";
 import { GuestFaultError } from "../runtime/guest-fault";
-import { GuestVm } from "../runtime/guest-vm";
-import { InterruptGuard, type BudgetTrip } from "../runtime/interrupt-guard";
-import type { CellVms } from "../runtime/vm-pool";
+import type { GuestVm } from "../runtime/guest-vm";
+import { InterruptGuard } from "../runtime/interrupt-guard";
 import { CellBudget, prepareSource } from "../source";
+import { MAX_JSON_DEPTH } from "../limits";
 import { parseExecInput } from "./exec-input";
-import { MAX_JSON_DEPTH, MIN_REQUEST_BYTES } from "../limits";
+import { logRecord } from "../observability/log";
+import { closeWith, endCell, failed, failedWithBudget, rejected, timerPastDeadline } from "./cell-results";
+import { cellBridge, type CellEnd, type CellEnvironment, type LiveCell } from "./live-cell";
 
-export type CellEnvironment = {
-  options: ResolvedCodeModeOptions;
-  clock: Clock;
-  signal: AbortSignal;
-  /** Where VMs come from (the isolate's pool and memory ledger) and who owns them. */
-  vms: CellVms;
-  /** Guest globals / `catalog.all()` handles, in catalog order, as JSON (built once per turn). */
-  tools: { metadataJson: string; namesJson: string };
-  handlers: Omit<BridgeHandlers, "output">;
-  telemetry(): CodeModeTelemetry;
-};
-
-/** A cell that stopped with host work outstanding; the session decides whether to park it. */
-export type LiveCell = { vm: GuestVm; bridge: HostBridge; budget: OutputBudget; guard: InterruptGuard };
-
-export type CellEnd =
-  | { kind: "result"; result: CodeModeResult }
-  | { kind: "suspended"; reason: "pending_tools" | "yield"; cell: LiveCell };
-
-
-export function failed(error: string, code: CodeModeErrorCode | undefined, telemetry: CodeModeTelemetry): CodeModeResult {
-  return { status: "failed", error, ...(code ? { code } : {}), telemetry };
-}
-
-/** A failure before any VM exists, bounded by maxOutputBytes like every diagnostic. */
-function rejected(error: string, code: CodeModeErrorCode, env: CellEnvironment): CellEnd {
-  const projected = new OutputBudget(env.options.maxOutputBytes).failed(error);
-  return { kind: "result", result: failed(projected.error, code, env.telemetry()) };
-}
-
+/**
+ * The cell runner: `exec` (input, source checks, a VM from the pool) and the drive loop both
+ * `exec` and `wait` use. Results are built in cell-results.ts; the live cell in live-cell.ts.
+ */
 /** `exec`: validate input, check and transpile the source, run it in a fresh VM, all within one budget. */
 export async function runExec(rawInput: unknown, env: CellEnvironment): Promise<CellEnd> {
   // The cell's one deadline, taken before anything else it causes (see src/source/cell-budget.ts).
@@ -57,15 +29,7 @@ export async function runExec(rawInput: unknown, env: CellEnvironment): Promise<
   const deadline = time.guestDeadline();
   const guard = new InterruptGuard(env.clock, deadline, time.guestBudgetMs());
   const budget = new OutputBudget(env.options.maxOutputBytes);
-  const bridge = new HostBridge(
-    { ...env.handlers, output: (kind, text) => (kind === "json" ? budget.pushJson(text) : budget.pushText(text)) },
-    {
-      maxPendingToolCalls: env.options.maxPendingToolCalls,
-      maxRequestBytes: Math.max(MIN_REQUEST_BYTES, env.options.maxOutputBytes),
-      maxClientInputBytes: env.options.maxOutputBytes,
-    },
-    env.clock,
-  );
+  const bridge = cellBridge(env, budget);
   let vm: GuestVm;
   try {
     // Waits for room in the isolate's VM memory within the cell's own deadline.
@@ -165,66 +129,3 @@ export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvir
   }
 }
 
-function timerPastDeadline(timeoutMs: number): string {
-  return (
-    `code mode cell would wait past its deadline (timeoutMs ${timeoutMs}) for its own timers; ` +
-    "timers run inside the deadline, and only tool calls, client results and yield_control() park a cell"
-  );
-}
-
-/** A failure that shares the cell's output budget (its error bounded, `[error truncated]`). */
-export function failedWithBudget(cell: LiveCell, message: string, code: CodeModeErrorCode | undefined, env: CellEnvironment): CodeModeResult {
-  const projected = cell.budget.failed(message);
-  return { status: "failed", error: projected.error, ...(code ? { code } : {}), ...(projected.output ? { output: projected.output } : {}), telemetry: env.telemetry() };
-}
-
-/** The message for a cell stopped by its budget, naming the limit actually reached. */
-export function budgetMessage(trip: BudgetTrip | null, timeoutMs: number): string {
-  if (trip === "cpu_budget") {
-    return (
-      `code mode cell used up its CPU budget for timeoutMs ${timeoutMs} and was stopped ` +
-      "(guest work is counted, since the clock does not advance during synchronous code); do less work per cell"
-    );
-  }
-  return `code mode cell exceeded timeoutMs (${timeoutMs}) and was stopped`;
-}
-
-function faultResult(error: GuestFaultError, env: CellEnvironment, cell: LiveCell): CodeModeResult {
-  const fault = error.fault;
-  const o = env.options;
-  let message: string;
-  let code: CodeModeErrorCode | undefined;
-  if (fault.kind === "interrupted") {
-    if (env.signal.aborted) {
-      message = "the code mode run was aborted";
-      code = "aborted";
-    } else {
-      message = budgetMessage(cell.guard.reason, o.timeoutMs);
-      code = "timeout";
-    }
-  } else if (fault.kind === "out_of_memory") {
-    message = `code mode cell exceeded memoryLimitBytes (${o.memoryLimitBytes}) and its VM was terminated`;
-  } else if (fault.kind === "engine_limit") {
-    // The program's own doing (a string past the engine's maximum, a stack overflow): its error.
-    message = `the program hit an engine limit (${fault.detail.split("\n")[0]!.slice(0, 200)}) and its VM was terminated`;
-  } else {
-    // Never echo engine internals beyond their one-line summary.
-    message = `the code mode VM stopped unexpectedly (${fault.detail.split("\n")[0]!.slice(0, 200)})`;
-    code = "internal_error";
-  }
-  const projected = cell.budget.failed(message);
-  return { status: "failed", error: projected.error, ...(code ? { code } : {}), ...(projected.output ? { output: projected.output } : {}), telemetry: env.telemetry() };
-}
-
-/** A guest call threw: classify, dispose the VM, report. */
-function endCell(cell: LiveCell, error: unknown, env: CellEnvironment): CodeModeResult {
-  if (error instanceof GuestFaultError) return closeWith(cell, faultResult(error, env, cell));
-  logRecord("host_error", { where: "cell.drive", error });
-  return closeWith(cell, failed("internal error in the code mode runtime", "internal_error", env.telemetry()));
-}
-
-export function closeWith(cell: LiveCell, result: CodeModeResult): CodeModeResult {
-  cell.bridge.close();
-  cell.vm.dispose();
-  return result;
-}

@@ -1,6 +1,6 @@
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { ClientResultBody, SessionReply } from "../../durable-objects/session/session-object";
+import type { SessionReply, SessionRpc } from "../../durable-objects/session/session-rpc";
 import { loadGatewayConfig, RATE_LIMIT_DEFAULTS } from "../config";
 import { authenticate, loadGatewayTokens } from "./auth";
 import { HttpError, statusFor } from "./http-error";
@@ -13,23 +13,12 @@ import { logRecord, requestLog, type RequestLogVars } from "../observability";
 
 /** The Worker's bindings. */
 export type GatewayEnv = {
-  SESSIONS: DurableObjectNamespace<SessionRpc>;
+  SESSIONS: DurableObjectNamespace<SessionRpc & Rpc.DurableObjectBranded>;
   GATEWAY_TOKENS?: string;
   CODEMODE_CONFIG?: string;
   /** Per-tenant request limit (`[[ratelimits]]` in wrangler.toml); absent = unlimited. */
   RATE_LIMITER?: RateLimit;
 };
-
-/** What the router needs from the session object (its RPC surface). */
-export interface SessionRpc extends Rpc.DurableObjectBranded {
-  openTurn(tenantId: string, sessionId: string, req: unknown): Promise<SessionReply<unknown>>;
-  callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<unknown>>;
-  cancelRequest(requestId: string): Promise<void>;
-  deleteTurn(tenantId: string, turnId: string): Promise<SessionReply<unknown>>;
-  lostCall(tenantId: string, turnId: string, toolName: string, requestId?: string): Promise<SessionReply<unknown>>;
-  clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<unknown>>;
-  deleteSession(): Promise<SessionReply<unknown>>;
-}
 
 const SESSION_ID = /^[A-Za-z0-9._\-]{1,128}$/;
 const TURN_ID = /^[A-Za-z0-9\-]{1,64}$/;
@@ -73,10 +62,11 @@ function isRemote(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { remote?: unknown }).remote === true;
 }
 
-function reply(c: Context<{ Bindings: GatewayEnv } & Vars>, r: SessionReply<unknown>): Response {
-  if (r.ok) return c.json(r.body as object, r.status as 200);
-  c.set("errorCode", r.code);
-  return c.json({ error: { code: r.code, message: r.message } }, statusFor(r.code));
+/** The one place a session reply becomes HTTP: the success status is the route's, a failure's comes from its reason. */
+function reply(c: Context<{ Bindings: GatewayEnv } & Vars>, r: SessionReply<unknown>, success: 200 | 201 | 202 = 200): Response {
+  if (r.ok) return c.json(r.body as object, success);
+  c.set("errorCode", r.reason);
+  return c.json({ error: { code: r.reason, message: r.message } }, statusFor(r.reason));
 }
 
 export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
@@ -116,7 +106,7 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
   app.post("/v1/sessions/:sessionId/turns", async (c) => {
     const body = validateOpenTurn(await readJson(c));
     const { stub, sessionId } = sessionStub(c);
-    return reply(c, await stub.openTurn(c.get("tenant"), sessionId, body));
+    return reply(c, await stub.openTurn(c.get("tenant"), sessionId, body), 201);
   });
 
   app.post("/v1/sessions/:sessionId/turns/:turnId/tools/:toolName", async (c) => {
@@ -152,7 +142,7 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
   app.post("/v1/sessions/:sessionId/turns/:turnId/client-results", async (c) => {
     const body = validateClientResult(await readJson(c));
     const { stub } = sessionStub(c);
-    return reply(c, await stub.clientResult(c.get("tenant"), param(c, "turnId", TURN_ID), body));
+    return reply(c, await stub.clientResult(c.get("tenant"), param(c, "turnId", TURN_ID), body), 202);
   });
 
   app.delete("/v1/sessions/:sessionId/turns/:turnId", async (c) => {

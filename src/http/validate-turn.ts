@@ -1,4 +1,4 @@
-import type { ClientResultBody } from "../../durable-objects/session/session-object";
+import type { ClientResultBody } from "../../durable-objects/session/session-rpc";
 import type { OpenTurnRequest } from "../../durable-objects/session/turn-opening";
 import { AGENT_ID_PATTERN, AGENT_ID_RULE } from "../config";
 import { HttpError } from "./http-error";

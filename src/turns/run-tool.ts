@@ -1,5 +1,5 @@
 import { Catalog } from "../catalog/catalog";
-import { runExec, type CellEnd, type CellEnvironment } from "../cell/cell-runner";
+import { runExec, type CellEnd, type CellEnvironment } from "../cell";
 import type { CodeModeResult } from "../code-mode/types";
 import type { Clock } from "../runtime/clock";
 import type { CellVms } from "../runtime/vm-pool";

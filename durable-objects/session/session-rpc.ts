@@ -1,0 +1,33 @@
+import type { CodeModeTelemetry } from "../../src/code-mode/types";
+import type { ModelTool } from "../../src/turns/surface";
+
+/**
+ * The session object's RPC contract: what the Worker may call and what comes back. The
+ * Durable Object class implements it; src/http imports only this module. Replies are data:
+ * a failure carries a reason, and the HTTP edge alone decides which status a reason gets.
+ */
+
+/** Why a session call was refused (the HTTP edge maps each to its status: http-error.ts). */
+export type SessionFailure = "not_found" | "conflict" | "quota_exceeded" | "invalid_config" | "session_reset";
+
+export type SessionReply<T> = { ok: true; body: T } | { ok: false; reason: SessionFailure; message: string };
+
+export type ClientResultBody = { callId: string; value?: unknown; error?: { message: string } };
+
+export type OpenTurnAnswer = { turnId: string; codeModeEngaged: boolean; tools: ModelTool[]; telemetry: CodeModeTelemetry };
+
+export interface SessionRpc {
+  openTurn(tenantId: string, sessionId: string, req: unknown): Promise<SessionReply<OpenTurnAnswer>>;
+  /** A model-visible tool of the turn: `exec`/`wait` answer a CodeModeResult, direct tools their result. */
+  callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<unknown>>;
+  /** The HTTP client of `requestId` went away: cancel that call's active work. */
+  cancelRequest(requestId: string): Promise<void>;
+  /** The object was reset under an exec or wait: report that cell as failed. */
+  lostCall(tenantId: string, turnId: string, toolName: string, requestId?: string): Promise<SessionReply<unknown>>;
+  clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<{ accepted: true }>>;
+  deleteTurn(tenantId: string, turnId: string): Promise<SessionReply<{ telemetry: CodeModeTelemetry }>>;
+  deleteSession(): Promise<SessionReply<{ deleted: true }>>;
+}
+
+export const notFound = (message: string): SessionReply<never> => ({ ok: false, reason: "not_found", message });
+export const answer = <T>(body: T): SessionReply<T> => ({ ok: true, body });

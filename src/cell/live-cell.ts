@@ -1,0 +1,45 @@
+import type { CodeModeResult, CodeModeTelemetry } from "../code-mode/types";
+import { OutputBudget } from "../code-mode/output-budget";
+import type { ResolvedCodeModeOptions } from "../config";
+import { HostBridge, type BridgeHandlers } from "../bridge/host-bridge";
+import type { Clock } from "../runtime/clock";
+import type { GuestVm } from "../runtime/guest-vm";
+import type { InterruptGuard } from "../runtime/interrupt-guard";
+import type { CellVms } from "../runtime/vm-pool";
+import { MIN_REQUEST_BYTES } from "../limits";
+
+export type CellEnvironment = {
+  options: ResolvedCodeModeOptions;
+  clock: Clock;
+  signal: AbortSignal;
+  /** Where VMs come from (the isolate's pool and memory ledger) and who owns them. */
+  vms: CellVms;
+  /** Guest globals / `catalog.all()` handles, in catalog order, as JSON (built once per turn). */
+  tools: { metadataJson: string; namesJson: string };
+  handlers: Omit<BridgeHandlers, "output">;
+  telemetry(): CodeModeTelemetry;
+};
+
+/** A cell that stopped with host work outstanding; the session decides whether to park it. */
+export type LiveCell = { vm: GuestVm; bridge: HostBridge; budget: OutputBudget; guard: InterruptGuard };
+
+export type CellEnd =
+  | { kind: "result"; result: CodeModeResult }
+  | { kind: "suspended"; reason: "pending_tools" | "yield"; cell: LiveCell };
+
+/**
+ * The bridge of a live cell: the turn's handlers, output into the cell's budget, and the
+ * limits from its options. One construction for `exec` and for every `wait` that cannot reuse
+ * the bridge it parked with.
+ */
+export function cellBridge(env: CellEnvironment, budget: OutputBudget): HostBridge {
+  return new HostBridge(
+    { ...env.handlers, output: (kind, text) => (kind === "json" ? budget.pushJson(text) : budget.pushText(text)) },
+    {
+      maxPendingToolCalls: env.options.maxPendingToolCalls,
+      maxRequestBytes: Math.max(MIN_REQUEST_BYTES, env.options.maxOutputBytes),
+      maxClientInputBytes: env.options.maxOutputBytes,
+    },
+    env.clock,
+  );
+}
