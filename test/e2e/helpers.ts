@@ -3,7 +3,7 @@ import { SELF } from "cloudflare:test";
 export const TOKEN_A = "test-token-a";
 export const TOKEN_B = "test-token-b";
 
-export async function api(method: string, path: string, body?: unknown, token: string | null = TOKEN_A): Promise<{ status: number; json: any }> {
+export async function api(method: string, path: string, body?: unknown, token: string | null = TOKEN_A): Promise<{ status: number; json: any; requestId: string }> {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (token) headers.authorization = `Bearer ${token}`;
   const res = await SELF.fetch(`http://gateway${path}`, {
@@ -18,7 +18,8 @@ export async function api(method: string, path: string, body?: unknown, token: s
   } catch {
     json = text;
   }
-  return { status: res.status, json };
+  // The gateway's request id (x-request-id), which its log records carry.
+  return { status: res.status, json, requestId: res.headers.get("x-request-id") ?? "" };
 }
 
 let counter = 0;

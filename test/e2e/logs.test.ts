@@ -1,20 +1,9 @@
-import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { linesSince, mark, recordsSince } from "../support/log-capture";
-import { freshTurn, inSession, sessionId, sessionStub, sleep, TOKEN_A } from "./helpers";
+import { api, freshTurn, inSession, sessionId, sessionStub, sleep, TOKEN_A } from "./helpers";
 
 /** One HTTP call through the Worker, with the request id the gateway sent back. */
-async function call(method: string, path: string, body?: unknown, token: string | null = TOKEN_A) {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (token) headers.authorization = `Bearer ${token}`;
-  const res = await SELF.fetch(`http://gateway${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined, requestId: res.headers.get("x-request-id") ?? "" };
-}
+const call = api;
 
 const tool = (session: string, turnId: string, name: string) => `/v1/sessions/${session}/turns/${turnId}/tools/${name}`;
 
