@@ -4,6 +4,7 @@ import { createApp, type GatewayEnv } from "./http/app";
 import { MemoryLedger } from "./runtime/memory-ledger";
 import { VmPool } from "./runtime/vm-pool";
 import type { ToolPlugin } from "./tools/types";
+import { systemClock, type Clock } from "./runtime/clock";
 
 export type GatewayOptions = {
   plugins: readonly ToolPlugin[];
@@ -13,6 +14,8 @@ export type GatewayOptions = {
    * leaves 48 MiB for the host. See MemoryLedger.
    */
   isolateVmMemoryBytes?: number;
+  /** Where session objects read time (deadlines, TTLs, idle expiry); the system clock by default. Tests pass a frozen or manual one. */
+  clock?: Clock;
 };
 
 /**
@@ -38,7 +41,7 @@ export function createGateway(options: GatewayOptions) {
     worker: { fetch: (req: Request, env: GatewayEnv, ctx: ExecutionContext) => app.fetch(req, env, ctx) } satisfies ExportedHandler<GatewayEnv>,
     // Module state of this gateway instance, so one ledger and pool per isolate: every
     // session object the isolate hosts shares them.
-    SessionDurableObject: createSessionObject(options.plugins, new VmPool(ledger)),
+    SessionDurableObject: createSessionObject(options.plugins, new VmPool(ledger), options.clock ?? systemClock),
     PristineImageRegistry,
   };
 }

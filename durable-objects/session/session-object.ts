@@ -41,15 +41,15 @@ export type SessionEnv = {
  * runs its cells one at a time, and hands each concern to its module (turn planning, cell
  * runner, run lifecycle, stores).
  */
-export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool) {
+export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool, clock: Clock = systemClock) {
   const definitions = new Map<string, ToolDefinition>();
   for (const p of plugins) for (const t of p.tools) definitions.set(`${p.id}\u0000${t.name}`, t);
   const resolve = (entry: CatalogEntry): ToolDefinition | undefined =>
     entry.pluginId !== undefined ? definitions.get(`${entry.pluginId}\u0000${entry.toolName}`) : undefined;
 
   return class SessionDurableObject extends DurableObject<SessionEnv> implements SessionRpc {
-    /** Injected in tests (a frozen or manual clock); production uses the system clock. */
-    clock: Clock = systemClock;
+    /** The gateway's clock (createGateway); a test may also swap it on one live instance. */
+    clock: Clock = clock;
     /** Injected in tests (small limits); production reads `gateway.sessions` from the config. */
     limitsOverride: SessionLimits | undefined;
     private readonly turns: TurnStore;
