@@ -19,15 +19,15 @@
  *     weights, no stop-word handling, no expansion;
  *   - SearchIndex (what `catalog.search` runs).
  */
-import { buildCatalog } from "../src/catalog/build-catalog";
-import { opaqueToolId } from "../src/catalog/opaque-id";
-import { SearchIndex } from "../src/catalog/search-index";
-import { tokenize } from "../src/catalog/search-tokens";
-import type { CatalogEntry } from "../src/catalog/types";
-import { CODE_MODE_DEFAULTS } from "../src/config/code-mode-options";
-import type { JsonSchema, ToolPlugin } from "../src/tools/types";
-import { renderQuickIndex } from "../src/turns/quick-index";
-import { modelSurface } from "../src/turns/surface";
+import { buildCatalog } from "../src/catalog";
+import { opaqueToolId } from "../src/catalog";
+import { SearchIndex } from "../src/catalog";
+import { tokenize } from "../src/catalog";
+import type { CatalogEntry } from "../src/catalog";
+import { CODE_MODE_DEFAULTS } from "../src/config";
+import type { JsonSchema, ToolPlugin } from "../src/tools";
+import { renderQuickIndex } from "../src/turns";
+import { modelSurface } from "../src/turns";
 import fixtureTools from "./fixtures/search-tools.json";
 import fixtureQueries from "./fixtures/search-queries.json";
 import fixtureDev2 from "./fixtures/search-queries-heldout.json";

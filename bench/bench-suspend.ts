@@ -19,18 +19,18 @@
  * The guest has the demo plugin's tool metadata installed (as a production exec does), so
  * its snapshot matches what the gateway stores for the same cell.
  */
-import { Catalog, guestMetadata } from "../src/catalog/catalog";
-import { buildCatalog } from "../src/catalog/build-catalog";
-import { OutputBudget } from "../src/code-mode/output-budget";
-import { CODE_MODE_DEFAULTS } from "../src/config/code-mode-options";
-import { demoPlugin } from "../src/plugins/demo";
-import { systemClock } from "../src/runtime/clock";
-import { GuestVm, type GuestHost } from "../src/runtime/guest-vm";
-import { GUEST_ABI_VERSION } from "../src/runtime/guest-prelude";
-import { engineImage } from "../src/snapshot-store/engine-image";
-import { InterruptGuard } from "../src/runtime/interrupt-guard";
-import { newRunId, newSessionTag } from "../src/runs/run-id";
-import { pristineImage } from "../src/snapshot-store/pristine-image";
+import { Catalog, guestMetadata } from "../src/catalog";
+import { buildCatalog } from "../src/catalog";
+import { OutputBudget } from "../src/code-mode";
+import { CODE_MODE_DEFAULTS } from "../src/config";
+import { demoPlugin } from "../src/plugins";
+import { systemClock } from "../src/runtime";
+import { GuestVm, type GuestHost } from "../src/runtime";
+import { GUEST_ABI_VERSION } from "../src/runtime";
+import { engineImage } from "../src/snapshot-store";
+import { InterruptGuard } from "../src/runtime";
+import { newRunId, newSessionTag } from "../src/runs";
+import { pristineImage } from "../src/snapshot-store";
 import {
   compress,
   decodeSnapshot,
@@ -39,8 +39,8 @@ import {
   encodeSnapshot,
   rawSnapshotBytes,
   serializeSnapshot,
-} from "../src/snapshot-store/snapshot-codec";
-import type { ParkedRunState } from "../src/snapshot-store/parked-run";
+} from "../src/snapshot-store";
+import type { ParkedRunState } from "../src/snapshot-store";
 import type { Snapshot } from "quickjs-wasi";
 
 type Phase = Record<string, number>;

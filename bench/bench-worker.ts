@@ -22,10 +22,10 @@
  */
 import { QuickJS } from "quickjs-wasi";
 import quickjsModule from "quickjs-wasi/quickjs.wasm";
-import { GuestVm, type GuestHost } from "../src/runtime/guest-vm";
-import { InterruptGuard } from "../src/runtime/interrupt-guard";
-import { systemClock } from "../src/runtime/clock";
-import { CODE_MODE_DEFAULTS } from "../src/config/code-mode-options";
+import { GuestVm, type GuestHost } from "../src/runtime";
+import { InterruptGuard } from "../src/runtime";
+import { systemClock } from "../src/runtime";
+import { CODE_MODE_DEFAULTS } from "../src/config";
 import { snapshotSizes, suspendTimings } from "./bench-suspend";
 import { searchLatency, searchQuality, surfaceSizes } from "./bench-catalog";
 

@@ -1,10 +1,10 @@
 import { PristineImageRegistry } from "../durable-objects/images/pristine-image-registry";
 import { createSessionObject } from "../durable-objects/session/session-object";
-import { createApp, type GatewayEnv } from "./http/app";
-import { MemoryLedger } from "./runtime/memory-ledger";
-import { VmPool } from "./runtime/vm-pool";
-import type { ToolPlugin } from "./tools/types";
-import { systemClock, type Clock } from "./runtime/clock";
+import { createApp, type GatewayEnv } from "./http";
+import { MemoryLedger } from "./runtime";
+import { VmPool } from "./runtime";
+import type { ToolPlugin } from "./tools";
+import { systemClock, type Clock } from "./runtime";
 
 export type GatewayOptions = {
   plugins: readonly ToolPlugin[];

@@ -1,5 +1,5 @@
 import { createGateway } from "./gateway";
-import { demoPlugin } from "./plugins/demo";
+import { demoPlugin } from "./plugins";
 
 const gateway = createGateway({ plugins: [demoPlugin] });
 

@@ -4,7 +4,7 @@
  * which must still be refused. Shared by the unit test of the checks and the e2e test that
  * sends every entry through HTTP → Durable Object → VM.
  */
-import type { CodeModeLanguage } from "../src/code-mode/types";
+import type { CodeModeLanguage } from "../src/code-mode";
 
 export type OrdinaryCell = { name: string; code: string; language: CodeModeLanguage; value: unknown };
 export type RefusedCell = { name: string; code: string; language: CodeModeLanguage; kind: "module" | "shell"; mentions: string };

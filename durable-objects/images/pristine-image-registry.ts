@@ -1,8 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
-import { logRecord } from "../../src/observability/log";
-import { systemClock, type Clock } from "../../src/runtime/clock";
-import { IMAGE_SCHEMA, ImageStore } from "../../src/snapshot-store/image-store";
-import type { ImageRecord, ImageRegistry } from "../../src/snapshot-store/image-registry";
+import { logRecord } from "../../src/observability";
+import { systemClock, type Clock } from "../../src/runtime";
+import { IMAGE_SCHEMA, ImageStore } from "../../src/snapshot-store";
+import type { ImageRecord, ImageRegistry } from "../../src/snapshot-store";
 import { Sql } from "../session/sql";
 
 /**

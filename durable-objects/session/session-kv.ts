@@ -1,4 +1,4 @@
-import type { SessionStore } from "../../src/tools/types";
+import type { SessionStore } from "../../src/tools";
 import { estimateStoredBytes, TOOL_PREFIX, type StorageQuota } from "./storage-quota";
 
 /**

@@ -1,5 +1,5 @@
-import type { CodeModeTelemetry } from "../../src/code-mode/types";
-import type { ModelTool } from "../../src/turns/surface";
+import type { CodeModeTelemetry } from "../../src/code-mode";
+import type { ModelTool } from "../../src/turns";
 
 /**
  * The session object's RPC contract: what the Worker may call and what comes back. The

@@ -1,4 +1,4 @@
-import { newSessionTag } from "../../src/runs/run-id";
+import { newSessionTag } from "../../src/runs";
 import { applySchema, type Sql } from "./sql";
 
 /**

@@ -22,7 +22,7 @@ export class Sql {
   }
 }
 
-import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_RESUMING } from "../../src/snapshot-store/snapshot-store";
+import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_RESUMING } from "../../src/snapshot-store";
 
 const SCHEMA_VERSION = 6;
 

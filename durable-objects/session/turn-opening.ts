@@ -1,9 +1,9 @@
-import { buildCatalog } from "../../src/catalog/build-catalog";
-import type { ClientToolSpec } from "../../src/catalog/types";
+import { buildCatalog } from "../../src/catalog";
+import type { ClientToolSpec } from "../../src/catalog";
 import { resolveActivation, resolveCodeModeOptions, type GatewayConfig } from "../../src/config";
-import type { ToolPlugin } from "../../src/tools/types";
-import { modelSurface, type ModelTool } from "../../src/turns/surface";
-import type { TurnSpec } from "../../src/turns/turn-spec";
+import type { ToolPlugin } from "../../src/tools";
+import { modelSurface, type ModelTool } from "../../src/turns";
+import type { TurnSpec } from "../../src/turns";
 
 /** A validated `POST …/turns` body (the HTTP layer checks shapes; this decides policy). */
 export type OpenTurnRequest = {

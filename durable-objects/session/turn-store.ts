@@ -1,4 +1,4 @@
-import type { TurnCounters, TurnSpec } from "../../src/turns/turn-spec";
+import type { TurnCounters, TurnSpec } from "../../src/turns";
 import type { Sql } from "./sql";
 import { DELIVERED_CALLS_LIMIT } from "../../src/limits";
 

@@ -1,7 +1,7 @@
-import type { GuestHost } from "../runtime/guest-vm";
+import type { GuestHost } from "../runtime";
 import { jsonTooDeep } from "./json-depth";
 import { MAX_BATCH_REQUESTS, MAX_JSON_DEPTH, MAX_SEARCH_QUERY_CHARS } from "../limits";
-import { logRecord } from "../observability/log";
+import { logRecord } from "../observability";
 
 /** A bridge result for one guest request: JSON text for the guest, or an error message. */
 export type Settlement = { ok: true; text: string | undefined } | { ok: false; message: string };

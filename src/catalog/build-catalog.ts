@@ -1,4 +1,4 @@
-import type { ToolPlugin } from "../tools/types";
+import type { ToolPlugin } from "../tools";
 import { assignCallableNames } from "./callable-names";
 import { opaqueToolId } from "./opaque-id";
 import { isToolAllowed, type ToolPolicy } from "./tool-policy";

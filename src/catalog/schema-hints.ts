@@ -1,4 +1,4 @@
-import type { JsonSchema } from "../tools/types";
+import type { JsonSchema } from "../tools";
 import { MAX_HINT_CHARS } from "../limits";
 
 

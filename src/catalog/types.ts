@@ -1,4 +1,4 @@
-import type { JsonSchema, ToolDefinition } from "../tools/types";
+import type { JsonSchema, ToolDefinition } from "../tools";
 
 /** Where a cataloged tool came from, in the seed's catalog order. */
 export type ToolOrigin = "core" | "bundled" | "external" | "mcp" | "client";

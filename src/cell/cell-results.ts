@@ -1,8 +1,8 @@
-import type { CodeModeErrorCode, CodeModeResult, CodeModeTelemetry } from "../code-mode/types";
-import { OutputBudget } from "../code-mode/output-budget";
-import { logRecord } from "../observability/log";
-import { GuestFaultError } from "../runtime/guest-fault";
-import type { BudgetTrip } from "../runtime/interrupt-guard";
+import type { CodeModeErrorCode, CodeModeResult, CodeModeTelemetry } from "../code-mode";
+import { OutputBudget } from "../code-mode";
+import { logRecord } from "../observability";
+import { GuestFaultError } from "../runtime";
+import type { BudgetTrip } from "../runtime";
 import type { CellEnd, CellEnvironment, LiveCell } from "./live-cell";
 
 /**

@@ -1,13 +1,13 @@
-import type { CodeModeResult } from "../code-mode/types";
-import { OutputBudget } from "../code-mode/output-budget";
-import { jsonTooDeep } from "../bridge/json-depth";
-import { GuestFaultError } from "../runtime/guest-fault";
-import type { GuestVm } from "../runtime/guest-vm";
-import { InterruptGuard } from "../runtime/interrupt-guard";
+import type { CodeModeResult } from "../code-mode";
+import { OutputBudget } from "../code-mode";
+import { jsonTooDeep } from "../bridge";
+import { GuestFaultError } from "../runtime";
+import type { GuestVm } from "../runtime";
+import { InterruptGuard } from "../runtime";
 import { CellBudget, prepareSource } from "../source";
 import { MAX_JSON_DEPTH } from "../limits";
 import { parseExecInput } from "./exec-input";
-import { logRecord } from "../observability/log";
+import { logRecord } from "../observability";
 import { closeWith, endCell, failed, failedWithBudget, rejected, timerPastDeadline } from "./cell-results";
 import { cellBridge, type CellEnd, type CellEnvironment, type LiveCell } from "./live-cell";
 

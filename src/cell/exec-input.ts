@@ -1,4 +1,4 @@
-import type { CodeModeLanguage } from "../code-mode/types";
+import type { CodeModeLanguage } from "../code-mode";
 
 export type ParsedExecInput = { code: string; language: CodeModeLanguage; restartSafe: boolean };
 export type ExecInputResult = { ok: true; input: ParsedExecInput } | { ok: false; message: string };

@@ -2,3 +2,4 @@ export { runExec, driveCell } from "./cell-runner";
 export { budgetMessage, closeWith, failed, failedWithBudget } from "./cell-results";
 export { cellBridge, type CellEnd, type CellEnvironment, type LiveCell } from "./live-cell";
 export { parseExecInput } from "./exec-input";
+export * from "./exec-input";

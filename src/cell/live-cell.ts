@@ -1,11 +1,11 @@
-import type { CodeModeResult, CodeModeTelemetry } from "../code-mode/types";
-import { OutputBudget } from "../code-mode/output-budget";
+import type { CodeModeResult, CodeModeTelemetry } from "../code-mode";
+import { OutputBudget } from "../code-mode";
 import type { ResolvedCodeModeOptions } from "../config";
-import { HostBridge, type BridgeHandlers } from "../bridge/host-bridge";
-import type { Clock } from "../runtime/clock";
-import type { GuestVm } from "../runtime/guest-vm";
-import type { InterruptGuard } from "../runtime/interrupt-guard";
-import type { CellVms } from "../runtime/vm-pool";
+import { HostBridge, type BridgeHandlers } from "../bridge";
+import type { Clock } from "../runtime";
+import type { GuestVm } from "../runtime";
+import type { InterruptGuard } from "../runtime";
+import type { CellVms } from "../runtime";
 import { MIN_REQUEST_BYTES } from "../limits";
 
 export type CellEnvironment = {

@@ -1,4 +1,4 @@
-import type { CodeModeLanguage } from "../code-mode/types";
+import type { CodeModeLanguage } from "../code-mode";
 
 /** `false` (default) = off, `true` = on for tool-capable runs, `"auto"` = on only for catalog-preferred models. */
 export type CodeModeEnabled = boolean | "auto";

@@ -39,3 +39,4 @@ export {
   type SessionLimits,
 } from "./parse-session-limits";
 export { AGENT_ID_PATTERN, AGENT_ID_RULE } from "./agent-id";
+export * from "./code-mode-options";

@@ -1,4 +1,4 @@
-import type { CodeModeLanguage } from "../code-mode/types";
+import type { CodeModeLanguage } from "../code-mode";
 import { CODE_MODE_LANGUAGES, CODE_MODE_NUMERIC_KEYS, type CodeModeSettings } from "./code-mode-options";
 import { fail, isRecord, rejectUnknownKeys } from "./config-validation-error";
 import { configPath } from "./config-path";

@@ -1,4 +1,4 @@
-import { jsonTooDeep } from "../bridge/json-depth";
+import { jsonTooDeep } from "../bridge";
 import { MAX_JSON_DEPTH } from "../limits";
 import { HttpError } from "./http-error";
 

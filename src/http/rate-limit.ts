@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import type { RateLimitSettings } from "../config";
-import { logRecord } from "../observability/log";
+import { logRecord } from "../observability";
 import { HttpError } from "./http-error";
 
 /**

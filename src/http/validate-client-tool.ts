@@ -1,6 +1,6 @@
 import { CODE_MODE_CONTROL_TOOLS, type ClientToolSpec } from "../catalog";
-import { compileSchema } from "../tools/schema-validator";
-import type { JsonSchema } from "../tools/types";
+import { compileSchema } from "../tools";
+import type { JsonSchema } from "../tools";
 import { HttpError } from "./http-error";
 import { MAX_DESCRIPTION_CHARS } from "../limits";
 

@@ -1,4 +1,4 @@
-import type { CodeModeLanguage, CodeModeResult } from "../code-mode/types";
+import type { CodeModeLanguage, CodeModeResult } from "../code-mode";
 import type { BridgeCounts, CellFields } from "./log";
 
 /**

@@ -15,3 +15,5 @@ export {
   type RequestFields,
 } from "./log";
 export { requestLog, type RequestLogVars } from "./request-log";
+export * from "./cell-record";
+export * from "./log";

@@ -1,4 +1,4 @@
-import type { Settlement } from "../bridge/host-bridge";
+import type { Settlement } from "../bridge";
 import type { RunContext } from "./run-context";
 
 /** Why a client result was not taken: a reason for the caller to map (the HTTP edge: 404 / 409). */

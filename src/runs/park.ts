@@ -1,11 +1,11 @@
 import type { Snapshot } from "quickjs-wasi";
 import { closeWith, failedWithBudget, type CellEnvironment, type LiveCell } from "../cell";
-import type { CodeModeErrorCode, CodeModeResult } from "../code-mode/types";
+import type { CodeModeErrorCode, CodeModeResult } from "../code-mode";
 import { MAX_STATE_BYTES, MAX_SUSPENDED_RUNS } from "../limits";
-import { logRecord } from "../observability/log";
-import type { ParkedRunState } from "../snapshot-store/parked-run";
-import { rawSnapshotBytes } from "../snapshot-store/snapshot-codec";
-import type { TurnSpec } from "../turns/turn-spec";
+import { logRecord } from "../observability";
+import type { ParkedRunState } from "../snapshot-store";
+import { rawSnapshotBytes } from "../snapshot-store";
+import type { TurnSpec } from "../turns";
 import { deliveredMark, pendingCalls, sliceDelivered } from "./incremental-output";
 import { TOO_MANY_SUSPENDED } from "./messages";
 import type { FinishOptions, RunContext } from "./run-context";

@@ -1,10 +1,10 @@
-import type { HostBridge } from "../bridge/host-bridge";
+import type { HostBridge } from "../bridge";
 import type { CellEnvironment } from "../cell";
-import type { OutputBudget } from "../code-mode/output-budget";
-import type { ParkedRunState } from "../snapshot-store/parked-run";
-import type { SnapshotCodec } from "../snapshot-store/snapshot-codec";
-import type { SnapshotStore } from "../snapshot-store/snapshot-store";
-import type { TurnSpec } from "../turns/turn-spec";
+import type { OutputBudget } from "../code-mode";
+import type { ParkedRunState } from "../snapshot-store";
+import type { SnapshotCodec } from "../snapshot-store";
+import type { SnapshotStore } from "../snapshot-store";
+import type { TurnSpec } from "../turns";
 
 /** What the run modules need from the session object. */
 export type RunDeps = {

@@ -1,7 +1,7 @@
-import type { Settlement } from "../bridge/host-bridge";
+import type { Settlement } from "../bridge";
 import type { CellEnd, CellEnvironment } from "../cell";
-import type { CodeModeResult } from "../code-mode/types";
-import type { TurnSpec } from "../turns/turn-spec";
+import type { CodeModeResult } from "../code-mode";
+import type { TurnSpec } from "../turns";
 import { deliverClientResult, type DeliveryRefusal } from "./deliver";
 import { withIncrementalOutput } from "./incremental-output";
 import { park } from "./park";

@@ -1,6 +1,6 @@
 import { JSException, QuickJS, type JSValueHandle, type Snapshot } from "quickjs-wasi";
 import { QUICKJS_MODULE } from "../../wasm/quickjs";
-import { logRecord } from "../observability/log";
+import { logRecord } from "../observability";
 import { GUEST_ABI_VERSION, GUEST_CONTROL, HOST_CALL, HOST_OP } from "./guest-prelude";
 import { classify, GuestFaultError, type GuestFault } from "./guest-fault";
 import { frozenWasi, preludeBytecode } from "./prelude-bytecode";

@@ -1,4 +1,4 @@
-import { logRecord } from "../observability/log";
+import { logRecord } from "../observability";
 import { GuestVm, type GuestLimits } from "./guest-vm";
 import type { MemoryLedger, MemoryReservation, RoomWait } from "./memory-ledger";
 

@@ -1,6 +1,6 @@
 import { QuickJS } from "quickjs-wasi";
 import { QUICKJS_MODULE } from "../../wasm/quickjs";
-import { frozenWasi } from "../runtime/prelude-bytecode";
+import { frozenWasi } from "../runtime";
 import { sha256Hex } from "./digest";
 
 /**

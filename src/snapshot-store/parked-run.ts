@@ -1,5 +1,5 @@
-import type { PendingRequest } from "../bridge/host-bridge";
-import type { OutputBudgetState } from "../code-mode/output-budget";
+import type { PendingRequest } from "../bridge";
+import type { OutputBudgetState } from "../code-mode";
 
 /** Everything a parked cell needs besides its VM snapshot; stored as JSON beside it. */
 export type ParkedRunState = {

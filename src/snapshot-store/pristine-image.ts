@@ -1,5 +1,5 @@
-import { GUEST_PRELUDE } from "../runtime/guest-prelude";
-import { GuestVm } from "../runtime/guest-vm";
+import { GUEST_PRELUDE } from "../runtime";
+import { GuestVm } from "../runtime";
 import { sha256Hex } from "./digest";
 
 /**

@@ -1,8 +1,8 @@
 import type { Snapshot } from "quickjs-wasi";
-import { logRecord } from "../observability/log";
-import { systemClock, type Clock } from "../runtime/clock";
-import { DRIVABLE_GUEST_ABI } from "../runtime/guest-vm";
-import { GUEST_ABI_VERSION } from "../runtime/guest-prelude";
+import { logRecord } from "../observability";
+import { systemClock, type Clock } from "../runtime";
+import { DRIVABLE_GUEST_ABI } from "../runtime";
+import { GUEST_ABI_VERSION } from "../runtime";
 import { engineImage, type EngineImage } from "./engine-image";
 import { IMAGE_REFRESH_MS, isolateImageCaches, type ImageCaches, type ImageRegistry } from "./image-registry";
 import { pristineDigest, pristineImage, type PristineImage } from "./pristine-image";

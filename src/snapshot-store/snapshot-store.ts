@@ -1,4 +1,4 @@
-import type { Settlement } from "../bridge/host-bridge";
+import type { Settlement } from "../bridge";
 import { SNAPSHOT_CHUNK_BYTES } from "../limits";
 import type { ParkedRunState } from "./parked-run";
 

@@ -15,7 +15,7 @@
  * Work the clock did not see is remembered (`unseenMs`) and taken off both the clock deadline
  * and the tick budget handed to the VM's interrupt guard.
  */
-import type { Clock } from "../runtime/clock";
+import type { Clock } from "../runtime";
 
 export type BudgetPhase = "source checks" | "TypeScript compiler start" | "TypeScript transform" | "guest compile";
 

@@ -6,3 +6,10 @@
 export { CellBudget } from "./cell-budget";
 export { prepareSource, type PreparedSource } from "./prepare-source";
 export { checkModuleAccess, checkShellCommand, checkSource, type SourceCheck } from "./source-checks";
+export * from "./cell-budget";
+export * from "./js-scanner";
+export * from "./line-starts";
+export * from "./prepare-source";
+export * from "./source-checks";
+export * from "./typescript-diagnostics";
+export * from "./typescript-transform";

@@ -5,7 +5,7 @@
  * size. Failures are data, never exceptions: `invalid_input` for the model to fix, `timeout`
  * naming the phase that did not fit, `runtime_unavailable` when the compiler cannot load.
  */
-import type { CodeModeLanguage } from "../code-mode/types";
+import type { CodeModeLanguage } from "../code-mode";
 import {
   COSTS,
   describeSource,
@@ -16,7 +16,7 @@ import {
   type PlannedPhase,
 } from "./cell-budget";
 import { checkSource } from "./source-checks";
-import { logRecord } from "../observability/log";
+import { logRecord } from "../observability";
 
 export type PreparedSource =
   | { ok: true; code: string }

@@ -5,7 +5,7 @@
  * pays for it (see cell-budget.ts).
  */
 import type * as TS from "typescript";
-import { logRecord } from "../observability/log";
+import { logRecord } from "../observability";
 
 export type TypeScriptApi = typeof TS;
 

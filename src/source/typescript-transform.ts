@@ -13,7 +13,7 @@
 import type * as TS from "typescript";
 import { loadTypeScriptCompiler, type TypeScriptApi } from "./typescript-compiler";
 import { formatDiagnostics, formatModuleSyntax, MAX_DIAGNOSTICS, UserPositions, type ModuleSyntaxProblem } from "./typescript-diagnostics";
-import { logRecord } from "../observability/log";
+import { logRecord } from "../observability";
 
 export { isTypeScriptCompilerLoaded, loadTypeScriptCompiler } from "./typescript-compiler";
 

@@ -1,5 +1,5 @@
-import { guestMetadata } from "../catalog/catalog";
-import type { CatalogEntry } from "../catalog/types";
+import { guestMetadata } from "../catalog";
+import type { CatalogEntry } from "../catalog";
 import { QUICK_INDEX_MAX_CHARS, QUICK_INDEX_MAX_ENTRIES } from "../limits";
 
 

@@ -1,11 +1,11 @@
-import { Catalog } from "../catalog/catalog";
+import { Catalog } from "../catalog";
 import { runExec, type CellEnd, type CellEnvironment } from "../cell";
-import type { CodeModeResult } from "../code-mode/types";
-import type { Clock } from "../runtime/clock";
-import type { CellVms } from "../runtime/vm-pool";
-import { executeTool } from "../tools/executor";
-import type { ToolContext } from "../tools/types";
-import { guestMetadata } from "../catalog/catalog";
+import type { CodeModeResult } from "../code-mode";
+import type { Clock } from "../runtime";
+import type { CellVms } from "../runtime";
+import { executeTool } from "../tools";
+import type { ToolContext } from "../tools";
+import { guestMetadata } from "../catalog";
 import { turnTelemetry } from "./telemetry";
 import { turnHandlers, type ToolResolver } from "./tool-handlers";
 import type { TurnCounters, TurnSpec } from "./turn-spec";

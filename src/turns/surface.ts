@@ -1,6 +1,6 @@
-import type { CatalogEntry, CatalogProjection } from "../catalog/types";
-import type { CodeModeLanguage } from "../code-mode/types";
-import type { JsonSchema } from "../tools/types";
+import type { CatalogEntry, CatalogProjection } from "../catalog";
+import type { CodeModeLanguage } from "../code-mode";
+import type { JsonSchema } from "../tools";
 import { renderQuickIndex } from "./quick-index";
 
 /** A tool definition exactly as a provider would receive it. */

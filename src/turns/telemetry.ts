@@ -1,5 +1,5 @@
-import { Catalog } from "../catalog/catalog";
-import type { CodeModeTelemetry } from "../code-mode/types";
+import { Catalog } from "../catalog";
+import type { CodeModeTelemetry } from "../code-mode";
 import type { TurnCounters, TurnSpec } from "./turn-spec";
 
 export function turnTelemetry(spec: TurnSpec, catalog: Catalog, counters: TurnCounters): CodeModeTelemetry {

@@ -1,10 +1,10 @@
-import type { BridgeHandlers, Settlement } from "../bridge/host-bridge";
-import { Catalog, guestDescription, guestMetadata } from "../catalog/catalog";
-import type { CatalogEntry } from "../catalog/types";
-import { TRUNCATION_GUIDANCE, utf8Prefix } from "../code-mode/output-budget";
-import { executeTool } from "../tools/executor";
-import { checkValue } from "../tools/schema-validator";
-import type { ToolContext, ToolDefinition } from "../tools/types";
+import type { BridgeHandlers, Settlement } from "../bridge";
+import { Catalog, guestDescription, guestMetadata } from "../catalog";
+import type { CatalogEntry } from "../catalog";
+import { TRUNCATION_GUIDANCE, utf8Prefix } from "../code-mode";
+import { executeTool } from "../tools";
+import { checkValue } from "../tools";
+import type { ToolContext, ToolDefinition } from "../tools";
 import type { TurnCounters, TurnSpec } from "./turn-spec";
 
 export type ToolResolver = (entry: CatalogEntry) => ToolDefinition | undefined;

@@ -1,4 +1,4 @@
-import type { CatalogProjection } from "../catalog/types";
+import type { CatalogProjection } from "../catalog";
 import type { ResolvedCodeModeOptions } from "../config";
 
 /** Everything a turn needs after it was opened; persisted in the session object's SQLite. */

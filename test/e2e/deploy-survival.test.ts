@@ -1,7 +1,7 @@
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { manualClock } from "../../src/runtime/clock";
-import { GUEST_ABI_VERSION } from "../../src/runtime/guest-prelude";
+import { manualClock } from "../../src/runtime";
+import { GUEST_ABI_VERSION } from "../../src/runtime";
 import {
   decodeSnapshot,
   IMAGE_PRUNE_AFTER_MS,

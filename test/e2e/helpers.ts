@@ -46,7 +46,7 @@ export async function freshTurn(body: unknown = {}): Promise<{ session: string; 
 }
 
 import { env, runInDurableObject } from "cloudflare:test";
-import type { Clock } from "../../src/runtime/clock";
+import type { Clock } from "../../src/runtime";
 
 /** The session object behind (tenant, session), for clock injection and eviction. */
 export function sessionStub(session: string, tenant = "tenant-a") {

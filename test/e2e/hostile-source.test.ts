@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { frozenClock } from "../../src/runtime/clock";
-import { COSTS } from "../../src/source/cell-budget";
+import { frozenClock } from "../../src/runtime";
+import { COSTS } from "../../src/source";
 import { api, exec, expectHealthy, freshTurn, inSession, setClock } from "./helpers";
 
 // Hostile sources (issue "Every input bounded, every error honest", items 1-3): each cell ends

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { frozenClock } from "../../src/runtime/clock";
+import { frozenClock } from "../../src/runtime";
 import { exec, expectHealthy, freshTurn, setClock } from "./helpers";
 
 describe("hostile cells are contained and the session survives", () => {

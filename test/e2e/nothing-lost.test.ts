@@ -1,6 +1,6 @@
 import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { frozenClock } from "../../src/runtime/clock";
+import { frozenClock } from "../../src/runtime";
 import { api, exec, expectHealthy, footprint, freshTurn, sessionStub, setClock, wait } from "./helpers";
 
 const ASK = { clientTools: [{ name: "ask_user", description: "Ask the user a question" }] };

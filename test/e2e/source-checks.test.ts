@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { frozenClock } from "../../src/runtime/clock";
+import { frozenClock } from "../../src/runtime";
 import { ORDINARY_CELLS, REFUSED_CELLS } from "../source-corpus";
 import { exec, expectHealthy, freshTurn, setClock } from "./helpers";
 

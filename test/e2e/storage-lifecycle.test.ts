@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { SESSION_LIMIT_DEFAULTS, type SessionLimits } from "../../src/config";
-import { manualClock } from "../../src/runtime/clock";
+import { manualClock } from "../../src/runtime";
 import { api, exec, footprint, inSession, openTurn, sessionId, sessionStub, sleep, TOKEN_B, wait } from "./helpers";
 
 const UNAVAILABLE = "code mode run is unavailable or expired.";
@@ -51,7 +51,8 @@ describe("DELETE /v1/sessions/:sessionId", () => {
     expect(before.alarm).not.toBeNull();
 
     const del = await api("DELETE", `/v1/sessions/${session}`);
-    expect(del).toEqual({ status: 200, json: { deleted: true } });
+    expect(del).toMatchObject({ status: 200, json: { deleted: true } });
+    expect(del.json).toEqual({ deleted: true });
     expect(await storageOf(session)).toEqual(EMPTY);
     // One empty page is what an empty database measures.
     expect(await inSession(session, (_, state) => state.storage.sql.databaseSize)).toBeLessThan(sizeBefore / 10);

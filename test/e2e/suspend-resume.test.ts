@@ -1,6 +1,6 @@
 import { abortAllDurableObjects, evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { manualClock } from "../../src/runtime/clock";
+import { manualClock } from "../../src/runtime";
 import { api, exec, expectHealthy, footprint, freshTurn, inSession, openTurn, sessionId, sessionStub, setClock, sleep, TOKEN_B, wait, cellRunning, settleRun, untilInSession } from "./helpers";
 
 const UNAVAILABLE = "code mode run is unavailable or expired.";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { frozenClock } from "../../src/runtime/clock";
+import { frozenClock } from "../../src/runtime";
 import { exec, freshTurn, inSession, setClock } from "./helpers";
 
 async function compilerLoaded(session: string): Promise<boolean> {

@@ -1,5 +1,5 @@
 import { createGateway } from "../../src/gateway";
-import { demoPlugin } from "../../src/plugins/demo";
+import { demoPlugin } from "../../src/plugins";
 import { defineToolPlugin } from "../../src/tools";
 
 /** Core edge tools of an embedding: a `read` and a shell-style `exec` (cataloged, guest global `exec`). */

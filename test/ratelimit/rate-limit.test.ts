@@ -1,6 +1,6 @@
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../src/http/app";
+import { createApp } from "../../src/http";
 
 // This project's RATE_LIMITER allows 5 requests per tenant per 60 s window (vitest.config.ts).
 const LIMIT = 5;

@@ -1,5 +1,5 @@
 import { beforeEach } from "vitest";
-import { setLogSink } from "../../src/observability/log";
+import { setLogSink } from "../../src/observability";
 
 /**
  * Setup file of every test project: the gateway's log lines are kept in memory instead of

@@ -7,13 +7,13 @@
  *   state, under a digest of its own prelude text), with the record that build would register.
  */
 import type { Snapshot } from "quickjs-wasi";
-import { GUEST_ABI_VERSION, GUEST_PRELUDE } from "../../src/runtime/guest-prelude";
-import { GuestVm } from "../../src/runtime/guest-vm";
-import { InterruptGuard } from "../../src/runtime/interrupt-guard";
-import { engineImage } from "../../src/snapshot-store/engine-image";
-import type { ImageRecord } from "../../src/snapshot-store/image-registry";
-import { pristineDigest, pristineImage } from "../../src/snapshot-store/pristine-image";
-import { compress, encodeMemoryDelta, openSnapshot, writeSnapshot, type SnapshotBase } from "../../src/snapshot-store/snapshot-format";
+import { GUEST_ABI_VERSION, GUEST_PRELUDE } from "../../src/runtime";
+import { GuestVm } from "../../src/runtime";
+import { InterruptGuard } from "../../src/runtime";
+import { engineImage } from "../../src/snapshot-store";
+import type { ImageRecord } from "../../src/snapshot-store";
+import { pristineDigest, pristineImage } from "../../src/snapshot-store";
+import { compress, encodeMemoryDelta, openSnapshot, writeSnapshot, type SnapshotBase } from "../../src/snapshot-store";
 
 // ---- format 1, as of 79949ec --------------------------------------------------------------
 const PAGE = 4096;

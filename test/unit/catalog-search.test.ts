@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildCatalog, SearchIndex, stem, tokenize } from "../../src/catalog";
 import { defineToolPlugin } from "../../src/tools";
-import type { ToolDefinition } from "../../src/tools/types";
+import type { ToolDefinition } from "../../src/tools";
 
 function catalogOf(tools: Array<{ name: string; description: string; parameters?: Record<string, unknown> }>): SearchIndex {
   const defs: ToolDefinition[] = tools.map((t) => ({ parameters: { type: "object", properties: {} }, execute: () => null, ...t }));

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { assignCallableNames, buildCatalog, guestDescription, guestMetadata, inputHint, normalizeToolName, outputHint, SearchIndex, stem } from "../../src/catalog";
 import { defineToolPlugin } from "../../src/tools";
-import type { ToolDefinition, ToolPlugin } from "../../src/tools/types";
+import type { ToolDefinition, ToolPlugin } from "../../src/tools";
 import { QUICK_INDEX_MAX_CHARS, QUICK_INDEX_MAX_ENTRIES } from "../../src/limits";
-import { renderQuickIndex } from "../../src/turns/quick-index";
-import { modelSurface } from "../../src/turns/surface";
+import { renderQuickIndex } from "../../src/turns";
+import { modelSurface } from "../../src/turns";
 
 const obj = (properties: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({ type: "object", properties, ...extra });
 function tool(name: string, extra: Partial<ToolDefinition> = {}): ToolDefinition {

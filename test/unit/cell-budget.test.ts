@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { frozenClock, manualClock, type Clock } from "../../src/runtime/clock";
-import { CellBudget, COSTS, estimateChecksMs, estimateGuestCompileMs, estimateTranspileMs } from "../../src/source/cell-budget";
-import { prepareSource } from "../../src/source/prepare-source";
-import { isTypeScriptCompilerLoaded } from "../../src/source/typescript-transform";
+import { frozenClock, manualClock, type Clock } from "../../src/runtime";
+import { CellBudget, COSTS, estimateChecksMs, estimateGuestCompileMs, estimateTranspileMs } from "../../src/source";
+import { prepareSource } from "../../src/source";
+import { isTypeScriptCompilerLoaded } from "../../src/source";
 
 const KiB = 1024;
 

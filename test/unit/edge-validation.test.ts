@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { loadGatewayTokens } from "../../src/http/auth";
-import { HttpError } from "../../src/http/http-error";
-import { formatPath, parseJsonBody } from "../../src/http/json-body";
-import { validateClientTool } from "../../src/http/validate-client-tool";
-import { validateOpenTurn } from "../../src/http/validate-turn";
+import { loadGatewayTokens } from "../../src/http";
+import { HttpError } from "../../src/http";
+import { formatPath, parseJsonBody } from "../../src/http";
+import { validateClientTool } from "../../src/http";
+import { validateOpenTurn } from "../../src/http";
 
 /** The HttpError a call throws, as the contract's `{ code, message, path }`. */
 function refusal(fn: () => unknown): { code: string; message: string; path?: string } {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { executeTool } from "../../src/tools/executor";
-import type { ToolContext, ToolDefinition } from "../../src/tools/types";
+import { executeTool } from "../../src/tools";
+import type { ToolContext, ToolDefinition } from "../../src/tools";
 
 const ctx: ToolContext = {
   signal: new AbortController().signal,
@@ -73,7 +73,7 @@ describe("output contracts", () => {
   });
 });
 
-import { compileSchema } from "../../src/tools/schema-validator";
+import { compileSchema } from "../../src/tools";
 
 describe("schema compile", () => {
   it.each([

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { QuickJS } from "quickjs-wasi";
 import { QUICKJS_MODULE } from "../../wasm/quickjs";
-import { GUEST_ABI_VERSION, GUEST_CONTROL, GUEST_PRELUDE, HOST_CALL, HOST_OP } from "../../src/runtime/guest-prelude";
-import { DRIVABLE_GUEST_ABI, GuestVm } from "../../src/runtime/guest-vm";
-import { InterruptGuard } from "../../src/runtime/interrupt-guard";
+import { GUEST_ABI_VERSION, GUEST_CONTROL, GUEST_PRELUDE, HOST_CALL, HOST_OP } from "../../src/runtime";
+import { DRIVABLE_GUEST_ABI, GuestVm } from "../../src/runtime";
+import { InterruptGuard } from "../../src/runtime";
 
 /**
  * Tripwire for the host ↔ guest ABI that parked runs depend on across deploys. If a test here

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { HostBridge, type BridgeHandlers, type Settlement, type ToolRequest } from "../../src/bridge/host-bridge";
+import { HostBridge, type BridgeHandlers, type Settlement, type ToolRequest } from "../../src/bridge";
 import { MAX_BATCH_REQUESTS } from "../../src/limits";
-import { manualClock } from "../../src/runtime/clock";
+import { manualClock } from "../../src/runtime";
 
 /** In-memory handlers: host tools resolve when the test says so; `ask` is a client tool. */
 function fakeHandlers(overrides: Partial<BridgeHandlers> = {}) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { frozenClock, manualClock } from "../../src/runtime/clock";
-import { InterruptGuard, TICKS_PER_TIMEOUT_MS } from "../../src/runtime/interrupt-guard";
-import { WORK_UNITS_PER_TICK } from "../../src/runtime/work-meter";
+import { frozenClock, manualClock } from "../../src/runtime";
+import { InterruptGuard, TICKS_PER_TIMEOUT_MS } from "../../src/runtime";
+import { WORK_UNITS_PER_TICK } from "../../src/runtime";
 
 describe("interrupt guard", () => {
   it("a frozen clock still trips on the tick budget", () => {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { CodeModeResult, CodeModeTelemetry } from "../../src/code-mode/types";
-import { cellFields, cellTrace, execLanguage } from "../../src/observability/cell-record";
-import { consoleSink, describeError, logRecord, MAX_LOG_STRING, redact, setLogSink, type LogSink } from "../../src/observability/log";
+import type { CodeModeResult, CodeModeTelemetry } from "../../src/code-mode";
+import { cellFields, cellTrace, execLanguage } from "../../src/observability";
+import { consoleSink, describeError, logRecord, MAX_LOG_STRING, redact, setLogSink, type LogSink } from "../../src/observability";
 
 function capture(): { lines: Array<{ line: string; level: string }>; restore: () => void } {
   const lines: Array<{ line: string; level: string }> = [];

@@ -1,16 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { frozenClock, manualClock } from "../../src/runtime/clock";
+import { frozenClock, manualClock } from "../../src/runtime";
 import {
   DEFAULT_ISOLATE_VM_MEMORY_BYTES,
   MemoryLedger,
   resolveIsolateVmMemoryBytes,
   VM_OVERHEAD_BYTES,
   type RoomWait,
-} from "../../src/runtime/memory-ledger";
-import { GuestVm } from "../../src/runtime/guest-vm";
-import { GUEST_ABI_VERSION } from "../../src/runtime/guest-prelude";
-import { InterruptGuard } from "../../src/runtime/interrupt-guard";
-import { VmPool } from "../../src/runtime/vm-pool";
+} from "../../src/runtime";
+import { GuestVm } from "../../src/runtime";
+import { GUEST_ABI_VERSION } from "../../src/runtime";
+import { InterruptGuard } from "../../src/runtime";
+import { VmPool } from "../../src/runtime";
 import { createGateway } from "../../src/gateway";
 
 const MiB = 1024 * 1024;

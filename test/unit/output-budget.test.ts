@@ -7,13 +7,13 @@ import {
   TRUNCATION_GUIDANCE,
   type TruncationMarker,
   utf8Prefix,
-} from "../../src/code-mode/output-budget";
+} from "../../src/code-mode";
 import {
   jsonStringBytes,
   jsonStringPrefixLength,
   utf8ByteLength,
-} from "../../src/code-mode/output-budget-utf8";
-import type { CodeModeOutput } from "../../src/code-mode/types";
+} from "../../src/code-mode";
+import type { CodeModeOutput } from "../../src/code-mode";
 
 const enc = new TextEncoder();
 const bytes = (s: string): number => enc.encode(s).length;

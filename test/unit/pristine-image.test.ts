@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { GuestVm } from "../../src/runtime/guest-vm";
-import { resetPreludeBytecodeForTests } from "../../src/runtime/prelude-bytecode";
-import { InterruptGuard } from "../../src/runtime/interrupt-guard";
+import { GuestVm } from "../../src/runtime";
+import { resetPreludeBytecodeForTests } from "../../src/runtime";
+import { InterruptGuard } from "../../src/runtime";
 import { buildPristineImage, decodeSnapshot, encodeSnapshot, pristineImage } from "../../src/snapshot-store";
 
 const host = { request() {}, output() {}, cancel() {} };

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { Snapshot } from "quickjs-wasi";
-import { CODE_MODE_LIMITS } from "../../src/config/code-mode-options";
-import { manualClock } from "../../src/runtime/clock";
-import { GUEST_ABI_VERSION } from "../../src/runtime/guest-prelude";
-import { DRIVABLE_GUEST_ABI, GuestVm, type GuestHost } from "../../src/runtime/guest-vm";
-import { InterruptGuard } from "../../src/runtime/interrupt-guard";
+import { CODE_MODE_LIMITS } from "../../src/config";
+import { manualClock } from "../../src/runtime";
+import { GUEST_ABI_VERSION } from "../../src/runtime";
+import { DRIVABLE_GUEST_ABI, GuestVm, type GuestHost } from "../../src/runtime";
+import { InterruptGuard } from "../../src/runtime";
 import {
   buildEngineImage,
   engineImage,

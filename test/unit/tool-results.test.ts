@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { buildCatalog, guestDescription, guestMetadata } from "../../src/catalog";
 import { CODE_MODE_DEFAULTS } from "../../src/config";
-import { parseExecInput } from "../../src/cell/exec-input";
-import { boundedResult, clientResultSettlement } from "../../src/turns/tool-handlers";
-import { defaultExecLanguage, modelSurface } from "../../src/turns/surface";
-import type { TurnSpec } from "../../src/turns/turn-spec";
+import { parseExecInput } from "../../src/cell";
+import { boundedResult, clientResultSettlement } from "../../src/turns";
+import { defaultExecLanguage, modelSurface } from "../../src/turns";
+import type { TurnSpec } from "../../src/turns";
 
 describe("boundedResult: the size cap agrees with the output contract", () => {
   const big = Array.from({ length: 100 }, (_, i) => ({ id: `SH-${i}`, paid: false, tons: i }));

@@ -2,9 +2,9 @@ import { QuickJS } from "quickjs-wasi";
 import { describe, expect, it } from "vitest";
 import { QUICKJS_MODULE } from "../../wasm/quickjs";
 import { checkModuleAccess, checkShellCommand } from "../../src/source";
-import { isTypeScriptCompilerLoaded, loadTypeScriptCompiler, transpileTypeScript } from "../../src/source/typescript-transform";
-import { formatDiagnostics, UserPositions } from "../../src/source/typescript-diagnostics";
-import { lineAndColumn, lineStarts } from "../../src/source/line-starts";
+import { isTypeScriptCompilerLoaded, loadTypeScriptCompiler, transpileTypeScript } from "../../src/source";
+import { formatDiagnostics, UserPositions } from "../../src/source";
+import { lineAndColumn, lineStarts } from "../../src/source";
 
 /** Runs a transpiled body the way the runtime will: inside QuickJS, wrapped as an async function. */
 async function runInQuickJS(code: string): Promise<unknown> {

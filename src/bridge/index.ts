@@ -1,0 +1,3 @@
+/** The public surface of src/bridge (other folders import from here). */
+export * from "./host-bridge";
+export * from "./json-depth";

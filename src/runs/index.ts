@@ -1,0 +1,3 @@
+/** The public surface of src/runs (other folders import from here). */
+export * from "./run-id";
+export * from "./run-lifecycle";

@@ -1,0 +1,7 @@
+/** The public surface of src/turns (other folders import from here). */
+export * from "./quick-index";
+export * from "./run-tool";
+export * from "./surface";
+export * from "./telemetry";
+export * from "./tool-handlers";
+export * from "./turn-spec";
