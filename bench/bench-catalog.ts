@@ -48,16 +48,64 @@ type RetrievalSet = { id: string; queriesFile: string; toolsFile: string; heldOu
 
 const SETS: readonly RetrievalSet[] = [
   { id: "dev1", queriesFile: "search-queries.json", toolsFile: "search-tools.json", heldOut: false, tools: TOOLS, queries: QUERIES },
-  { id: "dev2", queriesFile: "search-queries-heldout.json", toolsFile: "search-tools.json", heldOut: false, tools: TOOLS, queries: fixtureDev2 as FixtureQuery[] },
-  { id: "dev3", queriesFile: "search-queries-heldout2.json", toolsFile: "search-tools.json", heldOut: false, tools: TOOLS, queries: fixtureDev3 as FixtureQuery[] },
-  { id: "fresh", queriesFile: "search-queries-fresh.json", toolsFile: "search-tools-fresh.json", heldOut: true, tools: freshTools as FixtureTool[], queries: freshQueries as FixtureQuery[] },
+  {
+    id: "dev2",
+    queriesFile: "search-queries-heldout.json",
+    toolsFile: "search-tools.json",
+    heldOut: false,
+    tools: TOOLS,
+    queries: fixtureDev2 as FixtureQuery[],
+  },
+  {
+    id: "dev3",
+    queriesFile: "search-queries-heldout2.json",
+    toolsFile: "search-tools.json",
+    heldOut: false,
+    tools: TOOLS,
+    queries: fixtureDev3 as FixtureQuery[],
+  },
+  {
+    id: "fresh",
+    queriesFile: "search-queries-fresh.json",
+    toolsFile: "search-tools-fresh.json",
+    heldOut: true,
+    tools: freshTools as FixtureTool[],
+    queries: freshQueries as FixtureQuery[],
+  },
 ];
 
 /** Workspace/account-style suffixes for the replicated catalog (copy 0 is the original). */
 const VARIANTS = [
-  "prod", "staging", "eu", "us", "acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "wonka", "tyrell",
-  "cyberdyne", "aperture", "blackmesa", "oscorp", "soylent", "vandelay", "dunder", "piedpiper", "gringotts", "monsters", "duff",
-  "contoso", "fabrikam", "northwind", "adventureworks", "tailspin", "wingtip",
+  "prod",
+  "staging",
+  "eu",
+  "us",
+  "acme",
+  "globex",
+  "initech",
+  "umbrella",
+  "hooli",
+  "stark",
+  "wayne",
+  "wonka",
+  "tyrell",
+  "cyberdyne",
+  "aperture",
+  "blackmesa",
+  "oscorp",
+  "soylent",
+  "vandelay",
+  "dunder",
+  "piedpiper",
+  "gringotts",
+  "monsters",
+  "duff",
+  "contoso",
+  "fabrikam",
+  "northwind",
+  "adventureworks",
+  "tailspin",
+  "wingtip",
 ];
 
 /** The fixtures replicated to `n` tools: originals first, then copies with a suffix per copy. */
@@ -97,7 +145,14 @@ class SubstringScan {
     this.hay = entries.map((e) => `${e.toolName} ${e.description}`.toLowerCase());
   }
   search(query: string, limit: number): CatalogEntry[] {
-    const words = [...new Set(query.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 0))];
+    const words = [
+      ...new Set(
+        query
+          .toLowerCase()
+          .split(/[^a-z0-9]+/)
+          .filter((w) => w.length > 0),
+      ),
+    ];
     const scored: Ranked[] = [];
     for (let i = 0; i < this.hay.length; i++) {
       const h = this.hay[i]!;

@@ -191,9 +191,19 @@ export default {
         case "/search-quality":
           return Response.json(searchQuality());
         case "/search-latency":
-          return Response.json(searchLatency(Math.max(1, intParam(url, "size", 10_000, 20_000)), Math.max(1, intParam(url, "reps", 10, 100)), Math.max(1, intParam(url, "builds", 3, 20))));
+          return Response.json(
+            searchLatency(
+              Math.max(1, intParam(url, "size", 10_000, 20_000)),
+              Math.max(1, intParam(url, "reps", 10, 100)),
+              Math.max(1, intParam(url, "builds", 3, 20)),
+            ),
+          );
         case "/surface": {
-          const sizes = (url.searchParams.get("sizes") ?? "10,100,1000").split(",").map(Number).filter((v) => Number.isInteger(v) && v > 0 && v <= 20_000).slice(0, 8);
+          const sizes = (url.searchParams.get("sizes") ?? "10,100,1000")
+            .split(",")
+            .map(Number)
+            .filter((v) => Number.isInteger(v) && v > 0 && v <= 20_000)
+            .slice(0, 8);
           return Response.json(surfaceSizes(sizes));
         }
         default:

@@ -75,7 +75,8 @@ export const expectCompleted =
 export const expectParked =
   (what: string): Check =>
   (r) => {
-    if (r.status !== 200 || r.json.status !== "waiting" || r.json.reason !== "yield" || typeof r.json.runId !== "string") throw new Error(`${what}: ${show(r)}`);
+    if (r.status !== 200 || r.json.status !== "waiting" || r.json.reason !== "yield" || typeof r.json.runId !== "string")
+      throw new Error(`${what}: ${show(r)}`);
   };
 
 /** `wait` without a runId: refused inside the session object after the turn lookup (no VM). */

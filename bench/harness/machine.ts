@@ -31,7 +31,8 @@ function version(dir: string): string | null {
 export function describeMachine(root: string, loadStart: Load, extra: Pick<Machine, "quick" | "partial" | "elapsedS">): Machine {
   const cpus = os.cpus() as Array<{ model?: string }>;
   // The workerd that wrangler's Miniflare runs (nested under wrangler when versions differ).
-  const workerd = version(path.join(root, "node_modules", "wrangler", "node_modules", "workerd")) ?? version(path.join(root, "node_modules", "workerd")) ?? "?";
+  const workerd =
+    version(path.join(root, "node_modules", "wrangler", "node_modules", "workerd")) ?? version(path.join(root, "node_modules", "workerd")) ?? "?";
   return {
     date: new Date().toISOString(),
     cpus: cpus.length,

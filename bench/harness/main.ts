@@ -46,7 +46,12 @@ async function run(argv: string[]): Promise<void> {
   const loadStart = readLoad();
   const start = performance.now();
   const log = (msg: string) => console.log(`[bench ${((performance.now() - start) / 1000).toFixed(1).padStart(5)}s] ${msg}`);
-  const paths: Paths = { root: ROOT, wranglerJs: path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js"), serve: path.join(BENCH_DIR, "serve.mjs"), tmpRoot };
+  const paths: Paths = {
+    root: ROOT,
+    wranglerJs: path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js"),
+    serve: path.join(BENCH_DIR, "serve.mjs"),
+    tmpRoot,
+  };
   if (!fs.existsSync(paths.wranglerJs)) throw new Error(`wrangler not installed (${paths.wranglerJs}); run npm install`);
   log(`temp dir ${tmpRoot}${options.quick ? " (--quick)" : ""}; sections: ${[...options.sections].join(", ")}`);
   const t = plan.timeouts;
@@ -60,9 +65,21 @@ async function run(argv: string[]): Promise<void> {
     if (has("exec") || has("suspend")) {
       log("serving the production bundle");
       const tokens = JSON.stringify({ [plan.token]: plan.tenant });
-      const server = await serveBundle(paths, "gateway", bundle.withTs, await readWranglerConfig(rootConfig), { GATEWAY_TOKENS: tokens }, "/healthz", t.readyMs);
+      const server = await serveBundle(
+        paths,
+        "gateway",
+        bundle.withTs,
+        await readWranglerConfig(rootConfig),
+        { GATEWAY_TOKENS: tokens },
+        "/healthz",
+        t.readyMs,
+      );
       try {
-        const gw: Gateway = { base: server.base, headers: { authorization: `Bearer ${plan.token}`, "content-type": "application/json" }, timeoutMs: t.requestMs };
+        const gw: Gateway = {
+          base: server.base,
+          headers: { authorization: `Bearer ${plan.token}`, "content-type": "application/json" },
+          timeoutMs: t.requestMs,
+        };
         if (has("exec")) results.exec = await measureExec(gw, plan.exec, t.childMs, log);
         if (has("suspend")) results.suspendHttp = await measureSuspendHttp(gw, plan.suspend, log);
       } finally {
@@ -92,7 +109,10 @@ async function run(argv: string[]): Promise<void> {
   const md = renderReport(results, machine);
   fs.mkdirSync(OUT_DIR, { recursive: true });
   fs.writeFileSync(path.join(OUT_DIR, "BENCHMARKS.md"), md);
-  fs.writeFileSync(path.join(OUT_DIR, "results.json"), JSON.stringify({ machine, options: { ...options, sections: [...options.sections] }, results }, null, 1) + "\n");
+  fs.writeFileSync(
+    path.join(OUT_DIR, "results.json"),
+    JSON.stringify({ machine, options: { ...options, sections: [...options.sections] }, results }, null, 1) + "\n",
+  );
   console.log("\n" + md);
   for (const g of goalRows(results)) log(`goal: ${g.goal} → ${g.status.replace(/\*\*/g, "")}`);
   log(`wrote ${path.relative(process.cwd(), path.join(OUT_DIR, "BENCHMARKS.md"))} and results.json`);

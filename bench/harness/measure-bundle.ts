@@ -13,7 +13,14 @@ export interface BundleFigures {
 }
 
 /** The production build; with `baseline`, also the build without the compiler, checked both ways. */
-export async function measureBundle(paths: Paths, configPath: string, stub: string, baseline: boolean, timeoutMs: number, log: (msg: string) => void): Promise<BundleFigures> {
+export async function measureBundle(
+  paths: Paths,
+  configPath: string,
+  stub: string,
+  baseline: boolean,
+  timeoutMs: number,
+  log: (msg: string) => void,
+): Promise<BundleFigures> {
   log("[3] bundle: wrangler deploy --dry-run (production build, with the TypeScript compiler)");
   const withTs = await dryRun(paths, "with-typescript", configPath, [], timeoutMs);
   if (!withTs.hasCompiler) throw new Error("the production bundle does not contain the TypeScript compiler; the comparison is meaningless");

@@ -67,7 +67,11 @@ export interface CatalogFigures {
   surface: Surface[];
 }
 
-export async function measureCatalog(get: (route: string) => Promise<any>, plan: Plan["catalog"], log: (msg: string) => void): Promise<CatalogFigures> {
+export async function measureCatalog(
+  get: (route: string) => Promise<any>,
+  plan: Plan["catalog"],
+  log: (msg: string) => void,
+): Promise<CatalogFigures> {
   const quality = (await get("/search-quality")) as CatalogFigures["quality"];
   log(`[5] catalog: search quality on ${quality.sets.map((x) => `${x.id} (${x.index.queries} queries, ${x.tools} tools)`).join(", ")} done`);
   const latency = (await get(`/search-latency?size=${plan.latencyTools}&reps=${plan.reps}&builds=${plan.builds}`)) as Latency;

@@ -38,7 +38,12 @@ export async function measureExec(gw: Gateway, plan: Plan["exec"], childTimeoutM
     ).ms;
 
   const steps: Array<Step<ExecMeasure>> = [
-    { name: "exec", perRound: plan.execPerRound, warmup: plan.warmup, run: post("exec", { code: plan.code }, expectCompleted("exec", plan.expected)) },
+    {
+      name: "exec",
+      perRound: plan.execPerRound,
+      warmup: plan.warmup,
+      run: post("exec", { code: plan.code }, expectCompleted("exec", plan.expected)),
+    },
     { name: "node", perRound: plan.nodePerRound, warmup: plan.nodeWarmup, run: nodeProcessCell(plan.code, plan.expected, childTimeoutMs) },
     { name: "bareVm", perRound: plan.vmPerRound, warmup: plan.warmup, run: await bareVmCell(plan.code, plan.expected) },
     { name: "healthz", perRound: plan.floorPerRound, warmup: plan.warmup, run: healthz },
@@ -50,7 +55,8 @@ export async function measureExec(gw: Gateway, plan: Plan["exec"], childTimeoutM
   log(`[1] exec: ${EXEC_MEASURES.map((m) => `${s[m].flat().length} ${m}`).join(", ")} — all verified`);
 
   const measures = Object.fromEntries(EXEC_MEASURES.map((m) => [m, pooled(s[m])])) as Record<ExecMeasure, Summary>;
-  const against = (base: ExecBaseline) => Object.fromEntries(EXEC_MEASURES.map((m) => [m, roundRatios(s[m], s[base])])) as Record<ExecMeasure, Summary>;
+  const against = (base: ExecBaseline) =>
+    Object.fromEntries(EXEC_MEASURES.map((m) => [m, roundRatios(s[m], s[base])])) as Record<ExecMeasure, Summary>;
   return {
     plan,
     measures,

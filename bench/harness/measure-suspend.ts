@@ -92,7 +92,15 @@ export async function measureSuspendHttp(gw: Gateway, plan: Plan["suspend"], log
 async function measureThroughput(gw: Gateway, plan: Plan["suspend"]): Promise<Throughput> {
   const N = plan.throughputCells;
   const cell = (i: number) => `let n = ${i}; await yield_control(); return n + 1;`;
-  const reps: Array<{ noPark: number[]; park: number[]; wait: number[]; noParkTotal: number; parkTotal: number; waitTotal: number; concurrentWaitTotal: number }> = [];
+  const reps: Array<{
+    noPark: number[];
+    park: number[];
+    wait: number[];
+    noParkTotal: number;
+    parkTotal: number;
+    waitTotal: number;
+    concurrentWaitTotal: number;
+  }> = [];
   for (let rep = 0; rep < plan.throughputReps; rep++) {
     const t = await openTurn(gw, "bench-64");
     const execAs = (code: string, check: Check) => timedTool(gw, t, "exec", { code }, check);
@@ -152,7 +160,15 @@ export interface SuspendIsolate {
   iterations: number;
   batchSize: number;
   batches: number;
-  codecWarmup: { imageBuildMs: number; imageBytes: number; firstEncodeMs: number; firstDecodeMs: number; warmEncodeMs: number; warmDecodeMs: number; warmReps: number };
+  codecWarmup: {
+    imageBuildMs: number;
+    imageBytes: number;
+    firstEncodeMs: number;
+    firstDecodeMs: number;
+    warmEncodeMs: number;
+    warmDecodeMs: number;
+    warmReps: number;
+  };
   phases: Record<string, WorkerStats>;
   bytes: Record<"memory" | "limit" | "stored" | "changedPages" | "pages" | "fullRaw" | "fullStored", WorkerStats>;
   stateJsonBytes: number;
@@ -190,7 +206,11 @@ export interface SuspendIsolateFigures {
   codec: Record<"park" | "resume" | "encode" | "decode", Summary | null>;
 }
 
-export async function measureSuspendIsolate(get: (route: string) => Promise<any>, plan: Plan["suspend"], log: (msg: string) => void): Promise<SuspendIsolateFigures> {
+export async function measureSuspendIsolate(
+  get: (route: string) => Promise<any>,
+  plan: Plan["suspend"],
+  log: (msg: string) => void,
+): Promise<SuspendIsolateFigures> {
   const suspend = (await get(`/suspend?n=${plan.iterations}&batch=${plan.batch}&warmup=${plan.warmupIterations}`)) as SuspendIsolate;
   const sizes = (await get(`/snapshot-sizes?reps=${plan.sizeReps}`)) as SnapshotSizes;
   log(

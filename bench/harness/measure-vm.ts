@@ -51,7 +51,11 @@ export async function measureVm(get: (route: string) => Promise<any>, plan: Plan
     for (const route of r % 2 === 0 ? routes : [...routes].reverse()) {
       // The first call of each route warms up longer (JIT, first instantiation); later calls one batch.
       const warmup = r === 0 ? plan.warmup : plan.batch;
-      const out = (await get(`${PATHS[route]}?n=${plan.perRound}&batch=${plan.batch}&warmup=${warmup}`)) as { rows: Rows; batchSize: number; batches: number };
+      const out = (await get(`${PATHS[route]}?n=${plan.perRound}&batch=${plan.batch}&warmup=${warmup}`)) as {
+        rows: Rows;
+        batchSize: number;
+        batches: number;
+      };
       rounds[route].push(out.rows);
       batchSize = out.batchSize;
       batchesPerRound = out.batches;
@@ -60,7 +64,8 @@ export async function measureVm(get: (route: string) => Promise<any>, plan: Plan
   log(`[2] vm: ${plan.rounds} interleaved rounds of /raw, /raw-limits, /guest (${batchesPerRound} batches of ${batchSize} each) done`);
 
   const phase = (route: Route, key: string): RoundSamples => rounds[route].map((rows) => rows.map((row) => row[key]!));
-  const all = <K extends string>(route: Route, keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, pooled(phase(route, k))])) as Record<K, Summary>;
+  const all = <K extends string>(route: Route, keys: readonly K[]) =>
+    Object.fromEntries(keys.map((k) => [k, pooled(phase(route, k))])) as Record<K, Summary>;
   const prelude = perRound(phase("guest", "createWithPrelude"), phase("rawLimits", "create"), (g, l) => g - l);
   return {
     plan,

@@ -29,7 +29,8 @@ export function parseOptions(argv: readonly string[]): Options {
   for (const arg of argv) {
     if (arg === "--quick") quick = true;
     else if (arg === "--write") write = true;
-    else if (arg === "--no-write") write = false; // the old opt-out, now the default
+    else if (arg === "--no-write")
+      write = false; // the old opt-out, now the default
     else if (arg.startsWith("--only=")) {
       const names = arg.slice("--only=".length).split(",").filter(Boolean);
       const unknown = names.filter((n) => !(SECTIONS as readonly string[]).includes(n));
@@ -48,7 +49,17 @@ export interface Plan {
   token: string;
   tenant: string;
   /** 1. exec: rounds, and per round the samples of each measure. */
-  exec: { code: string; expected: number; rounds: number; execPerRound: number; floorPerRound: number; nodePerRound: number; vmPerRound: number; warmup: number; nodeWarmup: number };
+  exec: {
+    code: string;
+    expected: number;
+    rounds: number;
+    execPerRound: number;
+    floorPerRound: number;
+    nodePerRound: number;
+    vmPerRound: number;
+    warmup: number;
+    nodeWarmup: number;
+  };
   /** 2. VM in workerd: rounds over the three routes, iterations per route and round. */
   vm: { rounds: number; perRound: number; batch: number; warmup: number };
   /** 4. suspension over HTTP (rounds of cycles), 64-cell throughput, in-isolate batches, sizes. */

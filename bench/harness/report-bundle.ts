@@ -13,7 +13,7 @@ export function reportBundle(f: BundleFigures): string[] {
   const L: string[] = [];
   L.push("## 3. Bundle size (production worker, `wrangler deploy --dry-run`)", "");
   L.push(
-    "Sizes as wrangler prints them (`Total Upload … / gzip …`, JavaScript + quickjs.wasm). \"Without\" is the same entry (wrangler.toml,",
+    'Sizes as wrangler prints them (`Total Upload … / gzip …`, JavaScript + quickjs.wasm). "Without" is the same entry (wrangler.toml,',
     "src/index.ts) with `--alias typescript:bench/stubs/typescript-empty.mjs`, i.e. the lazily imported TypeScript compiler removed.",
     "Deterministic for a given tree: no rounds.",
     "",

@@ -35,9 +35,14 @@ export function reportCatalog(f: CatalogFigures): string[] {
   L("Retrieval sets (bench/fixtures/), each query with one expected tool, phrased the way a model searches (paraphrases, task");
   L("descriptions, abbreviations and jargon), not tool names:");
   L();
-  L(`- **development sets** over ${byId("dev1").toolsFile} (${byId("dev1").tools} tools from ${byId("dev1").servers} services in the style of public MCP servers:`);
-  L("  GitHub, Slack, Jira, Google Workspace, Postgres, Stripe, AWS, Kubernetes, …): " +
-    dev.map((x) => `${x.queriesFile} (${x.index.queries} queries)`).join(", ") + ".");
+  L(
+    `- **development sets** over ${byId("dev1").toolsFile} (${byId("dev1").tools} tools from ${byId("dev1").servers} services in the style of public MCP servers:`,
+  );
+  L(
+    "  GitHub, Slack, Jira, Google Workspace, Postgres, Stripe, AWS, Kubernetes, …): " +
+      dev.map((x) => `${x.queriesFile} (${x.index.queries} queries)`).join(", ") +
+      ".",
+  );
   L("  The misses of all three shaped the old hand-written vocabulary, and all three were used to choose the present method, so");
   L("  their figures are optimistic for SearchIndex.");
   L(`- **fresh held-out set**: ${fresh.toolsFile} (${fresh.tools} tools from ${fresh.servers} services in the style of public MCP servers and SaaS`);
@@ -49,7 +54,7 @@ export function reportCatalog(f: CatalogFigures): string[] {
   L("  before any result on it was seen. This is the honest estimate; the goals are judged on it alone.");
   L();
   L(`A hit is the expected tool in the first ${q.limit} results (\`searchDefaultLimit\`). Every searcher gets the same CatalogEntry objects, in`);
-  L("the bench worker. Baselines: a **substring scan** (score = number of distinct query words contained in `name + \" \" + description`,");
+  L('the bench worker. Baselines: a **substring scan** (score = number of distinct query words contained in `name + " " + description`,');
   L("lowercased; ties in catalog order) and **plain BM25 + stemming** (bench/bench-catalog.ts: the same tokens and Porter2 stemmer as");
   L("SearchIndex over one field holding everything SearchIndex reads, k1 = 1.2, b = 0.75; no field weights, stop-word handling or");
   L("expansion).");
@@ -66,14 +71,19 @@ export function reportCatalog(f: CatalogFigures): string[] {
     L(`| ${label(x)} | **SearchIndex** | ${pct(x.index.recallAt1)} | ${pct(x.index.recallAt8)} | ${pct(x.index.mrrAt8)} |`);
   }
   L();
-  const diff = (x: QualitySet) => `recall@1 ${signed(x.index.recallAt1 - x.bm25.recallAt1)}, recall@8 ${signed(x.index.recallAt8 - x.bm25.recallAt8)}, MRR@8 ${signed(x.index.mrrAt8 - x.bm25.mrrAt8)}`;
+  const diff = (x: QualitySet) =>
+    `recall@1 ${signed(x.index.recallAt1 - x.bm25.recallAt1)}, recall@8 ${signed(x.index.recallAt8 - x.bm25.recallAt8)}, MRR@8 ${signed(x.index.mrrAt8 - x.bm25.mrrAt8)}`;
   L("SearchIndex − plain BM25: " + [fresh, ...dev].map((x) => `${x.heldOut ? "fresh set" : x.queriesFile} ${diff(x)}`).join("; ") + ".");
   const notBelow = q.sets.every((x) => (["recallAt1", "recallAt8", "mrrAt8"] as const).every((k) => x.index[k] >= x.bm25[k]));
   L();
-  L(`Verdicts (fresh set): recall@8 ${pct(fresh.index.recallAt8)} against a goal of 0.95, **${fresh.index.recallAt8 >= 0.95 ? "met" : "not met"}**; recall@1`);
-  L(`${pct(fresh.index.recallAt1)} against 0.70, **${fresh.index.recallAt1 >= 0.7 ? "met" : "not met"}**. SearchIndex is ${notBelow ? "never below" : "**below**"} plain BM25 on any set and metric.`);
-  L("The misses below are mostly vocabulary the tool text does not contain (a ticker for a stock quote, \"Uber\" for a ride, \"tweet\"");
-  L("for an X post, \"Lakers\" for sports scores): word matching cannot bridge them. A general thesaurus tried on the development");
+  L(
+    `Verdicts (fresh set): recall@8 ${pct(fresh.index.recallAt8)} against a goal of 0.95, **${fresh.index.recallAt8 >= 0.95 ? "met" : "not met"}**; recall@1`,
+  );
+  L(
+    `${pct(fresh.index.recallAt1)} against 0.70, **${fresh.index.recallAt1 >= 0.7 ? "met" : "not met"}**. SearchIndex is ${notBelow ? "never below" : "**below**"} plain BM25 on any set and metric.`,
+  );
+  L('The misses below are mostly vocabulary the tool text does not contain (a ticker for a stock quote, "Uber" for a ride, "tweet"');
+  L('for an X post, "Lakers" for sports scores): word matching cannot bridge them. A general thesaurus tried on the development');
   L("sets (WordNet 3.1 synonyms, with and without hypernyms, at weights 0.2–0.5) gained 0.01–0.02 recall@8 and lost recall@1, for");
   L("350–650 KB gzipped of data, so it was left out; closing the gap would take semantic retrieval (embeddings), which this worker");
   L("does not have. For reference, the previous SearchIndex with the hand-written vocabulary (commit 79949ec), measured once on the");
@@ -111,12 +121,20 @@ export function reportCatalog(f: CatalogFigures): string[] {
 
   L(`### 5.2 Search latency over ${lat.tools.toLocaleString("en-US")} tools`);
   L();
-  L(`The ${byId("dev1").tools} development tools replicated to ${lat.tools.toLocaleString("en-US")} (copies get an account-style suffix in the name and description, e.g.`);
-  L(`\`github_create_pull_request_acme\`), in the bench worker. Each of the ${lat.queries} queries of ${byId("dev1").queriesFile} runs ${lat.reps}× back to back (limit ${q.limit}) and`);
+  L(
+    `The ${byId("dev1").tools} development tools replicated to ${lat.tools.toLocaleString("en-US")} (copies get an account-style suffix in the name and description, e.g.`,
+  );
+  L(
+    `\`github_create_pull_request_acme\`), in the bench worker. Each of the ${lat.queries} queries of ${byId("dev1").queriesFile} runs ${lat.reps}× back to back (limit ${q.limit}) and`,
+  );
   L("counts as total / reps (1 ms clock); the three searchers alternate query by query; one warm-up pass. Build: the SearchIndex");
-  L(`constructor (built lazily by the first \`catalog.search\` of a turn, then kept), the plain BM25 constructor, lowercasing the haystacks; median of ${lat.index.build.n}.`);
+  L(
+    `constructor (built lazily by the first \`catalog.search\` of a turn, then kept), the plain BM25 constructor, lowercasing the haystacks; median of ${lat.index.build.n}.`,
+  );
   L();
-  L(`The per-query times are also cut into ${f.blocks} blocks of consecutive queries (about ${Math.round(lat.queries / f.blocks)} each, in the order they ran); the block`);
+  L(
+    `The per-query times are also cut into ${f.blocks} blocks of consecutive queries (about ${Math.round(lat.queries / f.blocks)} each, in the order they ran); the block`,
+  );
   L("columns give the median and IQR over blocks of each block's per-query median, and of each block's time over the substring scan's");
   L("time on the same block (a burst of load lands in one block, on all three searchers).");
   L();
@@ -125,11 +143,35 @@ export function reportCatalog(f: CatalogFigures): string[] {
     const b = f.blockMedians[key];
     const medians = lat.substring.perQuery.median / r.perQuery.median;
     const vsMedian = isBase ? "1×" : !Number.isFinite(medians) ? "—" : medians >= 1 ? `${x(medians)} faster` : `${x(1 / medians)} slower`;
-    return [name, ms(r.perQuery.median), ms(r.perQuery.p90), ms(r.perQuery.min), ms(r.perQuery.max), vsMedian, `${ms(b.median)} (IQR ${ms(b.q1)}–${ms(b.q3)})`, isBase ? "1×" : speed(f.vsSubstring[key]), ms(r.build.median)];
+    return [
+      name,
+      ms(r.perQuery.median),
+      ms(r.perQuery.p90),
+      ms(r.perQuery.min),
+      ms(r.perQuery.max),
+      vsMedian,
+      `${ms(b.median)} (IQR ${ms(b.q1)}–${ms(b.q3)})`,
+      isBase ? "1×" : speed(f.vsSubstring[key]),
+      ms(r.build.median),
+    ];
   };
   for (const line of table(
-    ["searcher", "per query median (ms)", "p90 (ms)", "min (ms)", "max (ms)", "ratio vs substring scan (median)", `per-query median per block (ms; ${f.blocks} blocks)`, "time vs substring scan (per block)", "build (ms, median)"],
-    [lrow("**baseline**: substring scan", "substring", true), lrow("**baseline**: plain BM25 + stemming", "bm25", false), lrow("SearchIndex", "index", false)],
+    [
+      "searcher",
+      "per query median (ms)",
+      "p90 (ms)",
+      "min (ms)",
+      "max (ms)",
+      "ratio vs substring scan (median)",
+      `per-query median per block (ms; ${f.blocks} blocks)`,
+      "time vs substring scan (per block)",
+      "build (ms, median)",
+    ],
+    [
+      lrow("**baseline**: substring scan", "substring", true),
+      lrow("**baseline**: plain BM25 + stemming", "bm25", false),
+      lrow("SearchIndex", "index", false),
+    ],
   ))
     L(line);
   L();
@@ -146,7 +188,9 @@ export function reportCatalog(f: CatalogFigures): string[] {
   L("| tools in catalog | code mode (bytes) | quick-index lines (tools not listed) | **baseline**: direct (bytes) | code mode / direct |");
   L("|---|---|---|---|---|");
   for (const x of surface) {
-    L(`| ${x.tools.toLocaleString("en-US")} | ${x.codeModeBytes.toLocaleString("en-US")} | ${x.quickIndexLines} (${x.quickIndexOmitted.toLocaleString("en-US")}) | ${x.directBytes.toLocaleString("en-US")} | ${(100 * x.codeModeBytes / x.directBytes).toFixed(2)}% |`);
+    L(
+      `| ${x.tools.toLocaleString("en-US")} | ${x.codeModeBytes.toLocaleString("en-US")} | ${x.quickIndexLines} (${x.quickIndexOmitted.toLocaleString("en-US")}) | ${x.directBytes.toLocaleString("en-US")} | ${((100 * x.codeModeBytes) / x.directBytes).toFixed(2)}% |`,
+    );
   }
   L();
   L("The quick index stops at 40 entries / 4,000 characters (src/turns/quick-index.ts), so the code-mode surface stops growing once it is");

@@ -44,9 +44,23 @@ export function reportExec(f: ExecFigures): string[] {
   };
   L.push(
     ...table(
-      ["measure", "includes", "n", "median (ms)", "IQR (ms)", "p90 (ms)", "max (ms)", "vs a Node process per cell (per-round ratio)", "vs a bare quickjs-wasi VM per cell in Node (per-round ratio)"],
       [
-        row(`\`exec\` \`${p.code}\` (our path)`, "HTTP + Worker + session Durable Object + GuestVm (pooled spare, tools, source checks, run, dispose) + JSON", "exec"),
+        "measure",
+        "includes",
+        "n",
+        "median (ms)",
+        "IQR (ms)",
+        "p90 (ms)",
+        "max (ms)",
+        "vs a Node process per cell (per-round ratio)",
+        "vs a bare quickjs-wasi VM per cell in Node (per-round ratio)",
+      ],
+      [
+        row(
+          `\`exec\` \`${p.code}\` (our path)`,
+          "HTTP + Worker + session Durable Object + GuestVm (pooled spare, tools, source checks, run, dispose) + JSON",
+          "exec",
+        ),
         row("`GET /healthz`", "HTTP + Worker", "healthz"),
         row("`POST …/tools/wait` `{}`, refused", "HTTP + Worker + Durable Object turn lookup, no VM", "wait"),
         row("**baseline**: `node -e` process per cell", "process spawn + Node start + run + stdout + exit", "node"),

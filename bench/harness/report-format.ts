@@ -5,7 +5,8 @@
 import { invert, type Summary } from "./stats.ts";
 
 /** Milliseconds with three significant digits (two decimals below 10). */
-export const ms = (v: number): string => (!Number.isFinite(v) ? "n/a" : Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2));
+export const ms = (v: number): string =>
+  !Number.isFinite(v) ? "n/a" : Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2);
 
 export const kib = (bytes: number): string => (bytes / 1024).toFixed(1);
 

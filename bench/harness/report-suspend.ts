@@ -28,7 +28,16 @@ export function reportSuspension(h: SuspendHttpFigures, w: SuspendIsolateFigures
     "",
   );
   const m = h.measures;
-  const row = (name: string, s: Summary, vs: string): string[] => [name, String(s.n), ms(s.median), `${ms(s.q1)}–${ms(s.q3)}`, ms(s.p90), ms(s.min), ms(s.max), vs];
+  const row = (name: string, s: Summary, vs: string): string[] => [
+    name,
+    String(s.n),
+    ms(s.median),
+    `${ms(s.q1)}–${ms(s.q3)}`,
+    ms(s.p90),
+    ms(s.min),
+    ms(s.max),
+    vs,
+  ];
   L.push(
     ...table(
       ["measure", "n", "median (ms)", "IQR (ms)", "p90 (ms)", "min (ms)", "max (ms)", `ratio vs \`exec\` \`${p.noParkCode}\` (per round)`],
@@ -70,7 +79,15 @@ export function reportSuspension(h: SuspendHttpFigures, w: SuspendIsolateFigures
   );
   const prow = (name: string, key: string, isBase = false): string[] => {
     const st = ph[key]!;
-    return [name, ms(st.median), `${ms(st.q1)}–${ms(st.q3)}`, ms(st.p90), ms(st.min), ms(st.max), isBase ? "1×" : st.median === 0 ? "—" : factor(w.vsExec[key] ?? null)];
+    return [
+      name,
+      ms(st.median),
+      `${ms(st.q1)}–${ms(st.q3)}`,
+      ms(st.p90),
+      ms(st.min),
+      ms(st.max),
+      isBase ? "1×" : st.median === 0 ? "—" : factor(w.vsExec[key] ?? null),
+    ];
   };
   L.push(
     ...table(
@@ -110,7 +127,12 @@ export function reportSuspension(h: SuspendHttpFigures, w: SuspendIsolateFigures
         ["resume total, one at a time (ms)", ms(med("resumeSequential")), ms(med("fullResumeSequential")), codecSpeed(w.codec.resume)],
         ["encode / serialize + compress (ms)", ms(med("encode")), ms(med("fullSerialize") + med("fullCompress")), codecSpeed(w.codec.encode)],
         ["decode / decompress + deserialize (ms)", ms(med("decode")), ms(med("fullDecompress") + med("fullDeserialize")), codecSpeed(w.codec.decode)],
-        ["stored bytes (KiB)", kib(b.stored.median), kib(b.fullStored.median), `${ratio(b.fullStored.median, b.stored.median)} smaller (${(b.stored.median / b.fullStored.median).toFixed(3)}×)`],
+        [
+          "stored bytes (KiB)",
+          kib(b.stored.median),
+          kib(b.fullStored.median),
+          `${ratio(b.fullStored.median, b.stored.median)} smaller (${(b.stored.median / b.fullStored.median).toFixed(3)}×)`,
+        ],
       ],
     ),
     "",
@@ -146,7 +168,14 @@ function reportSizes(w: SuspendIsolateFigures, parkCode: string): string[] {
     `(counted by the bench; what \`encodeSnapshot\` keeps). Medians of ${z.reps} cells per row; each resumed cell is checked (it returns its data's size).`,
     "",
     ...table(
-      ["parked cell", "VM memory (KiB)", "changed pages (of total)", "stored, production (KiB)", "**baseline**: stored, old full gzip (KiB)", "production / baseline"],
+      [
+        "parked cell",
+        "VM memory (KiB)",
+        "changed pages (of total)",
+        "stored, production (KiB)",
+        "**baseline**: stored, old full gzip (KiB)",
+        "production / baseline",
+      ],
       cells.map(([key, c]) => [
         names[key] ?? key,
         kib(c.memoryBytes),
@@ -160,7 +189,15 @@ function reportSizes(w: SuspendIsolateFigures, parkCode: string): string[] {
     `Park / resume of the same cells, one at a time, medians of ${z.reps} (1 ms clock):`,
     "",
     ...table(
-      ["parked cell", "park, production (ms)", "**baseline**: park, old format (ms)", "resume, production (ms)", "**baseline**: resume, old format (ms)", "park vs baseline", "resume vs baseline"],
+      [
+        "parked cell",
+        "park, production (ms)",
+        "**baseline**: park, old format (ms)",
+        "resume, production (ms)",
+        "**baseline**: resume, old format (ms)",
+        "park vs baseline",
+        "resume vs baseline",
+      ],
       cells.map(([key, c]) => [
         names[key] ?? key,
         ms(c.park.median),

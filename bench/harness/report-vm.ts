@@ -12,7 +12,7 @@ export function reportVm(f: VmFigures): string[] {
   L.push("## 2. QuickJS-WASI VM inside workerd", "");
   L.push(
     "A bench-only worker (bench/bench-worker.ts, bench/wrangler.bench.toml; not the production worker) with the engine imported as",
-    "`import quickjsModule from \"quickjs-wasi/quickjs.wasm\"`. Its three routes (raw engine, engine with GuestVm's options, GuestVm) are",
+    '`import quickjsModule from "quickjs-wasi/quickjs.wasm"`. Its three routes (raw engine, engine with GuestVm\'s options, GuestVm) are',
     `called in ${p.rounds} interleaved rounds (order reversing every round); each call runs a warm-up, then ${f.batchesPerRound} batches of ${f.batchSize} iterations.`,
     `workerd's \`performance.now()\` has a ${f.clock.minStepMs ?? "?"} ms resolution here (coarser than one VM), so phases are timed per batch (K creates, then K`,
     "evals, then K disposes, divided by K) and the create+eval+dispose total is timed as K complete iterations one after the other (one",
@@ -22,18 +22,30 @@ export function reportVm(f: VmFigures): string[] {
     "locally.** `dispose` only drops the instance; its memory is reclaimed by V8's GC later, inside whatever runs next.",
     "",
   );
-  const row = (name: string, s: Summary, vs: string): string[] => [name, ms(s.median), `${ms(s.q1)}–${ms(s.q3)}`, ms(s.p90), ms(s.min), ms(s.max), vs];
+  const row = (name: string, s: Summary, vs: string): string[] => [
+    name,
+    ms(s.median),
+    `${ms(s.q1)}–${ms(s.q3)}`,
+    ms(s.p90),
+    ms(s.min),
+    ms(s.max),
+    vs,
+  ];
   L.push(
     ...table(
       ["measure", "median (ms)", "IQR (ms)", "p90 (ms)", "min (ms)", "max (ms)", "ratio vs raw (per round)"],
       [
         row("**baseline** raw: `QuickJS.create({ wasm })`", raw.create, "1×"),
-        row("**baseline** raw: `evalCode(\"1+2\")` + read + dispose handle", raw.eval, "1×"),
+        row('**baseline** raw: `evalCode("1+2")` + read + dispose handle', raw.eval, "1×"),
         row("raw: `vm.dispose()`", raw.dispose, "—"),
         row("**baseline** raw: create + eval + dispose, sequential", raw.sequentialTotal, "1×"),
-        row("`QuickJS.create` with GuestVm's options (memory limit, stack limit, interrupt handler)", rawLimits.create, factor(f.ratios.limitsCreate)),
+        row(
+          "`QuickJS.create` with GuestVm's options (memory limit, stack limit, interrupt handler)",
+          rawLimits.create,
+          factor(f.ratios.limitsCreate),
+        ),
         row("`GuestVm.create` (options + host callbacks + prelude)", guest.createWithPrelude, factor(f.ratios.guestCreate)),
-        row("GuestVm: `installTools(\"[]\")` + `start(\"return 1 + 2\")` + status + value", guest.run, factor(f.ratios.guestRun)),
+        row('GuestVm: `installTools("[]")` + `start("return 1 + 2")` + status + value', guest.run, factor(f.ratios.guestRun)),
         row("GuestVm: `dispose()`", guest.dispose, "—"),
         row("GuestVm: create + prelude + run + dispose, sequential", guest.sequentialTotal, factor(f.ratios.guestTotal)),
       ],

@@ -38,4 +38,3 @@ export async function runRounds<Name extends string>(
   }
   return out;
 }
-

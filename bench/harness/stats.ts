@@ -34,7 +34,10 @@ export function quantile(sorted: readonly number[], p: number): number {
 }
 
 export function median(values: readonly number[]): number {
-  return quantile([...values].sort((a, b) => a - b), 0.5);
+  return quantile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
 }
 
 export function summarize(values: readonly number[]): Summary {

@@ -44,12 +44,16 @@ export interface Server {
 export function dryRun(paths: Paths, label: string, configPath: string, extraArgs: string[], timeoutMs: number): Promise<Bundle> {
   return new Promise((resolve, reject) => {
     const outdir = path.join(paths.tmpRoot, `bundle-${label}`);
-    const child: ChildProcess = spawn(process.execPath, [paths.wranglerJs, "deploy", "--dry-run", "--outdir", outdir, "-c", configPath, ...extraArgs], {
-      cwd: paths.root,
-      env: wranglerEnv(),
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
-    });
+    const child: ChildProcess = spawn(
+      process.execPath,
+      [paths.wranglerJs, "deploy", "--dry-run", "--outdir", outdir, "-c", configPath, ...extraArgs],
+      {
+        cwd: paths.root,
+        env: wranglerEnv(),
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: true,
+      },
+    );
     trackGroup(child);
     let out = "";
     child.stdout?.on("data", (d: unknown) => (out += String(d)));

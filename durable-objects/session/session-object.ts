@@ -34,8 +34,6 @@ export type SessionEnv = {
 
 /** Replies cross the RPC boundary as data; the HTTP layer maps them to responses. */
 
-
-
 /**
  * The session Durable Object: a thin shell that owns the session's turns and parked runs,
  * runs its cells one at a time, and hands each concern to its module (turn planning, cell
@@ -180,9 +178,13 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       if (!turn) return notFound("unknown turn");
       this.touched(turnId);
       // Accepted once per turn: the record outlives the run, so a repeat after the run settled is still a 409.
-      if (this.turns.wasDelivered(turnId, body.callId)) return { ok: false, reason: "conflict", message: `a result for ${body.callId} was already delivered` };
+      if (this.turns.wasDelivered(turnId, body.callId))
+        return { ok: false, reason: "conflict", message: `a result for ${body.callId} was already delivered` };
       // The declared outputSchema and the size cap are applied here; a violation reaches the guest as an error at wait.
-      const tool = this.snapshots.runsOfTurn(turnId).flatMap((s) => s.pending).find((p) => p.kind === "client" && p.callId === body.callId);
+      const tool = this.snapshots
+        .runsOfTurn(turnId)
+        .flatMap((s) => s.pending)
+        .find((p) => p.kind === "client" && p.callId === body.callId);
       const settlement = clientResultSettlement(turn.spec, tool?.kind === "client" ? tool.tool : undefined, body);
       const r = this.runs.deliverClientResult(turnId, body.callId, settlement);
       if (!r.ok) return { ok: false, reason: r.reason === "already_delivered" ? "conflict" : "not_found", message: r.message };
@@ -210,7 +212,8 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     private wait(turn: StoredTurn, input: unknown, trace: CellTrace): Promise<SessionReply<unknown>> {
       const { spec } = turn;
       const claim = this.runs.claim(spec, input);
-      if (!claim.ok) return Promise.resolve({ ok: true, body: failed(claim.message, claim.code ?? "invalid_input", this.telemetry(spec, turn.counters)) });
+      if (!claim.ok)
+        return Promise.resolve({ ok: true, body: failed(claim.message, claim.code ?? "invalid_input", this.telemetry(spec, turn.counters)) });
       trace.runId = claim.runId;
       const closing = this.telemetry(spec, turn.counters);
       return this.serial(async (): Promise<SessionReply<unknown>> => {

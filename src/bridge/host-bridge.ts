@@ -123,7 +123,6 @@ export class HostBridge implements GuestHost {
     return this.inflight.size;
   }
 
-
   /** The guest asked to yield (`yield_control`); the run parks with reason "yield". */
   get yieldRequested(): boolean {
     return this.yields.length > 0;
@@ -173,7 +172,14 @@ export class HostBridge implements GuestHost {
     if (this.inflight.has(request.id)) return;
     if (request.kind === "timer") this.startTimer(request.id, request.dueAt);
     else if (request.kind === "client") {
-      this.inflight.set(request.id, { id: request.id, kind: "client", tool: request.tool, input: request.input, callId: request.callId, abort: new AbortController() });
+      this.inflight.set(request.id, {
+        id: request.id,
+        kind: "client",
+        tool: request.tool,
+        input: request.input,
+        callId: request.callId,
+        abort: new AbortController(),
+      });
     }
   }
 
@@ -302,7 +308,6 @@ export class HostBridge implements GuestHost {
     const handle = setTimeout(() => this.complete(id, { ok: true, text: undefined }), delay);
     abort.signal.addEventListener("abort", () => clearTimeout(handle));
   }
-
 
   private settle(id: number, settlement: Settlement): void {
     this.ready.push({ id, settlement });

@@ -1,7 +1,6 @@
 import type { JsonSchema } from "../tools";
 import { MAX_HINT_CHARS } from "../limits";
 
-
 type Render = { text: string; complete: boolean };
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;

@@ -15,7 +15,8 @@ const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 const ASCII_WORD = /[A-Za-z0-9]+/g;
 /** Scripts written without spaces between words. `scx` so the prolonged sound mark ー counts. */
 const UNSPACED = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}]/u;
-const UNSPACED_RUNS = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{M}]+|[^\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{M}]+/gu;
+const UNSPACED_RUNS =
+  /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{M}]+|[^\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{M}]+/gu;
 /** U+0300–U+036F only: Latin/Greek/Cyrillic accents; marks that make letters elsewhere stay. */
 const DIACRITICS = /[\u0300-\u036f]+/g;
 const ASCII = /^[\x00-\x7f]*$/;

@@ -28,11 +28,16 @@ export function timerPastDeadline(timeoutMs: number): string {
   );
 }
 
-
 /** A failure that shares the cell's output budget (its error bounded, `[error truncated]`). */
 export function failedWithBudget(cell: LiveCell, message: string, code: CodeModeErrorCode | undefined, env: CellEnvironment): CodeModeResult {
   const projected = cell.budget.failed(message);
-  return { status: "failed", error: projected.error, ...(code ? { code } : {}), ...(projected.output ? { output: projected.output } : {}), telemetry: env.telemetry() };
+  return {
+    status: "failed",
+    error: projected.error,
+    ...(code ? { code } : {}),
+    ...(projected.output ? { output: projected.output } : {}),
+    telemetry: env.telemetry(),
+  };
 }
 
 /** The message for a cell stopped by its budget, naming the limit actually reached. */
@@ -70,7 +75,13 @@ function faultResult(error: GuestFaultError, env: CellEnvironment, cell: LiveCel
     code = "internal_error";
   }
   const projected = cell.budget.failed(message);
-  return { status: "failed", error: projected.error, ...(code ? { code } : {}), ...(projected.output ? { output: projected.output } : {}), telemetry: env.telemetry() };
+  return {
+    status: "failed",
+    error: projected.error,
+    ...(code ? { code } : {}),
+    ...(projected.output ? { output: projected.output } : {}),
+    telemetry: env.telemetry(),
+  };
 }
 
 /** A guest call threw: classify, dispose the VM, report. */

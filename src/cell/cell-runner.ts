@@ -98,16 +98,30 @@ export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvir
         }
         const valueJson = vm.valueJson();
         if (valueJson !== undefined && jsonTooDeep(valueJson)) {
-          return { kind: "result", result: closeWith(cell, failedWithBudget(cell, `return value is nested deeper than ${MAX_JSON_DEPTH} levels`, "output_limit_exceeded", env)) };
+          return {
+            kind: "result",
+            result: closeWith(
+              cell,
+              failedWithBudget(cell, `return value is nested deeper than ${MAX_JSON_DEPTH} levels`, "output_limit_exceeded", env),
+            ),
+          };
         }
         const projected = cell.budget.completed(valueJson);
-        const result: CodeModeResult = { status: "completed", value: projected.value, ...(projected.output ? { output: projected.output } : {}), telemetry: env.telemetry() };
+        const result: CodeModeResult = {
+          status: "completed",
+          value: projected.value,
+          ...(projected.output ? { output: projected.output } : {}),
+          telemetry: env.telemetry(),
+        };
         return { kind: "result", result: closeWith(cell, result) };
       }
       if (bridge.inflightCount === 0 && !status.failure) {
         return {
           kind: "result",
-          result: closeWith(cell, failedWithBudget(cell, "the program awaits a promise that nothing will settle (no tool call or timer is pending)", undefined, env)),
+          result: closeWith(
+            cell,
+            failedWithBudget(cell, "the program awaits a promise that nothing will settle (no tool call or timer is pending)", undefined, env),
+          ),
         };
       }
       // When to park: as soon as only the caller can move the program on (client results),
@@ -128,4 +142,3 @@ export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvir
     return { kind: "result", result: endCell(cell, error, env) };
   }
 }
-

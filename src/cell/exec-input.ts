@@ -17,7 +17,10 @@ export function parseExecInput(raw: unknown, enabledLanguages: readonly CodeMode
   const input = raw as Record<string, unknown>;
   const unknown = Object.keys(input).filter((k) => !KNOWN_KEYS.has(k));
   if (unknown.length > 0) {
-    return { ok: false, message: `unknown exec field ${JSON.stringify(unknown[0])}; exec takes code, command (alias of code), language and restartSafe.` };
+    return {
+      ok: false,
+      message: `unknown exec field ${JSON.stringify(unknown[0])}; exec takes code, command (alias of code), language and restartSafe.`,
+    };
   }
   for (const alias of ["code", "command"] as const) {
     const v = input[alias];

@@ -23,9 +23,7 @@ export type CellEnvironment = {
 /** A cell that stopped with host work outstanding; the session decides whether to park it. */
 export type LiveCell = { vm: GuestVm; bridge: HostBridge; budget: OutputBudget; guard: InterruptGuard };
 
-export type CellEnd =
-  | { kind: "result"; result: CodeModeResult }
-  | { kind: "suspended"; reason: "pending_tools" | "yield"; cell: LiveCell };
+export type CellEnd = { kind: "result"; result: CodeModeResult } | { kind: "suspended"; reason: "pending_tools" | "yield"; cell: LiveCell };
 
 /**
  * The bridge of a live cell: the turn's handlers, output into the cell's budget, and the

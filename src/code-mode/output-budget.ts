@@ -31,14 +31,7 @@
  * for `maxOutputBytes >= 1024` the projection fits `maxOutputBytes` itself.
  */
 import type { CodeModeOutput } from "./types";
-import {
-  escapeLoneSurrogates,
-  jsonStringBytes,
-  jsonStringPrefixLength,
-  utf8ByteLength,
-  utf8Prefix,
-  utf8PrefixLength,
-} from "./output-budget-utf8";
+import { escapeLoneSurrogates, jsonStringBytes, jsonStringPrefixLength, utf8ByteLength, utf8Prefix, utf8PrefixLength } from "./output-budget-utf8";
 
 export { utf8Prefix, utf8ByteLength } from "./output-budget-utf8";
 
@@ -167,8 +160,7 @@ export class OutputBudget {
     const cost = utf8ByteLength(json);
     const { outputShare, valueShare } = this.split(cost);
     const output = this.projectOutput(outputShare);
-    const projected =
-      cost <= valueShare ? value : valueMarker(json, cost, valueShare - markerFixedBytes(cost));
+    const projected = cost <= valueShare ? value : valueMarker(json, cost, valueShare - markerFixedBytes(cost));
     return output ? { value: projected, output } : { value: projected };
   }
 
@@ -295,9 +287,7 @@ export class OutputBudget {
     const tail = this.kept.slice(k);
     const tailBytes = this.keptCost - used - tail.length; // Σ item bytes, separators excluded
     const joined =
-      (tail.length > 0 ? tailBytes + tail.length - 1 : 0) +
-      (tail.length > 0 && this.overflowCount > 0 ? 1 : 0) +
-      this.overflowJoinedBytes();
+      (tail.length > 0 ? tailBytes + tail.length - 1 : 0) + (tail.length > 0 && this.overflowCount > 0 ? 1 : 0) + this.overflowJoinedBytes();
     const totalOmitted = 2 + joined;
     let source = "[" + tail.map(itemJson).join(",");
     if (this.overflowCount > 0) source += (tail.length > 0 ? "," : "") + this.overflowPrefix;

@@ -4,13 +4,7 @@
  */
 
 export type CodeModeErrorCode =
-  | "invalid_input"
-  | "runtime_unavailable"
-  | "aborted"
-  | "timeout"
-  | "output_limit_exceeded"
-  | "snapshot_limit_exceeded"
-  | "internal_error";
+  "invalid_input" | "runtime_unavailable" | "aborted" | "timeout" | "output_limit_exceeded" | "snapshot_limit_exceeded" | "internal_error";
 
 export type CodeModeOutput = { type: "text"; text: string } | { type: "json"; value: unknown };
 

@@ -17,8 +17,7 @@ const preferred = (id: string, extra: Partial<ModelRow> = {}): ModelRow =>
  * `"preferred"`: the preferred tier came from evaluations on first-party endpoints and has not been
  * repeated per reseller. Promoting a row here is a deliberate, evidence-backed change.
  */
-const capable = (id: string): ModelRow =>
-  Object.freeze({ id, compat: Object.freeze({ codeMode: "capable", supportsTools: true }) });
+const capable = (id: string): ModelRow => Object.freeze({ id, compat: Object.freeze({ codeMode: "capable", supportsTools: true }) });
 
 const catalog = (models: ModelRow[], connection: Omit<ProviderCatalog, "models"> = {}): ProviderCatalog =>
   Object.freeze({ ...connection, models: Object.freeze(models) as ModelRow[] });
@@ -26,9 +25,7 @@ const catalog = (models: ModelRow[], connection: Omit<ProviderCatalog, "models">
 /** First-party catalogs: every row here is flagged `"preferred"` (the seed's table, verbatim). */
 export const FIRST_PARTY_PROVIDERS: Readonly<Record<string, ProviderCatalog>> = Object.freeze({
   anthropic: catalog(
-    ["claude-fable-5", "claude-opus-5", "claude-sonnet-5", "claude-mythos-5", "claude-opus-4-8", "claude-haiku-4-5"].map(
-      (id) => preferred(id),
-    ),
+    ["claude-fable-5", "claude-opus-5", "claude-sonnet-5", "claude-mythos-5", "claude-opus-4-8", "claude-haiku-4-5"].map((id) => preferred(id)),
     { api: "anthropic-messages", baseUrl: "https://api.anthropic.com/v1", apiKey: "env:ANTHROPIC_API_KEY" },
   ),
   deepseek: catalog(["deepseek-v4-pro", "deepseek-v4-flash"].map((id) => preferred(id))),

@@ -51,17 +51,16 @@ export const CODE_MODE_LANGUAGES: readonly CodeModeLanguage[] = Object.freeze(["
  * Seed 002 "Configuration" table. Out-of-range values are clamped into [min, max], never rejected.
  * `searchDefaultLimit` is additionally clamped to the resolved `maxSearchLimit`.
  */
-export const CODE_MODE_LIMITS: Readonly<Record<CodeModeNumericKey, Readonly<{ min: number; max: number }>>> =
-  Object.freeze({
-    timeoutMs: Object.freeze({ min: 100, max: 60_000 }),
-    memoryLimitBytes: Object.freeze({ min: 1_048_576, max: 1_073_741_824 }),
-    maxOutputBytes: Object.freeze({ min: 1024, max: 10_485_760 }),
-    maxSnapshotBytes: Object.freeze({ min: 1024, max: 268_435_456 }),
-    maxPendingToolCalls: Object.freeze({ min: 1, max: 128 }),
-    snapshotTtlSeconds: Object.freeze({ min: 1, max: 86_400 }),
-    searchDefaultLimit: Object.freeze({ min: 1, max: 50 }),
-    maxSearchLimit: Object.freeze({ min: 1, max: 50 }),
-  });
+export const CODE_MODE_LIMITS: Readonly<Record<CodeModeNumericKey, Readonly<{ min: number; max: number }>>> = Object.freeze({
+  timeoutMs: Object.freeze({ min: 100, max: 60_000 }),
+  memoryLimitBytes: Object.freeze({ min: 1_048_576, max: 1_073_741_824 }),
+  maxOutputBytes: Object.freeze({ min: 1024, max: 10_485_760 }),
+  maxSnapshotBytes: Object.freeze({ min: 1024, max: 268_435_456 }),
+  maxPendingToolCalls: Object.freeze({ min: 1, max: 128 }),
+  snapshotTtlSeconds: Object.freeze({ min: 1, max: 86_400 }),
+  searchDefaultLimit: Object.freeze({ min: 1, max: 50 }),
+  maxSearchLimit: Object.freeze({ min: 1, max: 50 }),
+});
 
 /** Seed 002 defaults. Frozen: copy before changing (resolveCodeModeOptions always returns a fresh object). */
 export const CODE_MODE_DEFAULTS: ResolvedCodeModeOptions = Object.freeze({

@@ -18,10 +18,7 @@ const MODEL_ROW_KEYS = ["codeMode", "agentRuntime"];
  * Validates `agents`: `agents.defaults.models`, and per agent `agents.entries.<agent>.tools` and
  * `.models`. Unknown keys are refused, and so are agent ids no request could name.
  */
-export function parseAgents(
-  value: unknown,
-  path: string,
-): { defaults: AgentDefaults; entries: Record<string, AgentEntry> } {
+export function parseAgents(value: unknown, path: string): { defaults: AgentDefaults; entries: Record<string, AgentEntry> } {
   const entries = emptyRecord<AgentEntry>();
   if (value === undefined) return { defaults: { models: emptyRecord(), raw: {} }, entries };
   if (!isRecord(value)) fail(path, "must be an object");
@@ -45,7 +42,10 @@ export function parseAgents(
     if (!isRecord(entriesValue)) fail(entriesPath, "must be an object keyed by agent id");
     for (const agentId of Object.keys(entriesValue)) {
       if (!AGENT_ID_PATTERN.test(agentId)) {
-        fail(configPath(entriesPath, agentId), `is not a valid agent id: a turn's agentId must be ${AGENT_ID_RULE}, so this entry could never be selected`);
+        fail(
+          configPath(entriesPath, agentId),
+          `is not a valid agent id: a turn's agentId must be ${AGENT_ID_RULE}, so this entry could never be selected`,
+        );
       }
       const entry = parseAgentEntry(entriesValue[agentId], configPath(entriesPath, agentId));
       if (entry !== undefined) entries[agentId] = entry;
@@ -81,7 +81,8 @@ function parseModelOverrides(value: unknown, path: string): Record<string, Model
     if (!isRecord(row)) fail(rowPath, "must be an object");
     rejectUnknownKeys(row, rowPath, MODEL_ROW_KEYS);
     const agentRuntime = own(row, "agentRuntime");
-    if (agentRuntime !== undefined && !isRecord(agentRuntime)) fail(configPath(rowPath, "agentRuntime"), 'must be an object such as { id: "openclaw" }');
+    if (agentRuntime !== undefined && !isRecord(agentRuntime))
+      fail(configPath(rowPath, "agentRuntime"), 'must be an object such as { id: "openclaw" }');
     const override: ModelOverride = {};
     const codeMode = own(row, "codeMode");
     if (codeMode !== undefined) {

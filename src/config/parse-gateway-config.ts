@@ -42,11 +42,7 @@ function buildConfig(raw: unknown): GatewayConfig {
     codeMode: tools.codeMode,
     toolSearch: tools.toolSearch,
     agents: parseAgents(own(raw, "agents"), "agents"),
-    providers: parseProviderCatalogs(
-      models === undefined ? undefined : own(models, "providers"),
-      "models.providers",
-      BUNDLED_PROVIDERS,
-    ),
+    providers: parseProviderCatalogs(models === undefined ? undefined : own(models, "providers"), "models.providers", BUNDLED_PROVIDERS),
     // `gateway.sessions` and `gateway.rateLimit` (parse-session-limits.ts); other `gateway.*` keys stay in `raw`.
     operations: parseGatewayOperations(own(raw, "gateway"), "gateway"),
   };

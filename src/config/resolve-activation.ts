@@ -40,11 +40,7 @@ export function resolveActivation(config: GatewayConfig, run: { agentId?: string
   return { engaged, enabled, source, preferred };
 }
 
-function pickSetting(
-  config: GatewayConfig,
-  agent: ReturnType<typeof findAgent>,
-  model: string | undefined,
-): Pick<Activation, "enabled" | "source"> {
+function pickSetting(config: GatewayConfig, agent: ReturnType<typeof findAgent>, model: string | undefined): Pick<Activation, "enabled" | "source"> {
   const agentModel = model === undefined || agent === undefined ? undefined : overrideFor(agent.models, model);
   if (agentModel !== undefined) return { enabled: agentModel, source: "agent-model" };
   if (agent?.codeMode.enabled !== undefined) return { enabled: agent.codeMode.enabled, source: "agent" };

@@ -119,7 +119,9 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
     const tenant = c.get("tenant");
     const signal = c.req.raw.signal;
     const onAbort = () =>
-      void stub.cancelRequest(requestId).catch((error: unknown) => logRecord("host_error", { where: "tool_call.cancel", error, requestId, tenant, turnId, tool: toolName }));
+      void stub
+        .cancelRequest(requestId)
+        .catch((error: unknown) => logRecord("host_error", { where: "tool_call.cancel", error, requestId, tenant, turnId, tool: toolName }));
     signal?.addEventListener("abort", onAbort);
     try {
       return reply(c, await stub.callTool(tenant, turnId, toolName, input ?? {}, requestId));
@@ -131,7 +133,9 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
       // A stub that saw its object reset stays broken: ask through a fresh one.
       const after = await sessionStub(c)
         .stub.lostCall(tenant, turnId, toolName, requestId)
-        .catch((lost: unknown) => void logRecord("host_error", { where: "tool_call.lost_call", error: lost, requestId, tenant, turnId, tool: toolName }));
+        .catch(
+          (lost: unknown) => void logRecord("host_error", { where: "tool_call.lost_call", error: lost, requestId, tenant, turnId, tool: toolName }),
+        );
       if (!after) throw new HttpError("session_reset", "the session was reset during this call and is not reachable yet; retry shortly");
       return reply(c, after);
     } finally {

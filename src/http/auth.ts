@@ -1,7 +1,6 @@
 import { HttpError } from "./http-error";
 import { MIN_TOKEN_CHARS } from "../limits";
 
-
 export type TokensResult = { ok: true; tokens: Map<string, string> } | { ok: false; message: string };
 
 let cached: { raw: string | undefined; result: TokensResult } | undefined;

@@ -68,14 +68,20 @@ export function validateClientTool(t: unknown, path: string, seen: Set<string>):
   if (!isObject(t)) fail(path, `${path} must be an object`);
   for (const key of Object.keys(t)) {
     if (!KNOWN_KEYS.has(key)) {
-      fail(`${path}.${key}`, `${path}.${key} is not a client tool field; use name, description, parameters (or inputSchema / input_schema) and outputSchema`);
+      fail(
+        `${path}.${key}`,
+        `${path}.${key} is not a client tool field; use name, description, parameters (or inputSchema / input_schema) and outputSchema`,
+      );
     }
   }
   const namePath = `${path}.name`;
   if (typeof t.name !== "string" || !CLIENT_TOOL_NAME.test(t.name)) fail(namePath, `${namePath} must be 1-128 characters without control characters`);
   const name = t.name;
   if (CODE_MODE_CONTROL_TOOLS.includes(name)) {
-    fail(namePath, `${namePath} ${JSON.stringify(name)} is the name of a code-mode control tool (${CODE_MODE_CONTROL_TOOLS.join(", ")}); give the client tool another name`);
+    fail(
+      namePath,
+      `${namePath} ${JSON.stringify(name)} is the name of a code-mode control tool (${CODE_MODE_CONTROL_TOOLS.join(", ")}); give the client tool another name`,
+    );
   }
   if (seen.has(name)) fail(namePath, `duplicate client tool ${JSON.stringify(name)}`);
   seen.add(name);

@@ -5,7 +5,6 @@ import { HttpError } from "./http-error";
 import { validateClientTool } from "./validate-client-tool";
 import { MAX_CLIENT_TOOLS, MAX_LIST } from "../limits";
 
-
 function fail(path: string, message: string): never {
   throw new HttpError("invalid_request", message, path);
 }
@@ -18,7 +17,8 @@ function stringList(v: unknown, path: string): string[] {
   if (!Array.isArray(v)) fail(path, `${path} must be an array of strings`);
   if (v.length > MAX_LIST) fail(path, `${path} has more than ${MAX_LIST} entries`);
   v.forEach((s, i) => {
-    if (typeof s !== "string" || s.length === 0 || s.length > 128) fail(`${path}[${i}]`, `${path}[${i}] must be a non-empty string of at most 128 characters`);
+    if (typeof s !== "string" || s.length === 0 || s.length > 128)
+      fail(`${path}[${i}]`, `${path}[${i}] must be a non-empty string of at most 128 characters`);
   });
   return v as string[];
 }
@@ -65,7 +65,8 @@ export function validateOpenTurn(body: unknown): OpenTurnRequest {
 export function validateClientResult(body: unknown): ClientResultBody {
   if (!isObject(body)) fail("", "body must be { callId, value } or { callId, error: { message } }");
   for (const key of Object.keys(body)) if (key !== "callId" && key !== "value" && key !== "error") fail(key, `unknown field ${key}`);
-  if (typeof body.callId !== "string" || body.callId.length === 0 || body.callId.length > 128) fail("callId", "callId must be the callId from pendingToolCalls");
+  if (typeof body.callId !== "string" || body.callId.length === 0 || body.callId.length > 128)
+    fail("callId", "callId must be the callId from pendingToolCalls");
   const hasValue = "value" in body;
   const hasError = body.error !== undefined;
   if (hasValue === hasError) fail("", "give exactly one of value or error");

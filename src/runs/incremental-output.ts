@@ -27,7 +27,10 @@ export function deliveredMark(output: CodeModeOutput[] | undefined): ParkedRunSt
 }
 
 /** Output is delivered incrementally: drop items an earlier result already carried, when unchanged. */
-export function sliceDelivered(output: CodeModeOutput[] | undefined, delivered: ParkedRunState["delivered"] | undefined): CodeModeOutput[] | undefined {
+export function sliceDelivered(
+  output: CodeModeOutput[] | undefined,
+  delivered: ParkedRunState["delivered"] | undefined,
+): CodeModeOutput[] | undefined {
   if (!output || !delivered || delivered.count === 0) return output;
   if (output.length < delivered.count) return output;
   if (fnv1a64(JSON.stringify(output.slice(0, delivered.count))) !== delivered.digest) return output; // replacement summary

@@ -112,8 +112,17 @@ export async function park(
     };
   } catch (error) {
     // The one exit of a refused park. Anything unforeseen is the gateway's failure.
-    const refusal = error instanceof ParkRefused ? error : new ParkRefused("the run could not be parked; it was dropped", "internal_error", "park", error);
-    if (refusal.where) logRecord("host_error", { where: refusal.where, error: refusal.cause, tenant: spec.tenantId, sessionId: spec.sessionId, turnId: spec.turnId, runId });
+    const refusal =
+      error instanceof ParkRefused ? error : new ParkRefused("the run could not be parked; it was dropped", "internal_error", "park", error);
+    if (refusal.where)
+      logRecord("host_error", {
+        where: refusal.where,
+        error: refusal.cause,
+        tenant: spec.tenantId,
+        sessionId: spec.sessionId,
+        turnId: spec.turnId,
+        runId,
+      });
     ctx.drop(runId);
     return closeWith(cell, failedWithBudget(cell, refusal.message, refusal.code, env));
   }

@@ -132,12 +132,19 @@ export async function resume(ctx: RunContext, spec: TurnSpec, runId: string, mak
       runId,
       restartSafe: state.restartSafe,
       delivered: state.delivered,
-      deliveredCalls: [...(state.deliveredCalls ?? []), ...state.pending.flatMap((p) => (p.kind === "client" && results.has(p.id) ? [p.callId] : []))],
+      deliveredCalls: [
+        ...(state.deliveredCalls ?? []),
+        ...state.pending.flatMap((p) => (p.kind === "client" && results.has(p.id) ? [p.callId] : [])),
+      ],
     });
   } catch (error) {
     // The one exit of a wait that could not run its program.
-    const stop = error instanceof ResumeStopped ? error : new ResumeStopped("the code mode run could not be resumed; it was dropped", "internal_error", false, "resume", error);
-    if (stop.where) logRecord("host_error", { where: stop.where, error: stop.cause, tenant: spec.tenantId, sessionId: spec.sessionId, turnId: spec.turnId, runId });
+    const stop =
+      error instanceof ResumeStopped
+        ? error
+        : new ResumeStopped("the code mode run could not be resumed; it was dropped", "internal_error", false, "resume", error);
+    if (stop.where)
+      logRecord("host_error", { where: stop.where, error: stop.cause, tenant: spec.tenantId, sessionId: spec.sessionId, turnId: spec.turnId, runId });
     reservation?.release();
     bridge?.close();
     vm?.dispose();

@@ -42,7 +42,6 @@ export const HOST_OP = { request: 0, output: 1, cancel: 2, charge: 3 } as const;
  */
 export const GUEST_CONTROL = "__codemode";
 
-
 export const GUEST_PRELUDE = String.raw`
 (function (g) {
   "use strict";

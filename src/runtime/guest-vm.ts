@@ -41,7 +41,6 @@ export type CellStatus = {
  */
 export const DRIVABLE_GUEST_ABI: readonly number[] = [1, 2];
 
-
 /**
  * Owner of one QuickJS-WASI instance (one per exec and per resume). Every call into the
  * guest goes through here; engine-level failures (interrupt, out of memory, a wasm trap)
@@ -145,7 +144,10 @@ export class GuestVm {
     let guest: GuestVm | undefined;
     let vm: QuickJS;
     try {
-      vm = await QuickJS.restore(snapshot, GuestVm.options(limits, () => guest));
+      vm = await QuickJS.restore(
+        snapshot,
+        GuestVm.options(limits, () => guest),
+      );
     } catch (error) {
       limits.reservation?.release();
       throw error;

@@ -50,9 +50,7 @@ export interface MemoryReservation {
 export type RoomWait = { deadline: number; clock: Clock; signal: AbortSignal; owner: string | null };
 
 export type RoomOutcome =
-  | { ok: true; reservation: MemoryReservation }
-  | { ok: false; reason: "exhausted"; message: string }
-  | { ok: false; reason: "aborted" };
+  { ok: true; reservation: MemoryReservation } | { ok: false; reason: "exhausted"; message: string } | { ok: false; reason: "aborted" };
 
 /** A queued request; `granted` is set (room taken) when it reaches the head and fits. */
 type Waiter = { bytes: number; wait: RoomWait; granted: MemoryReservation | null };

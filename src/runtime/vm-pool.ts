@@ -3,7 +3,10 @@ import { GuestVm, type GuestLimits } from "./guest-vm";
 import type { MemoryLedger, MemoryReservation, RoomWait } from "./memory-ledger";
 
 /** Room for one VM: the clamped limits to create or restore it with (they carry the reservation). */
-export type VmRoom = { ok: true; limits: GuestLimits & { reservation: MemoryReservation } } | { ok: false; reason: "exhausted"; message: string } | { ok: false; reason: "aborted" };
+export type VmRoom =
+  | { ok: true; limits: GuestLimits & { reservation: MemoryReservation } }
+  | { ok: false; reason: "exhausted"; message: string }
+  | { ok: false; reason: "aborted" };
 
 export type VmTake = { ok: true; vm: GuestVm } | { ok: false; reason: "exhausted"; message: string } | { ok: false; reason: "aborted" };
 

@@ -100,7 +100,10 @@ export class SnapshotCodec {
     try {
       return await this.caches.foreignImage(base.digest, async () => {
         const record = await registry.get(base.digest).catch((error: unknown) => {
-          throw new SnapshotRestoreError("base_unavailable", `the image registry did not answer: ${error instanceof Error ? error.message : String(error)}`);
+          throw new SnapshotRestoreError(
+            "base_unavailable",
+            `the image registry did not answer: ${error instanceof Error ? error.message : String(error)}`,
+          );
         });
         if (!record) {
           throw new SnapshotRestoreError(
@@ -160,11 +163,13 @@ export class SnapshotCodec {
       );
       const registering = inFlight;
       this.caches.registering.set(image.digest, registering);
-      void registering.finally(() => {
-        if (this.caches.registering.get(image.digest) === registering) this.caches.registering.delete(image.digest);
-      }).catch(() => {
-        // Already logged above (image_registry.register); this copy only clears the slot.
-      });
+      void registering
+        .finally(() => {
+          if (this.caches.registering.get(image.digest) === registering) this.caches.registering.delete(image.digest);
+        })
+        .catch(() => {
+          // Already logged above (image_registry.register); this copy only clears the slot.
+        });
     }
     let timer: ReturnType<typeof setTimeout> | null = null;
     const timeout = new Promise<boolean>((resolve) => {
@@ -175,7 +180,13 @@ export class SnapshotCodec {
       }, this.registerTimeoutMs);
     });
     try {
-      return await Promise.race([inFlight.then(() => true, () => false), timeout]);
+      return await Promise.race([
+        inFlight.then(
+          () => true,
+          () => false,
+        ),
+        timeout,
+      ]);
     } finally {
       if (timer !== null) clearTimeout(timer);
     }

@@ -5,13 +5,7 @@
  * until its TTL and a later `wait` tries again.
  */
 export type SnapshotRestoreReason =
-  | "missing"
-  | "corrupt"
-  | "engine_upgraded"
-  | "unknown_abi"
-  | "base_missing"
-  | "base_unavailable"
-  | "restore_failed";
+  "missing" | "corrupt" | "engine_upgraded" | "unknown_abi" | "base_missing" | "base_unavailable" | "restore_failed";
 
 export class SnapshotRestoreError extends Error {
   constructor(

@@ -64,8 +64,19 @@ function matchBrackets(tokens: TokenList): { match: Int32Array; enclosing: Int32
 
 /** Words that may precede a method or member name in a class, object literal or interface. */
 export const MEMBER_MODIFIERS = new Set([
-  "get", "set", "static", "async", "public", "private", "protected", "readonly", "override", "abstract", "declare",
-  "accessor", "function",
+  "get",
+  "set",
+  "static",
+  "async",
+  "public",
+  "private",
+  "protected",
+  "readonly",
+  "override",
+  "abstract",
+  "declare",
+  "accessor",
+  "function",
 ]);
 
 /**
@@ -88,8 +99,14 @@ function collectDeclaredNames(t: TokenList, match: Int32Array): Set<string> {
   const isOpen = (i: number) => t.isPunct(i, "(") || t.isPunct(i, "[") || t.isPunct(i, "{");
   const isClose = (i: number) => t.isPunct(i, ")") || t.isPunct(i, "]") || t.isPunct(i, "}");
   const endsExpression = (i: number) =>
-    t.kind[i] === Tok.Name || t.kind[i] === Tok.Number || t.kind[i] === Tok.String || t.kind[i] === Tok.Template ||
-    t.kind[i] === Tok.Regex || isClose(i) || t.isPunct(i, "++") || t.isPunct(i, "--");
+    t.kind[i] === Tok.Name ||
+    t.kind[i] === Tok.Number ||
+    t.kind[i] === Tok.String ||
+    t.kind[i] === Tok.Template ||
+    t.kind[i] === Tok.Regex ||
+    isClose(i) ||
+    t.isPunct(i, "++") ||
+    t.isPunct(i, "--");
 
   /**
    * Index of the first `,` or `;` (or `=` when asked) at this level after `from`, or of the

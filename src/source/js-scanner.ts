@@ -23,8 +23,21 @@ export { Tok, TokenList } from "./token-list";
 
 /** Keywords after which an expression (so a regex literal, or an object literal) may start. */
 const EXPRESSION_KEYWORDS = new Set([
-  "return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "do", "else", "yield",
-  "await", "extends",
+  "return",
+  "typeof",
+  "instanceof",
+  "in",
+  "of",
+  "new",
+  "delete",
+  "void",
+  "throw",
+  "case",
+  "do",
+  "else",
+  "yield",
+  "await",
+  "extends",
 ]);
 
 const CONTROL_KEYWORDS = new Set(["if", "while", "for", "with"]);
@@ -32,8 +45,7 @@ const CONTROL_KEYWORDS = new Set(["if", "while", "for", "with"]);
 const ID_START = /[\p{ID_Start}$_]/u;
 const ID_CONTINUE = /[\p{ID_Continue}$\u200c\u200d]/u;
 const WHITESPACE = /[\t\v\f \u00a0\ufeff\p{Zs}]/u;
-const NUMBER =
-  /(?:0[xX][\da-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?)n?/y;
+const NUMBER = /(?:0[xX][\da-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?)n?/y;
 const UNICODE_ESCAPE = /\\u(?:\{([\da-fA-F]+)\}|([\da-fA-F]{4}))/y;
 
 const isLineTerminator = (c: number) => c === 10 || c === 13 || c === 0x2028 || c === 0x2029;
@@ -120,8 +132,7 @@ export function tokenize(source: string): TokenList {
     }
   };
   const lastIs = (kind: Tok) => tokens.count > 0 && tokens.kind[tokens.count - 1] === kind;
-  const lastIsKeyword = (set: Set<string>) =>
-    lastIs(Tok.Name) && set.has(tokens.text(tokens.count - 1)) && !tokens.isProperty(tokens.count - 1);
+  const lastIsKeyword = (set: Set<string>) => lastIs(Tok.Name) && set.has(tokens.text(tokens.count - 1)) && !tokens.isProperty(tokens.count - 1);
 
   /** Scan template literal text starting after a backtick or a closing `}` of a substitution. */
   const scanTemplate = () => {
@@ -284,7 +295,12 @@ export function tokenize(source: string): TokenList {
     }
 
     // Identifiers (with unicode escapes decoded) and private names.
-    if (isAsciiIdStart(c) || c === 92 || (c === 35 /* # */ && pos + 1 < n) || (c > 127 && ID_START.test(String.fromCodePoint(source.codePointAt(pos)!)))) {
+    if (
+      isAsciiIdStart(c) ||
+      c === 92 ||
+      (c === 35 /* # */ && pos + 1 < n) ||
+      (c > 127 && ID_START.test(String.fromCodePoint(source.codePointAt(pos)!)))
+    ) {
       const isPrivate = c === 35;
       if (isPrivate) pos++;
       const start = pos;

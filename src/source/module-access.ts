@@ -98,7 +98,7 @@ export function checkModuleAccess(source: string, structure: CellStructure = ana
   for (let i = 0; i < t.count; i++) {
     // Cheap filters first: a megabyte cell has hundreds of thousands of names. (A name written
     // with unicode escapes is longer in the source than its value, so only the start is tested.)
-    if (t.kind[i] !== Tok.Name || !WATCHED_FIRST.has(t.source.charCodeAt(t.start[i]!)) && t.source.charCodeAt(t.start[i]!) !== 92) continue;
+    if (t.kind[i] !== Tok.Name || (!WATCHED_FIRST.has(t.source.charCodeAt(t.start[i]!)) && t.source.charCodeAt(t.start[i]!) !== 92)) continue;
     if (t.end[i]! - t.start[i]! > WATCHED_MAX * 6) continue;
     const word = t.text(i);
     if (!WATCHED.has(word)) continue;
@@ -156,7 +156,8 @@ function opensObject(t: TokenList, open: number): boolean {
   if (t.kind[prev] === Tok.Punct) {
     return !(t.isPunct(prev, ")") || t.isPunct(prev, "]") || t.isPunct(prev, "}") || t.isPunct(prev, ";") || t.isPunct(prev, "=>"));
   }
-  if (t.kind[prev] === Tok.Name) return ["return", "typeof", "in", "of", "new", "await", "yield", "case", "const", "let", "var"].includes(t.text(prev));
+  if (t.kind[prev] === Tok.Name)
+    return ["return", "typeof", "in", "of", "new", "await", "yield", "case", "const", "let", "var"].includes(t.text(prev));
   return false;
 }
 

@@ -18,9 +18,7 @@ import {
 import { checkSource } from "./source-checks";
 import { logRecord } from "../observability";
 
-export type PreparedSource =
-  | { ok: true; code: string }
-  | { ok: false; code: "invalid_input" | "timeout" | "runtime_unavailable"; message: string };
+export type PreparedSource = { ok: true; code: string } | { ok: false; code: "invalid_input" | "timeout" | "runtime_unavailable"; message: string };
 
 export async function prepareSource(code: string, language: CodeModeLanguage, budget: CellBudget): Promise<PreparedSource> {
   const typescript = language === "typescript";

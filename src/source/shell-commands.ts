@@ -160,7 +160,10 @@ function segmentVerdict(line: string, around: () => Surroundings): Verdict {
   if (!isPath && !SHELL_COMMANDS.has(word)) return false;
   const after = text.slice(word.length);
   // `export const x = 1` is module syntax (checkModuleAccess explains it), not `export FOO=bar`.
-  if (word === "export" && /^\s+(const|let|var|function|class|default|async|type|interface|enum|declare|abstract|namespace)\b|^\s*[{*=]/.test(after)) {
+  if (
+    word === "export" &&
+    /^\s+(const|let|var|function|class|default|async|type|interface|enum|declare|abstract|namespace)\b|^\s*[{*=]/.test(after)
+  ) {
     return false;
   }
   if (isPath) return after === "" || /^\s/.test(after) || /^[;|&<>]/.test(after);

@@ -64,7 +64,8 @@ export class TokenList {
 
   is(i: number, kind: Tok, value: string): boolean {
     if (i < 0 || i >= this.count || this.kind[i] !== kind) return false;
-    if (value.length === 1 && kind === Tok.Punct) return this.end[i]! - this.start[i]! === 1 && this.source.charCodeAt(this.start[i]!) === value.charCodeAt(0);
+    if (value.length === 1 && kind === Tok.Punct)
+      return this.end[i]! - this.start[i]! === 1 && this.source.charCodeAt(this.start[i]!) === value.charCodeAt(0);
     const start = this.start[i]!;
     if (this.end[i]! - start === value.length && this.source.startsWith(value, start)) return !this.escaped.has(i) || this.escaped.get(i) === value;
     return this.escaped.get(i) === value;
@@ -84,4 +85,3 @@ export class TokenList {
     return this.isPunct(i - 1, ".") || this.isPunct(i - 1, "?.");
   }
 }
-

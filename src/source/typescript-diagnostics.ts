@@ -57,6 +57,6 @@ export function formatModuleSyntax(problems: readonly ModuleSyntaxProblem[], tot
     const { line, column } = positions.at(p.pos);
     return `  line ${line}:${column} - ${p.text}`;
   });
-  lines.push("  Tools are async globals; use `const [tool] = await catalog.search(\"...\")` instead of importing modules.");
+  lines.push('  Tools are async globals; use `const [tool] = await catalog.search("...")` instead of importing modules.');
   return finish(lines, total + 1);
 }

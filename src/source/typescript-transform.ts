@@ -126,7 +126,7 @@ function collectModuleSyntax(ts: TypeScriptApi, sourceFile: TS.SourceFile, repor
     } else if (ts.isMetaProperty(node) && node.keywordToken === ts.SyntaxKind.ImportKeyword) {
       report(node.getStart(sourceFile), "`import.meta` is not available in code mode.");
     } else if (ts.isImportTypeNode(node)) {
-      report(node.getStart(sourceFile), "`import(\"...\")` types are not available in code mode.");
+      report(node.getStart(sourceFile), '`import("...")` types are not available in code mode.');
     } else if (ts.canHaveModifiers(node) && !ts.isModuleBlock(node.parent)) {
       const exported = ts.getModifiers(node)?.find((m) => m.kind === ts.SyntaxKind.ExportKeyword);
       if (exported) report(exported.getStart(sourceFile), "`export` is not available in code mode.");

@@ -3,8 +3,32 @@ import type { JsonSchema } from "./types";
 const TYPES = new Set(["string", "number", "integer", "boolean", "object", "array", "null"]);
 const SCHEMA_MAPS = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
 const SCHEMA_LISTS = ["anyOf", "oneOf", "allOf", "prefixItems"];
-const SCHEMA_ONE = ["items", "additionalProperties", "not", "contains", "if", "then", "else", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "additionalItems"];
-const NUMBERS = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"];
+const SCHEMA_ONE = [
+  "items",
+  "additionalProperties",
+  "not",
+  "contains",
+  "if",
+  "then",
+  "else",
+  "propertyNames",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "additionalItems",
+];
+const NUMBERS = [
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minLength",
+  "maxLength",
+  "minItems",
+  "maxItems",
+  "minProperties",
+  "maxProperties",
+];
 
 /**
  * "Compile" a schema: the validator interprets schemas lazily, so structural errors (bad
@@ -21,7 +45,8 @@ export function lintSchema(root: unknown): string | undefined {
       if (types.length === 0 || types.some((t) => typeof t !== "string" || !TYPES.has(t))) return `${at}/type: unknown type`;
     }
     for (const k of NUMBERS) if (o[k] !== undefined && typeof o[k] !== "number") return `${at}/${k}: must be a number`;
-    if (o.required !== undefined && (!Array.isArray(o.required) || o.required.some((r) => typeof r !== "string"))) return `${at}/required: must be an array of strings`;
+    if (o.required !== undefined && (!Array.isArray(o.required) || o.required.some((r) => typeof r !== "string")))
+      return `${at}/required: must be an array of strings`;
     if (o.enum !== undefined && !Array.isArray(o.enum)) return `${at}/enum: must be an array`;
     if (o.pattern !== undefined) {
       if (typeof o.pattern !== "string") return `${at}/pattern: must be a string`;

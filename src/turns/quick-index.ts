@@ -2,7 +2,6 @@ import { guestMetadata } from "../catalog";
 import type { CatalogEntry } from "../catalog";
 import { QUICK_INDEX_MAX_CHARS, QUICK_INDEX_MAX_ENTRIES } from "../limits";
 
-
 /**
  * Quick index lines: final callable names with compact input hints and trusted output
  * hints (`-> ?` when unknown). No descriptions (adversarial prose must not steer the model),

@@ -41,7 +41,11 @@ function execParameters(languages: readonly CodeModeLanguage[]): JsonSchema {
     properties: {
       code: { type: "string", description: `${names} program (a function body).` },
       command: { type: "string", description: "Alias of code for exec-compatible callers; not a shell command." },
-      language: { type: "string", enum: [...languages], description: `Source language; defaults to ${JSON.stringify(defaultExecLanguage(languages))}.` },
+      language: {
+        type: "string",
+        enum: [...languages],
+        description: `Source language; defaults to ${JSON.stringify(defaultExecLanguage(languages))}.`,
+      },
       restartSafe: { type: "boolean", description: "Leave unset. Only for replay the gateway explicitly requests." },
     },
     additionalProperties: false,

@@ -75,5 +75,4 @@ describe("the JSON bridge and the executor path", () => {
     );
     expect(r.value).toEqual(["fired"]);
   });
-
 });

@@ -38,7 +38,13 @@ describe("guest catalog API (seed E2E 7, 8, 11)", () => {
        const shipments = await shipmentTool({});
        return shipments.filter((shipment) => !shipment.paid && shipment.tons > 10);`,
     );
-    expect(r).toMatchObject({ status: "completed", value: [{ id: "SH-1002", paid: false, tons: 18 }, { id: "SH-1005", paid: false, tons: 22.75 }] });
+    expect(r).toMatchObject({
+      status: "completed",
+      value: [
+        { id: "SH-1002", paid: false, tons: 18 },
+        { id: "SH-1005", paid: false, tons: 22.75 },
+      ],
+    });
   });
 
   it("describe() returns the full schema through the bridge", async () => {
@@ -57,7 +63,11 @@ describe("guest catalog API (seed E2E 7, 8, 11)", () => {
 
   it("catalog.all() lists every non-MCP tool in catalog order; search with no match is []", async () => {
     const { session, turnId } = await freshTurn();
-    const r = await exec(session, turnId, "return { all: catalog.all().map((h) => h.callableName), none: await catalog.search('zebra quantum teleport') }");
+    const r = await exec(
+      session,
+      turnId,
+      "return { all: catalog.all().map((h) => h.callableName), none: await catalog.search('zebra quantum teleport') }",
+    );
     expect(r.value).toEqual({ all: ["shipping_list", "shipping_get", "notes_write", "notes_read", "echo"], none: [] });
   });
 
@@ -76,7 +86,10 @@ describe("guest catalog API (seed E2E 7, 8, 11)", () => {
   it("search rejects with guidance when matches exceed the output budget, and a narrower search still works", async () => {
     const session = sessionId();
     // 50 callable names of ~50 characters do not fit a 2048-byte budget.
-    const clientTools = Array.from({ length: 60 }, (_, i) => ({ name: `quarterly_report_generator_for_region_number_${i}`, description: `Report generator ${i}` }));
+    const clientTools = Array.from({ length: 60 }, (_, i) => ({
+      name: `quarterly_report_generator_for_region_number_${i}`,
+      description: `Report generator ${i}`,
+    }));
     const turnId = await openTurn(session, { agentId: "tight", clientTools });
     const r = await exec(
       session,
@@ -140,7 +153,11 @@ describe("guest catalog API (seed E2E 7, 8, 11)", () => {
     const session = sessionId();
     const opened = await api("POST", `/v1/sessions/${session}/turns`, { clientTools: [{ name: "ask_user" }] });
     const turnId = opened.json.turnId;
-    expect(opened.json.telemetry).toMatchObject({ catalogSize: 6, catalogSources: { openclaw: 5, mcp: 0, client: 1 }, counters: { search: 0, describe: 0, call: 0 } });
+    expect(opened.json.telemetry).toMatchObject({
+      catalogSize: 6,
+      catalogSources: { openclaw: 5, mcp: 0, client: 1 },
+      counters: { search: 0, describe: 0, call: 0 },
+    });
     const a = await exec(session, turnId, "await catalog.search('ship'); return await shipping_list({})");
     const b = await exec(session, turnId, "const [h] = await catalog.search('echo'); await h.describe(); return await echo({ value: 1 })");
     expect(a.telemetry.counters).toEqual({ search: 1, describe: 0, call: 1 });
@@ -155,24 +172,117 @@ describe("done-when: a 1,000-tool catalog", () => {
   it("shows the model a surface of a few kilobytes, and one exec finds, describes and calls the right tool by search", async () => {
     const session = sessionId();
     const verbs = ["create", "list", "delete", "update", "archive", "export", "import", "search", "sync", "share"];
-    const nouns = ["invoice", "ticket", "contact", "playlist", "shipment", "repository", "calendar_event", "document", "dashboard", "deployment",
-      "payment", "subscription", "channel", "bucket", "cluster", "alert", "customer", "order", "product", "report",
-      "user", "team", "project", "milestone", "comment", "label", "webhook", "secret", "backup", "domain",
-      "certificate", "queue", "topic", "table", "index", "notebook", "pipeline", "incident", "runbook", "survey",
-      "coupon", "refund", "warehouse", "vehicle", "route", "booking", "flight", "hotel", "recipe", "podcast",
-      "episode", "album", "photo", "video", "note", "task", "goal", "habit", "expense", "budget",
-      "lead", "deal", "campaign", "segment", "form", "page", "site", "theme", "plugin", "license",
-      "device", "sensor", "firmware", "printer", "meeting", "room", "desk", "badge", "shift", "timesheet",
-      "candidate", "job", "interview", "offer", "course", "lesson", "quiz", "grade", "patient", "appointment",
-      "prescription", "claim", "policy", "quote", "contract", "signature", "vendor", "asset", "ledger", "tax_form"];
+    const nouns = [
+      "invoice",
+      "ticket",
+      "contact",
+      "playlist",
+      "shipment",
+      "repository",
+      "calendar_event",
+      "document",
+      "dashboard",
+      "deployment",
+      "payment",
+      "subscription",
+      "channel",
+      "bucket",
+      "cluster",
+      "alert",
+      "customer",
+      "order",
+      "product",
+      "report",
+      "user",
+      "team",
+      "project",
+      "milestone",
+      "comment",
+      "label",
+      "webhook",
+      "secret",
+      "backup",
+      "domain",
+      "certificate",
+      "queue",
+      "topic",
+      "table",
+      "index",
+      "notebook",
+      "pipeline",
+      "incident",
+      "runbook",
+      "survey",
+      "coupon",
+      "refund",
+      "warehouse",
+      "vehicle",
+      "route",
+      "booking",
+      "flight",
+      "hotel",
+      "recipe",
+      "podcast",
+      "episode",
+      "album",
+      "photo",
+      "video",
+      "note",
+      "task",
+      "goal",
+      "habit",
+      "expense",
+      "budget",
+      "lead",
+      "deal",
+      "campaign",
+      "segment",
+      "form",
+      "page",
+      "site",
+      "theme",
+      "plugin",
+      "license",
+      "device",
+      "sensor",
+      "firmware",
+      "printer",
+      "meeting",
+      "room",
+      "desk",
+      "badge",
+      "shift",
+      "timesheet",
+      "candidate",
+      "job",
+      "interview",
+      "offer",
+      "course",
+      "lesson",
+      "quiz",
+      "grade",
+      "patient",
+      "appointment",
+      "prescription",
+      "claim",
+      "policy",
+      "quote",
+      "contract",
+      "signature",
+      "vendor",
+      "asset",
+      "ledger",
+      "tax_form",
+    ];
     const clientTools = [];
-    for (const noun of nouns) for (const verb of verbs) {
-      clientTools.push({
-        name: `${noun}_${verb}`,
-        description: `${verb[0]!.toUpperCase()}${verb.slice(1)} ${noun.replace("_", " ")} records in the ${noun.replace("_", " ")} service.`,
-        parameters: { type: "object", properties: { id: { type: "string" }, query: { type: "string" } } },
-      });
-    }
+    for (const noun of nouns)
+      for (const verb of verbs) {
+        clientTools.push({
+          name: `${noun}_${verb}`,
+          description: `${verb[0]!.toUpperCase()}${verb.slice(1)} ${noun.replace("_", " ")} records in the ${noun.replace("_", " ")} service.`,
+          parameters: { type: "object", properties: { id: { type: "string" }, query: { type: "string" } } },
+        });
+      }
     expect(clientTools).toHaveLength(1000);
     const opened = await api("POST", `/v1/sessions/${session}/turns`, { clientTools });
     expect(opened.status).toBe(201);

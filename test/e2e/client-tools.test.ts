@@ -48,20 +48,27 @@ describe("client tool names (seed: Tool names and collisions)", () => {
   ])("refuses the name %j (%s) at clientTools[1].name", async (name) => {
     const r = await openRaw({ clientTools: [{ name: "fine" }, { name }] });
     expect(r.status).toBe(400);
-    expect(r.json.error).toEqual({ code: "invalid_request", path: "clientTools[1].name", message: "clientTools[1].name must be 1-128 characters without control characters" });
+    expect(r.json.error).toEqual({
+      code: "invalid_request",
+      path: "clientTools[1].name",
+      message: "clientTools[1].name must be 1-128 characters without control characters",
+    });
   });
 });
 
 describe("client tools named like control tools are refused, not silently dropped", () => {
-  it.each(["exec", "wait", "tool_search_code", "tool_search", "tool_describe", "tool_call"])("a client tool named %s: 400 at clientTools[2].name", async (name) => {
-    const r = await openRaw({ clientTools: [{ name: "a" }, { name: "b" }, { name }] });
-    expect(r.status).toBe(400);
-    expect(r.json.error).toEqual({
-      code: "invalid_request",
-      path: "clientTools[2].name",
-      message: `clientTools[2].name "${name}" is the name of a code-mode control tool (exec, wait, tool_search_code, tool_search, tool_describe, tool_call); give the client tool another name`,
-    });
-  });
+  it.each(["exec", "wait", "tool_search_code", "tool_search", "tool_describe", "tool_call"])(
+    "a client tool named %s: 400 at clientTools[2].name",
+    async (name) => {
+      const r = await openRaw({ clientTools: [{ name: "a" }, { name: "b" }, { name }] });
+      expect(r.status).toBe(400);
+      expect(r.json.error).toEqual({
+        code: "invalid_request",
+        path: "clientTools[2].name",
+        message: `clientTools[2].name "${name}" is the name of a code-mode control tool (exec, wait, tool_search_code, tool_search, tool_describe, tool_call); give the client tool another name`,
+      });
+    },
+  );
 
   it("the same names in another case or with a prefix are ordinary tools", async () => {
     const r = await openRaw({ clientTools: [{ name: "Exec" }, { name: "my_wait" }] });
@@ -73,16 +80,19 @@ describe("client tools named like control tools are refused, not silently droppe
 const UserInput = { type: "object", properties: { id: { type: "integer", minimum: 1 } }, required: ["id"], additionalProperties: false };
 
 describe("client tool schemas: MCP and Anthropic spellings, declared input enforced", () => {
-  it.each(["parameters", "inputSchema", "input_schema"])("a schema declared as %s is kept for describe() and enforced; metadata stays input: unknown", async (key) => {
-    const { session, turnId } = await freshTurn({ clientTools: [{ name: "get_user", description: "Get a user by id", [key]: UserInput }] });
-    const r = await exec(
-      session,
-      turnId,
-      `const h = catalog.all().find((x) => x.toolName === 'get_user');
+  it.each(["parameters", "inputSchema", "input_schema"])(
+    "a schema declared as %s is kept for describe() and enforced; metadata stays input: unknown",
+    async (key) => {
+      const { session, turnId } = await freshTurn({ clientTools: [{ name: "get_user", description: "Get a user by id", [key]: UserInput }] });
+      const r = await exec(
+        session,
+        turnId,
+        `const h = catalog.all().find((x) => x.toolName === 'get_user');
        return { input: h.input, output: h.output ?? null, schema: (await h.describe()).parameters };`,
-    );
-    expect(r.value).toEqual({ input: "unknown", output: null, schema: UserInput });
-  });
+      );
+      expect(r.value).toEqual({ input: "unknown", output: null, schema: UserInput });
+    },
+  );
 
   it("the guest's input is checked before the call is handed over: a catchable error, never a pending call", async () => {
     const { session, turnId } = await freshTurn({ clientTools: [{ name: "get_user", inputSchema: UserInput }] });
@@ -127,7 +137,11 @@ describe("client tool schemas: MCP and Anthropic spellings, declared input enfor
     expect(typo.status).toBe(400);
     expect(typo.json.error.path).toBe("clientTools[0].paramaters");
     // MCP / Anthropic / OpenAI tool metadata passes through.
-    const mcp = await openRaw({ clientTools: [{ name: "u", title: "User", annotations: { readOnlyHint: true }, _meta: {}, inputSchema: UserInput, cache_control: { type: "ephemeral" } }] });
+    const mcp = await openRaw({
+      clientTools: [
+        { name: "u", title: "User", annotations: { readOnlyHint: true }, _meta: {}, inputSchema: UserInput, cache_control: { type: "ephemeral" } },
+      ],
+    });
     expect(mcp.status).toBe(201);
   });
 });
@@ -139,15 +153,24 @@ describe("client tool output schemas are enforced when the result is delivered",
     const { session, turnId } = await freshTurn({ clientTools: [{ name: "list_names", outputSchema: Names }] });
     const r = await exec(session, turnId, "try { return await list_names({}); } catch (e) { return 'caught: ' + e.message; }");
     expect(r.status).toBe("waiting");
-    expect((await clientResult(session, turnId, { callId: r.pendingToolCalls[0].callId, value: { secret: "hunter2-do-not-print" } })).status).toBe(202);
+    expect((await clientResult(session, turnId, { callId: r.pendingToolCalls[0].callId, value: { secret: "hunter2-do-not-print" } })).status).toBe(
+      202,
+    );
     const done = await wait(session, turnId, r.runId);
-    expect(done).toMatchObject({ status: "completed", value: "caught: list_names result does not match its declared outputSchema (type check failed)" });
+    expect(done).toMatchObject({
+      status: "completed",
+      value: "caught: list_names result does not match its declared outputSchema (type check failed)",
+    });
     expect(JSON.stringify(done)).not.toContain("hunter2");
   });
 
   it("a result that matches passes through; an error result stays the client's error", async () => {
     const { session, turnId } = await freshTurn({ clientTools: [{ name: "list_names", output_schema: Names }] });
-    const r = await exec(session, turnId, "const a = await list_names({}); let b; try { await list_names({}); } catch (e) { b = e.message; } return { a, b };");
+    const r = await exec(
+      session,
+      turnId,
+      "const a = await list_names({}); let b; try { await list_names({}); } catch (e) { b = e.message; } return { a, b };",
+    );
     await clientResult(session, turnId, { callId: r.pendingToolCalls[0].callId, value: ["ada", "bo"] });
     const second = await wait(session, turnId, r.runId);
     expect(second.status).toBe("waiting");
@@ -156,10 +179,16 @@ describe("client tool output schemas are enforced when the result is delivered",
   });
 
   it("a client's output schema claim never becomes a trusted hint: -> ? in the quick index, absent from describe()", async () => {
-    const opened = await openRaw({ clientTools: [{ name: "list_names", outputSchema: { type: "array", items: { type: "string" }, additionalProperties: false } }] });
+    const opened = await openRaw({
+      clientTools: [{ name: "list_names", outputSchema: { type: "array", items: { type: "string" }, additionalProperties: false } }],
+    });
     expect(opened.json.tools[0].description).toContain("list_names(input: unknown) -> ?");
     const { session, turnId } = await freshTurn({ clientTools: [{ name: "list_names", outputSchema: Names }] });
-    const r = await exec(session, turnId, "const h = catalog.all().find((x) => x.toolName === 'list_names'); const d = await h.describe(); return { output: h.output ?? null, described: 'outputSchema' in d };");
+    const r = await exec(
+      session,
+      turnId,
+      "const h = catalog.all().find((x) => x.toolName === 'list_names'); const d = await h.describe(); return { output: h.output ?? null, described: 'outputSchema' in d };",
+    );
     expect(r.value).toEqual({ output: null, described: false });
   });
 });

@@ -57,7 +57,11 @@ async function registryDown(session: string): Promise<void> {
 
 async function parkOnClientTool(session: string) {
   const turnId = await openTurn(session, { clientTools: [{ name: "ask_user", description: "Ask the user" }] });
-  const r = await exec(session, turnId, "const greeting = 'Hello'; const name = await ask_user({ question: 'Name?' }); return greeting + ', ' + name;");
+  const r = await exec(
+    session,
+    turnId,
+    "const greeting = 'Hello'; const name = await ask_user({ question: 'Name?' }); return greeting + ', ' + name;",
+  );
   expect(r).toMatchObject({ status: "waiting", reason: "pending_tools" });
   return { turnId, runId: r.runId as string, callId: r.pendingToolCalls[0].callId as string };
 }
@@ -128,7 +132,8 @@ describe("parked runs survive deploys", () => {
     expect(w).toMatchObject({
       status: "failed",
       code: "internal_error",
-      error: "code mode run could not be restored right now (the image registry did not answer: registry object unreachable); it is still parked: call wait again later.",
+      error:
+        "code mode run could not be restored right now (the image registry did not answer: registry object unreachable); it is still parked: call wait again later.",
     });
     expect((await footprint(session)).runs).toBe(1);
     await evictDurableObject(sessionStub(session));
@@ -141,7 +146,9 @@ describe("parked runs survive deploys", () => {
     const r = await exec(session, turnId, "await yield_control(); return 1;");
     const local = await pristineImage();
     const oldEngine = "quickjs-wasi 3.6.0 (quickjs 0.17.0, image 0123456789abcdef)";
-    await rewriteStored(session, r.runId, (s) => rewrite(s, { base: { kind: "image", digest: local.digest }, baseMemory: local.memory, engine: oldEngine }));
+    await rewriteStored(session, r.runId, (s) =>
+      rewrite(s, { base: { kind: "image", digest: local.digest }, baseMemory: local.memory, engine: oldEngine }),
+    );
     const w = await wait(session, turnId, r.runId);
     expect(w.status).toBe("failed");
     expect(w.code).toBe("internal_error");
@@ -176,7 +183,12 @@ describe("parked runs survive deploys", () => {
 });
 
 describe("the image registry object", () => {
-  const record = (digest: string): ImageRecord => ({ digest, engine: "engine-x", prelude: "/* prelude */", image: new Uint8Array([1, 2, 3, digest.length]) });
+  const record = (digest: string): ImageRecord => ({
+    digest,
+    engine: "engine-x",
+    prelude: "/* prelude */",
+    image: new Uint8Array([1, 2, 3, digest.length]),
+  });
 
   it("keeps images by digest and prunes those no build has confirmed for two days (alarm)", async () => {
     const stub = registry("prune-test");

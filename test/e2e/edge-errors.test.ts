@@ -20,7 +20,11 @@ describe("deeply nested request bodies are refused at the edge (400 with the fie
     // The body object and the two client-tool levels count: 3 + 2 + 250 = 255 levels.
     const ok = await api("POST", `/v1/sessions/${s}/turns`, `{"clientTools":[{"name":"a","parameters":{"type":"object","default":${nested(250)}}}]}`);
     expect(ok.status).toBe(201);
-    const over = await api("POST", `/v1/sessions/${s}/turns`, `{"clientTools":[{"name":"a","parameters":{"type":"object","default":${nested(253)}}}]}`);
+    const over = await api(
+      "POST",
+      `/v1/sessions/${s}/turns`,
+      `{"clientTools":[{"name":"a","parameters":{"type":"object","default":${nested(253)}}}]}`,
+    );
     expect(over.status).toBe(400);
     expect(over.json.error.path).toBe("clientTools[0].parameters");
   });
@@ -82,7 +86,11 @@ describe("a TypeScript-only turn: the exec schema and an exec without language a
     const s = sessionId();
     const opened = await api("POST", `/v1/sessions/${s}/turns`, { agentId: "tsonly" });
     const execTool = opened.json.tools.find((t: any) => t.name === "exec");
-    expect(execTool.parameters.properties.language).toEqual({ type: "string", enum: ["typescript"], description: 'Source language; defaults to "typescript".' });
+    expect(execTool.parameters.properties.language).toEqual({
+      type: "string",
+      enum: ["typescript"],
+      description: 'Source language; defaults to "typescript".',
+    });
     expect(execTool.parameters.properties.code.description).toBe("TypeScript program (a function body).");
     expect(JSON.stringify(execTool)).not.toMatch(/javascript/i);
     const r = await exec(s, opened.json.turnId, "const answer: number = 6 * 7;\nreturn answer;");

@@ -25,13 +25,20 @@ describe("exec through HTTP → Durable Object → VM", () => {
   it("text and json produce ordered output", async () => {
     const { session, turnId } = await freshTurn();
     const r = await exec(session, turnId, `text("a"); json({b: 2}); text(3); return "done"`);
-    expect(r.output).toEqual([{ type: "text", text: "a" }, { type: "json", value: { b: 2 } }, { type: "text", text: "3" }]);
+    expect(r.output).toEqual([
+      { type: "text", text: "a" },
+      { type: "json", value: { b: 2 } },
+      { type: "text", text: "3" },
+    ]);
   });
 
   it("console.log writes text output items (objects as JSON), like text()", async () => {
     const { session, turnId } = await freshTurn();
     const r = await exec(session, turnId, `console.log("a", 1, { b: 2 }); console.error("oops"); return typeof console.log`);
-    expect(r.output).toEqual([{ type: "text", text: 'a 1 {"b":2}' }, { type: "text", text: "oops" }]);
+    expect(r.output).toEqual([
+      { type: "text", text: 'a 1 {"b":2}' },
+      { type: "text", text: "oops" },
+    ]);
     expect(r.value).toBe("function");
   });
 

@@ -3,7 +3,12 @@ import { SELF } from "cloudflare:test";
 export const TOKEN_A = "test-token-a";
 export const TOKEN_B = "test-token-b";
 
-export async function api(method: string, path: string, body?: unknown, token: string | null = TOKEN_A): Promise<{ status: number; json: any; requestId: string }> {
+export async function api(
+  method: string,
+  path: string,
+  body?: unknown,
+  token: string | null = TOKEN_A,
+): Promise<{ status: number; json: any; requestId: string }> {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (token) headers.authorization = `Bearer ${token}`;
   const res = await SELF.fetch(`http://gateway${path}`, {
@@ -61,9 +66,13 @@ export function inSession<R>(session: string, fn: (instance: any, state: Durable
 }
 
 export async function setClock(session: string, clock: Clock, tenant = "tenant-a"): Promise<void> {
-  await inSession(session, (instance) => {
-    instance.clock = clock;
-  }, tenant);
+  await inSession(
+    session,
+    (instance) => {
+      instance.clock = clock;
+    },
+    tenant,
+  );
 }
 
 /** After anything hostile, the same session must still run a trivial cell. */
@@ -89,7 +98,13 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Poll the live session object until `predicate` holds (bounded: fails after `ms`). Tests use
  * it instead of sleeping to decide request order (e.g. "a cell is running", "a wait is claimed").
  */
-export async function untilInSession(session: string, predicate: (instance: any) => boolean, what: string, ms = 10_000, tenant = "tenant-a"): Promise<void> {
+export async function untilInSession(
+  session: string,
+  predicate: (instance: any) => boolean,
+  what: string,
+  ms = 10_000,
+  tenant = "tenant-a",
+): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await inSession(session, (instance) => predicate(instance), tenant))) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);

@@ -41,7 +41,10 @@ describe("hostile sources are bounded by the cell's budget", () => {
   it("with room for it, the first TypeScript cell starts the compiler and runs", async () => {
     const { session, turnId } = await freshTurn();
     await setClock(session, frozenClock());
-    expect(await exec(session, turnId, "const n: number = 2;\nreturn n * 21;", { language: "typescript" })).toMatchObject({ status: "completed", value: 42 });
+    expect(await exec(session, turnId, "const n: number = 2;\nreturn n * 21;", { language: "typescript" })).toMatchObject({
+      status: "completed",
+      value: 42,
+    });
     expect(await compilerLoaded(session)).toBe(true);
   }, 120_000); // the test runner ships ~9 MB of compiler on the first load
 
@@ -103,7 +106,11 @@ describe("hostile sources are bounded by the cell's budget", () => {
   it("nesting deeper than the VM can compile is invalid_input before any transform or VM", async () => {
     const { session, turnId } = await freshTurn();
     await setClock(session, frozenClock());
-    const deep: Array<[string, string]> = [["[".repeat(300 * KiB), "javascript"], ["`${".repeat(100 * KiB), "javascript"], ["(".repeat(100 * KiB), "typescript"]];
+    const deep: Array<[string, string]> = [
+      ["[".repeat(300 * KiB), "javascript"],
+      ["`${".repeat(100 * KiB), "javascript"],
+      ["(".repeat(100 * KiB), "typescript"],
+    ];
     for (const [code, language] of deep) {
       const r = await exec(session, turnId, code, { language });
       expect(r).toMatchObject({ status: "failed", code: "invalid_input" });

@@ -52,7 +52,11 @@ describe("hostile cells are contained and the session survives", () => {
 
   it("recursion caught by the guest is ordinary", async () => {
     const { session, turnId } = await freshTurn();
-    const r = await exec(session, turnId, "function f() { return f(); } try { f(); } catch (e) { return e instanceof RangeError || e instanceof InternalError; }");
+    const r = await exec(
+      session,
+      turnId,
+      "function f() { return f(); } try { f(); } catch (e) { return e instanceof RangeError || e instanceof InternalError; }",
+    );
     expect(r).toMatchObject({ status: "completed", value: true });
   });
 
@@ -72,7 +76,10 @@ describe("hostile cells are contained and the session survives", () => {
   it("megabyte text()/json() floods are charged to the budget and stop as a timeout (not minutes of host work)", async () => {
     const { session, turnId } = await freshTurn({ agentId: "fast" });
     expect(await exec(session, turnId, "const s = 'x'.repeat(4 << 20); for (;;) text(s);")).toMatchObject({ status: "failed", code: "timeout" });
-    expect(await exec(session, turnId, "const s = 'x'.repeat(1 << 20); for (;;) { try { json(s); } catch (e) {} }")).toMatchObject({ status: "failed", code: "timeout" });
+    expect(await exec(session, turnId, "const s = 'x'.repeat(1 << 20); for (;;) { try { json(s); } catch (e) {} }")).toMatchObject({
+      status: "failed",
+      code: "timeout",
+    });
     await expectHealthy(session, turnId);
   });
 
@@ -145,7 +152,7 @@ describe("hostile cells are contained and the session survives", () => {
     expect(r.error).toMatch(/trap|keys/);
     const r2 = await exec(session, turnId, "return { get x() { return 41 + 1; }, toJSON() { return { y: 1 }; } };");
     expect(r2).toMatchObject({ status: "completed", value: { y: 1 } });
-    const r3 = await exec(session, turnId, "return { get x() { while (true) {} } };", { });
+    const r3 = await exec(session, turnId, "return { get x() { while (true) {} } };", {});
     expect(r3.status).toBe("failed");
     expect(r3.code).toBe("timeout");
     await expectHealthy(session, turnId);
@@ -221,7 +228,14 @@ describe("guest cannot reach host internals", () => {
        return { control: typeof __codemode, host: typeof __cm_host, id: typeof globalThis['t' + '0'.repeat(16)],
                 names: Object.getOwnPropertyNames(globalThis).filter((n) => n.startsWith('__')), err, live: timers.length };`,
     );
-    expect(r.value).toEqual({ control: "undefined", host: "undefined", id: "undefined", names: [], err: expect.stringMatching(/^RangeError: too many pending timers \(limit 1000\)/), live: 1000 });
+    expect(r.value).toEqual({
+      control: "undefined",
+      host: "undefined",
+      id: "undefined",
+      names: [],
+      err: expect.stringMatching(/^RangeError: too many pending timers \(limit 1000\)/),
+      live: 1000,
+    });
     await expectHealthy(session, turnId);
   });
 
@@ -244,13 +258,22 @@ describe("native built-ins are charged by size: none holds the session past its 
     ["join over 1e9 holes", "return new Array(1e9).join('').length"],
     ["join of a huge generic array-like", "return Array.prototype.join.call({ length: 2 ** 53 - 1 }).length"],
     ["indexOf over a 10 MB string, 500 times", "const s = 'a'.repeat(1e7); let n = 0; for (let i = 0; i < 500; i++) n += s.indexOf('b'); return n"],
-    ["includes over a 10 MB string via a String object", "const s = new String('a'.repeat(1e7)); let n = 0; for (let i = 0; i < 500; i++) n += String.prototype.includes.call(s, 'b') ? 1 : 0; return n"],
+    [
+      "includes over a 10 MB string via a String object",
+      "const s = new String('a'.repeat(1e7)); let n = 0; for (let i = 0; i < 500; i++) n += String.prototype.includes.call(s, 'b') ? 1 : 0; return n",
+    ],
     ["forEach over 1e9 holes", "new Array(1e9).forEach(() => {}); return 1"],
-    ["includes/indexOf over 1e9 holes in a loop", "const a = new Array(1e9); let n = 0; for (let i = 0; i < 100; i++) n += a.indexOf(1) + (a.includes(2) ? 1 : 0); return n"],
+    [
+      "includes/indexOf over 1e9 holes in a loop",
+      "const a = new Array(1e9); let n = 0; for (let i = 0; i < 100; i++) n += a.indexOf(1) + (a.includes(2) ? 1 : 0); return n",
+    ],
     ["reverse of 1e9 holes", "new Array(1e9).reverse(); return 1"],
     ["sort of 1e9 holes", "new Array(1e9).sort(); return 1"],
     ["split of a 10 MB string in a loop", "const s = 'ab'.repeat(5e6); let n = 0; for (let i = 0; i < 200; i++) n += s.split('a').length; return n"],
-    ["replaceAll with a long needle", "const s = 'a'.repeat(3e6); let n = 0; for (let i = 0; i < 100; i++) n += s.replaceAll('a'.repeat(1000) + 'b', '').length; return n"],
+    [
+      "replaceAll with a long needle",
+      "const s = 'a'.repeat(3e6); let n = 0; for (let i = 0; i < 100; i++) n += s.replaceAll('a'.repeat(1000) + 'b', '').length; return n",
+    ],
     ["JSON.parse of a large text in a loop", "const t = JSON.stringify(new Array(2e5).fill(1)); let n = 0; for (;;) n += JSON.parse(t).length"],
     ["typed array sort in a loop", "const a = new Float64Array(1e6); for (;;) a.sort()"],
     ["catastrophic regex backtracking", "return /(a+)+$/.test('a'.repeat(40) + 'b')"],

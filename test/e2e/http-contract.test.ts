@@ -22,7 +22,9 @@ describe("HTTP contract", () => {
 
   it("unknown turn and unknown tool are 404", async () => {
     const { session, turnId } = await freshTurn();
-    expect((await api("POST", `/v1/sessions/${session}/turns/00000000-0000-0000-0000-000000000000/tools/exec`, { code: "return 1" })).status).toBe(404);
+    expect((await api("POST", `/v1/sessions/${session}/turns/00000000-0000-0000-0000-000000000000/tools/exec`, { code: "return 1" })).status).toBe(
+      404,
+    );
     const r = await api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/no_such_tool`, {});
     expect(r.status).toBe(404);
     expect(r.json.error.code).toBe("not_found");

@@ -89,7 +89,13 @@ describe("structured logs", () => {
     const parked = await call("POST", tool(session, turnId, "exec"), { code: "return await echo({ value: 7, delayMs: 600 })" });
     expect(parked.json.status).toBe("waiting");
     const waiting = onlyRecord(from, "cell", parked.requestId);
-    expect(waiting).toMatchObject({ tool: "exec", outcome: "waiting", reason: "pending_tools", runId: parked.json.runId, bridge: { search: 0, describe: 0, call: 1 } });
+    expect(waiting).toMatchObject({
+      tool: "exec",
+      outcome: "waiting",
+      reason: "pending_tools",
+      runId: parked.json.runId,
+      bridge: { search: 0, describe: 0, call: 1 },
+    });
     expect(waiting.snapshotBytes).toBeGreaterThan(1000);
 
     await sleep(700);
@@ -168,7 +174,18 @@ describe("structured logs", () => {
     // The records are there (a request and a cell record for each call above), just not the payloads.
     expect(lines.filter((l) => l.includes('"kind":"request"')).length).toBeGreaterThanOrEqual(8);
     expect(lines.filter((l) => l.includes('"kind":"cell"')).length).toBe(3);
-    for (const secret of [CODE_MARKER, VALUE_MARKER, OUTPUT_MARKER, INPUT_MARKER, CLIENT_INPUT_MARKER, CLIENT_RESULT_MARKER, ERROR_MARKER, DIRECT_INPUT_MARKER, BAD_TOKEN, TOKEN_A]) {
+    for (const secret of [
+      CODE_MARKER,
+      VALUE_MARKER,
+      OUTPUT_MARKER,
+      INPUT_MARKER,
+      CLIENT_INPUT_MARKER,
+      CLIENT_RESULT_MARKER,
+      ERROR_MARKER,
+      DIRECT_INPUT_MARKER,
+      BAD_TOKEN,
+      TOKEN_A,
+    ]) {
       for (const line of lines) expect(line, `a log line contains ${secret}`).not.toContain(secret);
     }
   });

@@ -72,7 +72,8 @@ async function startHolder() {
   };
 }
 
-const EXHAUSTED = /^code mode VM memory for this isolate is exhausted \(80 MiB budget, [\d.]+ MiB in use, this cell needs 49\.5 MiB\); try again shortly$/;
+const EXHAUSTED =
+  /^code mode VM memory for this isolate is exhausted \(80 MiB budget, [\d.]+ MiB in use, this cell needs 49\.5 MiB\); try again shortly$/;
 
 describe("isolate VM memory ledger", () => {
   afterEach(async () => {
@@ -88,7 +89,11 @@ describe("isolate VM memory ledger", () => {
     const { session, turnId } = await freshTurn();
     expect(await exec(session, turnId, "return 1 + 2")).toMatchObject({ status: "completed", value: 3 });
     const big = await freshTurn({ agentId: "bigmem" });
-    const r = await exec(big.session, big.turnId, "const a = []; for (let i = 0; i < 40; i++) a.push(new Uint8Array(1024 * 1024).fill(1)); return a.length;");
+    const r = await exec(
+      big.session,
+      big.turnId,
+      "const a = []; for (let i = 0; i < 40; i++) a.push(new Uint8Array(1024 * 1024).fill(1)); return a.length;",
+    );
     expect(r).toMatchObject({ status: "completed", value: 40 });
   });
 

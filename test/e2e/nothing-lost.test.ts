@@ -19,7 +19,11 @@ async function settle(session: string, turnId: string, first: any) {
 describe("a delivered client result is never lost", () => {
   it("reaches the program when the run parked with a host tool still running", async () => {
     const { session, turnId } = await freshTurn({ agentId: "park", ...ASK });
-    const r = await exec(session, turnId, "const [slow, name] = await Promise.all([echo({ value: 'slow', delayMs: 500 }), ask_user({ q: 'name?' })]); return slow + ' ' + name;");
+    const r = await exec(
+      session,
+      turnId,
+      "const [slow, name] = await Promise.all([echo({ value: 'slow', delayMs: 500 }), ask_user({ q: 'name?' })]); return slow + ' ' + name;",
+    );
     expect(r.status).toBe("waiting");
     const call = r.pendingToolCalls.find((c: any) => c.tool === "ask_user");
     expect((await deliver(session, turnId, call.callId, "Ada")).status).toBe(202);
@@ -39,7 +43,8 @@ describe("a delivered client result is never lost", () => {
     const first = r.pendingToolCalls.find((c: any) => c.tool === "ask_user");
     expect((await deliver(session, turnId, first.callId, "one")).status).toBe(202);
     let w = await wait(session, turnId, r.runId);
-    for (let i = 0; i < 20 && w.status === "waiting" && !w.pendingToolCalls?.some((c: any) => c.input?.q === "second?"); i++) w = await wait(session, turnId, w.runId);
+    for (let i = 0; i < 20 && w.status === "waiting" && !w.pendingToolCalls?.some((c: any) => c.input?.q === "second?"); i++)
+      w = await wait(session, turnId, w.runId);
     expect(w.status).toBe("waiting");
     const second = w.pendingToolCalls.find((c: any) => c.input?.q === "second?");
     await evictDurableObject(sessionStub(session));
@@ -53,7 +58,11 @@ describe("when to park", () => {
     // A frozen clock: if exec waited for the timer or the deadline, it would never answer.
     const { session, turnId } = await freshTurn(ASK);
     await setClock(session, frozenClock());
-    const r = await exec(session, turnId, "const g = setTimeout(() => text('guard fired'), 15000); const a = await ask_user({ q: 'x' }); clearTimeout(g); return a;");
+    const r = await exec(
+      session,
+      turnId,
+      "const g = setTimeout(() => text('guard fired'), 15000); const a = await ask_user({ q: 'x' }); clearTimeout(g); return a;",
+    );
     expect(r).toMatchObject({ status: "waiting", reason: "pending_tools" });
     expect(r.output).toBeUndefined(); // parked before the guard timer could fire
     expect(r.pendingToolCalls).toEqual([expect.objectContaining({ tool: "ask_user" })]);
@@ -89,7 +98,11 @@ describe("when to park", () => {
   it("an endless setTimeout(f, 0) chain is a timeout, not a series of waiting results (frozen clock)", async () => {
     const { session, turnId } = await freshTurn({ agentId: "fast" });
     await setClock(session, frozenClock());
-    const r = await exec(session, turnId, "let n = 0; await new Promise(() => { const tick = () => { n++; setTimeout(tick, 0); }; tick(); }); return n;");
+    const r = await exec(
+      session,
+      turnId,
+      "let n = 0; await new Promise(() => { const tick = () => { n++; setTimeout(tick, 0); }; tick(); }); return n;",
+    );
     expect(r).toMatchObject({ status: "failed", code: "timeout" });
     expect((await footprint(session)).runs).toBe(0);
     await expectHealthy(session, turnId);
@@ -105,8 +118,13 @@ describe("when to park", () => {
 describe("restartSafe cells call only replay-safe tools", () => {
   it("a client tool (which carries no replay-safe marker) is refused before it is handed out", async () => {
     const { session, turnId } = await freshTurn(ASK);
-    const r = await exec(session, turnId, "try { return await ask_user({ q: 'x' }); } catch (e) { return 'refused: ' + e.message; }", { restartSafe: true });
-    expect(r).toMatchObject({ status: "completed", value: "refused: ask_user is not replay-safe; restartSafe cells may only call replay-safe tools" });
+    const r = await exec(session, turnId, "try { return await ask_user({ q: 'x' }); } catch (e) { return 'refused: ' + e.message; }", {
+      restartSafe: true,
+    });
+    expect(r).toMatchObject({
+      status: "completed",
+      value: "refused: ask_user is not replay-safe; restartSafe cells may only call replay-safe tools",
+    });
     expect(r.pendingToolCalls).toBeUndefined();
     expect((await footprint(session)).runs).toBe(0);
   });

@@ -33,7 +33,11 @@ describe("an oversized result of a tool with a declared output", () => {
 
   it("a tool without a declared output keeps the seed's truncation marker", async () => {
     const { session, turnId } = await freshTurn({ agentId: "tight" });
-    const r = await exec(session, turnId, "const v = await echo({ value: 'z'.repeat(5000) }); return { truncated: v.truncated, keys: Object.keys(v).sort(), omitted: v.omittedBytes > 0 };");
+    const r = await exec(
+      session,
+      turnId,
+      "const v = await echo({ value: 'z'.repeat(5000) }); return { truncated: v.truncated, keys: Object.keys(v).sort(), omitted: v.omittedBytes > 0 };",
+    );
     expect(r.value).toEqual({ truncated: true, keys: ["guidance", "omittedBytes", "prefix", "truncated"], omitted: true });
   });
 });

@@ -16,12 +16,20 @@ describe("lookups keyed by outside strings never reach an object prototype", () 
     expect(all.status).toBe("completed");
     expect(all.value.map((p: string[]) => p[0]).sort()).toEqual([...WORDS].sort());
     for (const [toolName, callable] of all.value as string[][]) {
-      const d = await exec(session, turnId, `const [h] = catalog.all().filter((x) => x.callableName === ${JSON.stringify(callable)}); return (await h.describe()).name;`);
+      const d = await exec(
+        session,
+        turnId,
+        `const [h] = catalog.all().filter((x) => x.callableName === ${JSON.stringify(callable)}); return (await h.describe()).name;`,
+      );
       expect(d).toMatchObject({ status: "completed", value: toolName });
       const s = await exec(session, turnId, `return (await catalog.search(${JSON.stringify(toolName)})).map((h) => h.toolName);`);
       expect(s.status).toBe("completed");
       expect(s.value).toContain(toolName);
-      const r = await exec(session, turnId, `const [h] = catalog.all().filter((x) => x.callableName === ${JSON.stringify(callable)}); return await h({ q: 1 });`);
+      const r = await exec(
+        session,
+        turnId,
+        `const [h] = catalog.all().filter((x) => x.callableName === ${JSON.stringify(callable)}); return await h({ q: 1 });`,
+      );
       expect(r).toMatchObject({ status: "waiting", pendingToolCalls: [{ tool: toolName, input: { q: 1 } }] });
       const callId = r.pendingToolCalls[0].callId;
       expect((await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, { callId, value: toolName })).status).toBe(202);

@@ -114,7 +114,9 @@ describe("adversarial probe fixes", () => {
     const deep = "let a = 1; for (let i = 0; i < 4000; i++) a = [a];";
     expect(await exec(session, turnId, `${deep} return a;`)).toMatchObject({ status: "failed", code: "output_limit_exceeded" });
     expect((await exec(session, turnId, `${deep} try { json(a); } catch (e) { return e.message; }`)).value).toMatch(/nested deeper than 256/);
-    expect((await exec(session, turnId, `${deep} try { await ask_user({ q: a }); } catch (e) { return e.message; }`)).value).toMatch(/nested deeper than 256/);
+    expect((await exec(session, turnId, `${deep} try { await ask_user({ q: a }); } catch (e) { return e.message; }`)).value).toMatch(
+      /nested deeper than 256/,
+    );
     expect(await footprint(session)).toEqual({ runs: 0, chunks: 0, results: 0, storedBytes: 0 });
     await expectHealthy(session, turnId);
   });

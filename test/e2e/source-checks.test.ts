@@ -8,12 +8,16 @@ import { exec, expectHealthy, freshTurn, setClock } from "./helpers";
 // compiler start (seconds in the test runner, which ships the compiler over a socket) on its
 // estimate, as in production.
 describe("source checks through the whole path", () => {
-  it.each(ORDINARY_CELLS.map((c) => [`${c.language}: ${c.name}`, c] as const))("runs %s", async (_name, cell) => {
-    const { session, turnId } = await freshTurn();
-    await setClock(session, frozenClock());
-    const r = await exec(session, turnId, cell.code, { language: cell.language });
-    expect(r).toMatchObject({ status: "completed", value: cell.value });
-  }, 120_000);
+  it.each(ORDINARY_CELLS.map((c) => [`${c.language}: ${c.name}`, c] as const))(
+    "runs %s",
+    async (_name, cell) => {
+      const { session, turnId } = await freshTurn();
+      await setClock(session, frozenClock());
+      const r = await exec(session, turnId, cell.code, { language: cell.language });
+      expect(r).toMatchObject({ status: "completed", value: cell.value });
+    },
+    120_000,
+  );
 
   it.each(REFUSED_CELLS.map((c) => [`${c.language}: ${c.name}`, c] as const))("refuses %s", async (_name, cell) => {
     const { session, turnId } = await freshTurn();

@@ -64,8 +64,13 @@ describe("DELETE /v1/sessions/:sessionId", () => {
 
   it("an unknown session is 404 and requests naming it leave no database behind", async () => {
     const session = sessionId();
-    expect(await api("DELETE", `/v1/sessions/${session}`)).toMatchObject({ status: 404, json: { error: { code: "not_found", message: "unknown session" } } });
-    expect((await api("POST", `/v1/sessions/${session}/turns/00000000-0000-0000-0000-000000000000/tools/exec`, { code: "return 1" })).status).toBe(404);
+    expect(await api("DELETE", `/v1/sessions/${session}`)).toMatchObject({
+      status: 404,
+      json: { error: { code: "not_found", message: "unknown session" } },
+    });
+    expect((await api("POST", `/v1/sessions/${session}/turns/00000000-0000-0000-0000-000000000000/tools/exec`, { code: "return 1" })).status).toBe(
+      404,
+    );
     expect((await api("DELETE", `/v1/sessions/${session}/turns/00000000-0000-0000-0000-000000000000`)).status).toBe(404);
     expect(await storageOf(session)).toEqual(EMPTY);
   });
@@ -133,7 +138,10 @@ describe("idle expiry (alarm, injected clock)", () => {
     clock.advance(30_000); // idle turn: 70 s without a call (> 60 s + 6 s slack); kept: 30 s
     expect(await runDurableObjectAlarm(sessionStub(session))).toBe(true);
     expect((await api("POST", `/v1/sessions/${session}/turns/${idle}/tools/exec`, { code: "return 1" })).status).toBe(404);
-    expect(await exec(session, kept, "return await notes_read({ key: 'n' })")).toMatchObject({ status: "completed", value: [{ key: "n", text: "from the idle turn" }] });
+    expect(await exec(session, kept, "return await notes_read({ key: 'n' })")).toMatchObject({
+      status: "completed",
+      value: [{ key: "n", text: "from the idle turn" }],
+    });
     // Re-armed for the kept turn's deadline (last call at +40 s, 60 s idle, 6 s slack: +106 s), not in the past.
     expect(await alarmOf(session)).toBe(clock.now() + 36_000);
   });

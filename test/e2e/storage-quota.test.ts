@@ -42,7 +42,10 @@ describe("per-session storage bounds", () => {
     await openTurn(session, big);
     const refused = await api("POST", `/v1/sessions/${session}/turns`, big);
     expect(refused.status).toBe(409);
-    expect(refused.json.error).toMatchObject({ code: "quota_exceeded", message: expect.stringMatching(/over gateway\.sessions\.maxStoredBytes \(\d+\)/) });
+    expect(refused.json.error).toMatchObject({
+      code: "quota_exceeded",
+      message: expect.stringMatching(/over gateway\.sessions\.maxStoredBytes \(\d+\)/),
+    });
     expect((await usage(session)).turns).toBe(2);
   });
 

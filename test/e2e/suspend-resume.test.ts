@@ -1,7 +1,24 @@
 import { abortAllDurableObjects, evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/runtime";
-import { api, exec, expectHealthy, footprint, freshTurn, inSession, openTurn, sessionId, sessionStub, setClock, sleep, TOKEN_B, wait, cellRunning, settleRun, untilInSession } from "./helpers";
+import {
+  api,
+  exec,
+  expectHealthy,
+  footprint,
+  freshTurn,
+  inSession,
+  openTurn,
+  sessionId,
+  sessionStub,
+  setClock,
+  sleep,
+  TOKEN_B,
+  wait,
+  cellRunning,
+  settleRun,
+  untilInSession,
+} from "./helpers";
 
 const UNAVAILABLE = "code mode run is unavailable or expired.";
 const OTHER_SESSION = "code mode run belongs to a different session.";
@@ -9,7 +26,11 @@ const OTHER_SESSION = "code mode run belongs to a different session.";
 describe("suspension and resume (seed E2E 12-15)", () => {
   it("a nested call that resolves after exec returns waiting is delivered by wait, with output after restore", async () => {
     const { session, turnId } = await freshTurn({ agentId: "park" });
-    const r = await exec(session, turnId, "text('before'); const v = await echo({ value: 'slow', delayMs: 600 }); text('after ' + v); return v + '!';");
+    const r = await exec(
+      session,
+      turnId,
+      "text('before'); const v = await echo({ value: 'slow', delayMs: 600 }); text('after ' + v); return v + '!';",
+    );
     expect(r).toMatchObject({ status: "waiting", reason: "pending_tools", output: [{ type: "text", text: "before" }] });
     expect(r.runId).toMatch(/^cm_/);
     expect(r.pendingToolCalls).toEqual([{ callId: expect.stringMatching(/^call_/), tool: "echo", input: { value: "slow", delayMs: 600 } }]);
@@ -23,7 +44,11 @@ describe("suspension and resume (seed E2E 12-15)", () => {
 
   it("fast tools auto-drain inside one exec", async () => {
     const { session, turnId } = await freshTurn({ agentId: "park" });
-    const r = await exec(session, turnId, "const a = await echo({ value: 1 }); const b = await echo({ value: 2 }); const c = await shipping_list({}); return a + b + c.length;");
+    const r = await exec(
+      session,
+      turnId,
+      "const a = await echo({ value: 1 }); const b = await echo({ value: 2 }); const c = await shipping_list({}); return a + b + c.length;",
+    );
     expect(r).toMatchObject({ status: "completed", value: 9 });
   });
 
@@ -38,7 +63,11 @@ describe("suspension and resume (seed E2E 12-15)", () => {
 
   it("a timer set before parking fires after wait", async () => {
     const { session, turnId } = await freshTurn();
-    const r = await exec(session, turnId, "const fired = new Promise((res) => setTimeout(res, 200)); await yield_control(); await fired; return 'timer fired';");
+    const r = await exec(
+      session,
+      turnId,
+      "const fired = new Promise((res) => setTimeout(res, 200)); await yield_control(); await fired; return 'timer fired';",
+    );
     expect(r).toMatchObject({ status: "waiting", reason: "yield" });
     expect(r.pendingToolCalls).toBeUndefined();
     expect(await wait(session, turnId, r.runId)).toMatchObject({ status: "completed", value: "timer fired" });
@@ -100,7 +129,11 @@ describe("suspension and resume (seed E2E 12-15)", () => {
     expect(await wait(b.session, b.turnId, parked.runId)).toMatchObject({ status: "failed", code: "invalid_input", error: OTHER_SESSION });
     // Another turn of the same session is another run scope.
     const otherTurn = await openTurn(a.session);
-    expect(await wait(a.session, otherTurn, parked.runId)).toMatchObject({ status: "failed", code: "invalid_input", error: "code mode run belongs to a different turn." });
+    expect(await wait(a.session, otherTurn, parked.runId)).toMatchObject({
+      status: "failed",
+      code: "invalid_input",
+      error: "code mode run belongs to a different turn.",
+    });
     // The parked run is untouched by those attempts.
     expect(await wait(a.session, a.turnId, parked.runId)).toMatchObject({ status: "completed", value: 1 });
   });
@@ -110,7 +143,12 @@ describe("suspension and resume (seed E2E 12-15)", () => {
     const r = await exec(session, turnId, "return await ask_user({ q: 'x' })");
     const byB = await api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/wait`, { runId: r.runId }, TOKEN_B);
     expect(byB.status).toBe(404);
-    const deliverB = await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, { callId: r.pendingToolCalls[0].callId, value: 1 }, TOKEN_B);
+    const deliverB = await api(
+      "POST",
+      `/v1/sessions/${session}/turns/${turnId}/client-results`,
+      { callId: r.pendingToolCalls[0].callId, value: 1 },
+      TOKEN_B,
+    );
     expect(deliverB.status).toBe(404);
     expect((await footprint(session)).results).toBe(0);
   });
@@ -161,11 +199,18 @@ describe("client tools, eviction and teardown", () => {
   it("done-when: a client tool parks, the object is evicted, the result arrives, wait completes the original program", async () => {
     const session = sessionId();
     const turnId = await openTurn(session, { clientTools: [{ name: "ask_user", description: "Ask the user" }] });
-    const r = await exec(session, turnId, "const greeting = 'Hello'; const name = await ask_user({ question: 'Name?' }); return greeting + ', ' + name;");
+    const r = await exec(
+      session,
+      turnId,
+      "const greeting = 'Hello'; const name = await ask_user({ question: 'Name?' }); return greeting + ', ' + name;",
+    );
     expect(r).toMatchObject({ status: "waiting", reason: "pending_tools" });
     expect(r.pendingToolCalls).toEqual([{ callId: expect.any(String), tool: "ask_user", input: { question: "Name?" } }]);
     await evictDurableObject(sessionStub(session));
-    const delivered = await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, { callId: r.pendingToolCalls[0].callId, value: "Ada" });
+    const delivered = await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, {
+      callId: r.pendingToolCalls[0].callId,
+      value: "Ada",
+    });
     expect(delivered.status).toBe(202);
     await evictDurableObject(sessionStub(session));
     expect(await wait(session, turnId, r.runId)).toMatchObject({ status: "completed", value: "Hello, Ada" });
@@ -184,7 +229,10 @@ describe("client tools, eviction and teardown", () => {
   it("a client error becomes a catchable guest Error", async () => {
     const { session, turnId } = await freshTurn({ clientTools: [{ name: "ask_user" }] });
     const r = await exec(session, turnId, "try { await ask_user({}); } catch (e) { return 'caught: ' + e.message; }");
-    await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, { callId: r.pendingToolCalls[0].callId, error: { message: "user declined" } });
+    await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, {
+      callId: r.pendingToolCalls[0].callId,
+      error: { message: "user declined" },
+    });
     expect(await wait(session, turnId, r.runId)).toMatchObject({ status: "completed", value: "caught: user declined" });
   });
 
@@ -227,7 +275,11 @@ describe("client tools, eviction and teardown", () => {
   it("DELETE drops parked snapshots; the runId can never be resumed", async () => {
     const { session, turnId } = await freshTurn({ agentId: "park" });
     const r1 = await exec(session, turnId, "await yield_control(); return 1");
-    const r2 = await exec(session, turnId, "await echo({ value: 2, delayMs: 600 }); await notes_write({ key: 'after-delete', text: 'x' }); return 2;");
+    const r2 = await exec(
+      session,
+      turnId,
+      "await echo({ value: 2, delayMs: 600 }); await notes_write({ key: 'after-delete', text: 'x' }); return 2;",
+    );
     expect(r2.status).toBe("waiting");
     expect((await footprint(session)).runs).toBe(2);
     const del = await api("DELETE", `/v1/sessions/${session}/turns/${turnId}`);
@@ -263,7 +315,11 @@ describe("client tools, eviction and teardown", () => {
 
   it("a timer survives eviction: it is re-armed from its due time after restore", async () => {
     const { session, turnId } = await freshTurn();
-    const r = await exec(session, turnId, "const t = new Promise((res) => setTimeout(res, 300)); await yield_control(); await t; return 'after eviction';");
+    const r = await exec(
+      session,
+      turnId,
+      "const t = new Promise((res) => setTimeout(res, 300)); await yield_control(); await t; return 'after eviction';",
+    );
     expect(r.status).toBe("waiting");
     await evictDurableObject(sessionStub(session));
     expect(await wait(session, turnId, r.runId)).toMatchObject({ status: "completed", value: "after eviction" });
@@ -296,14 +352,19 @@ describe("client tools, eviction and teardown", () => {
     expect(w).toMatchObject({
       status: "failed",
       code: "internal_error",
-      error: "code mode run could not be restored (the snapshot is corrupt: snapshot bytes are not readable (not gzip or truncated)); it cannot be resumed.",
+      error:
+        "code mode run could not be restored (the snapshot is corrupt: snapshot bytes are not readable (not gzip or truncated)); it cannot be resumed.",
     });
     expect(await footprint(session)).toEqual({ runs: 0, chunks: 0, results: 0, storedBytes: 0 });
   });
 
   it("re-parking on wait past maxSnapshotBytes fails with snapshot_limit_exceeded", async () => {
     const { session, turnId } = await freshTurn({ agentId: "snapcap" });
-    const r = await exec(session, turnId, "await yield_control(); globalThis.big = 'x'.repeat(3 * 1024 * 1024) + Math.random(); await yield_control(); return 1;");
+    const r = await exec(
+      session,
+      turnId,
+      "await yield_control(); globalThis.big = 'x'.repeat(3 * 1024 * 1024) + Math.random(); await yield_control(); return 1;",
+    );
     expect(r.status).toBe("waiting");
     const w = await wait(session, turnId, r.runId);
     expect(w).toMatchObject({ status: "failed", code: "snapshot_limit_exceeded" });

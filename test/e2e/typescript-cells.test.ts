@@ -31,7 +31,13 @@ describe("TypeScript cells", () => {
        return heavy;`,
       { language: "typescript" },
     );
-    expect(r).toMatchObject({ status: "completed", value: [{ id: "SH-1004", kind: "heavy" }, { id: "SH-1005", kind: "heavy" }] });
+    expect(r).toMatchObject({
+      status: "completed",
+      value: [
+        { id: "SH-1004", kind: "heavy" },
+        { id: "SH-1005", kind: "heavy" },
+      ],
+    });
     expect(await compilerLoaded(session)).toBe(true);
   });
 

@@ -23,7 +23,10 @@ async function openTurn(overrides: Record<string, unknown>, token = "test-token-
 describe("invalid GATEWAY_TOKENS is a configuration error, not ok on /healthz", () => {
   it.each([
     [JSON.stringify({ short: "tenant-a" }), "invalid GATEWAY_TOKENS: entry 1: tokens must be at least 8 characters"],
-    [JSON.stringify({ "good-token-1": "tenant-a", "has a space": "tenant-b" }), "invalid GATEWAY_TOKENS: entry 2: tokens cannot contain whitespace (a bearer header cannot carry it)"],
+    [
+      JSON.stringify({ "good-token-1": "tenant-a", "has a space": "tenant-b" }),
+      "invalid GATEWAY_TOKENS: entry 2: tokens cannot contain whitespace (a bearer header cannot carry it)",
+    ],
     [JSON.stringify({ "good-token-1": "" }), "invalid GATEWAY_TOKENS: entry 1: the tenant id must be a non-empty string"],
     [JSON.stringify({ "good-token-1": 7 }), "invalid GATEWAY_TOKENS: entry 1: the tenant id must be a non-empty string"],
     [JSON.stringify(["good-token-1"]), "invalid GATEWAY_TOKENS: must be a JSON object mapping token to tenant id"],
@@ -54,7 +57,13 @@ describe("invalid GATEWAY_TOKENS is a configuration error, not ok on /healthz", 
 describe("configuration typos are refused on /healthz and /v1", () => {
   it("a top-level `tool` instead of `tools` is named, instead of code mode silently off", async () => {
     const bad = { CODEMODE_CONFIG: JSON.stringify({ tool: { codeMode: true } }) };
-    const expected = { error: { code: "invalid_config", path: "tool", message: 'invalid CODEMODE_CONFIG: unknown key "tool" at $.tool; known keys here: tools, agents, models, gateway' } };
+    const expected = {
+      error: {
+        code: "invalid_config",
+        path: "tool",
+        message: 'invalid CODEMODE_CONFIG: unknown key "tool" at $.tool; known keys here: tools, agents, models, gateway',
+      },
+    };
     const h = await health(bad);
     expect(h.status).toBe(500);
     expect(h.json).toEqual(expected);
@@ -64,7 +73,9 @@ describe("configuration typos are refused on /healthz and /v1", () => {
   });
 
   it("an unknown key under an agent entry, and an agent id no request can name, are refused", async () => {
-    const entry = await health({ CODEMODE_CONFIG: JSON.stringify({ tools: { codeMode: true }, agents: { entries: { research: { tool: { codeMode: false } } } } }) });
+    const entry = await health({
+      CODEMODE_CONFIG: JSON.stringify({ tools: { codeMode: true }, agents: { entries: { research: { tool: { codeMode: false } } } } }),
+    });
     expect(entry.json.error).toMatchObject({ code: "invalid_config", path: "agents.entries.research.tool" });
     const id = await health({ CODEMODE_CONFIG: JSON.stringify({ agents: { entries: { "research!": { tools: { codeMode: false } } } } }) });
     expect(id.json.error).toMatchObject({ code: "invalid_config", path: 'agents.entries["research!"]' });

@@ -12,7 +12,12 @@ const kitCore = defineToolPlugin({
     tool({
       name: "read",
       description: "Read a file by path (test double).",
-      parameters: { type: "object", properties: { path: { type: "string" }, offset: { type: "integer", minimum: 1 } }, required: ["path"], additionalProperties: false },
+      parameters: {
+        type: "object",
+        properties: { path: { type: "string" }, offset: { type: "integer", minimum: 1 } },
+        required: ["path"],
+        additionalProperties: false,
+      },
       execute: ({ path }: { path: string }) => ({ path, text: `contents of ${path}` }),
     }),
     tool({

@@ -29,7 +29,10 @@ describe("catalog rules through an embedding with core, bundled and external plu
     const { session, turnId } = await freshTurn();
     const direct = await api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/kit_screen`, {});
     expect(direct.json).toEqual({ status: "completed", value: { image: "data:image/png;base64,AAAA" } });
-    expect((await exec(session, turnId, "return [typeof kit_screen, (await catalog.search('capture the screen')).length]")).value).toEqual(["undefined", 0]);
+    expect((await exec(session, turnId, "return [typeof kit_screen, (await catalog.search('capture the screen')).length]")).value).toEqual([
+      "undefined",
+      0,
+    ]);
   });
 
   it("the shell-style exec tool is the guest global exec(...); the code-mode exec is not reachable", async () => {
@@ -98,7 +101,11 @@ describe("gateway configuration and cancellation at the Worker", () => {
     expect(health.status).toBe(500);
     expect(await health.json()).toMatchObject({ error: { code: "invalid_config", path: "tools.codeMode.timeoutMs" } });
     const v1 = await worker.fetch(
-      new Request(`http://gateway/v1/sessions/${sessionId()}/turns`, { method: "POST", headers: { authorization: "Bearer test-token-a" }, body: "{}" }),
+      new Request(`http://gateway/v1/sessions/${sessionId()}/turns`, {
+        method: "POST",
+        headers: { authorization: "Bearer test-token-a" },
+        body: "{}",
+      }),
       bad,
       ctx,
     );

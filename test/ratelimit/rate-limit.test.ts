@@ -25,7 +25,9 @@ describe("per-tenant request rate limit (RATE_LIMITER binding)", () => {
   it("over the limit a tenant gets 429 rate_limited with Retry-After; other tenants and /healthz are not limited", async () => {
     const limited = await untilLimited("test-token-a");
     expect(limited.retryAfter).toBe("60");
-    expect(limited.json).toEqual({ error: { code: "rate_limited", message: expect.stringMatching(/too many requests for this tenant; retry after 60 s/) } });
+    expect(limited.json).toEqual({
+      error: { code: "rate_limited", message: expect.stringMatching(/too many requests for this tenant; retry after 60 s/) },
+    });
     expect((await call("/v1/sessions/rl-other", "test-token-b")).status).toBe(404);
     for (let i = 0; i < 2 * LIMIT; i++) expect((await call("/healthz", null, "GET")).status).toBe(200);
   });

@@ -13,8 +13,16 @@ describe("bench statistics", () => {
   });
 
   it("takes ratios and differences round by round, from each round's medians", () => {
-    const subject = [[1, 2, 3], [10, 20, 30], [2, 2, 2]];
-    const baseline = [[10, 10, 10], [100, 200, 300], [20, 20, 20]];
+    const subject = [
+      [1, 2, 3],
+      [10, 20, 30],
+      [2, 2, 2],
+    ];
+    const baseline = [
+      [10, 10, 10],
+      [100, 200, 300],
+      [20, 20, 20],
+    ];
     // Per-round medians 2/10, 20/200, 2/20: the same ratio although round 2 ran ten times slower.
     const r = roundRatios(subject, baseline);
     expect(r.median).toBeCloseTo(0.1);
@@ -35,7 +43,11 @@ describe("bench statistics", () => {
   });
 
   it("cuts a sequence into contiguous blocks of near-equal size", () => {
-    expect(blocks([1, 2, 3, 4, 5, 6, 7], 3)).toEqual([[1, 2], [3, 4], [5, 6, 7]]);
+    expect(blocks([1, 2, 3, 4, 5, 6, 7], 3)).toEqual([
+      [1, 2],
+      [3, 4],
+      [5, 6, 7],
+    ]);
     expect(blocks([1, 2], 5)).toEqual([[1], [2]]);
   });
 });
@@ -68,6 +80,10 @@ describe("bench rounds", () => {
     const step = (name: "a" | "b") => ({ name, perRound: 2, warmup: 1, run: async () => (order.push(name), 1) });
     const out = await runRounds(3, [step("a"), step("b")]);
     expect(order.join("")).toBe("ab" + "aabb" + "bbaa" + "aabb");
-    expect(out.a).toEqual([[1, 1], [1, 1], [1, 1]]);
+    expect(out.a).toEqual([
+      [1, 1],
+      [1, 1],
+      [1, 1],
+    ]);
   });
 });

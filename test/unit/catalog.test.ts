@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { assignCallableNames, buildCatalog, guestDescription, guestMetadata, inputHint, normalizeToolName, outputHint, SearchIndex, stem } from "../../src/catalog";
+import {
+  assignCallableNames,
+  buildCatalog,
+  guestDescription,
+  guestMetadata,
+  inputHint,
+  normalizeToolName,
+  outputHint,
+  SearchIndex,
+  stem,
+} from "../../src/catalog";
 import { defineToolPlugin } from "../../src/tools";
 import type { ToolDefinition, ToolPlugin } from "../../src/tools";
 import { QUICK_INDEX_MAX_CHARS, QUICK_INDEX_MAX_ENTRIES } from "../../src/limits";
@@ -39,7 +49,10 @@ describe("callable names (seed: Tool names and collisions)", () => {
   }
 
   it("an exact safe name wins its spelling over a normalized collision, in any order", () => {
-    for (const order of [["a-b", "a_b"], ["a_b", "a-b"]]) {
+    for (const order of [
+      ["a-b", "a_b"],
+      ["a_b", "a-b"],
+    ]) {
       const names = assignCallableNames(order.map((n) => ({ id: "id:" + n, toolName: n })));
       expect(names.get("id:a_b")).toBe("a_b");
       expect(names.get("id:a-b")).toMatch(/^a_b_[0-9a-f]{4,}$/);
@@ -47,7 +60,11 @@ describe("callable names (seed: Tool names and collisions)", () => {
   });
 
   it("two tools normalizing to one name get distinct deterministic suffixes", () => {
-    const tools = [{ id: "x1", toolName: "get.item" }, { id: "x2", toolName: "get item" }, { id: "x3", toolName: "get-item" }];
+    const tools = [
+      { id: "x1", toolName: "get.item" },
+      { id: "x2", toolName: "get item" },
+      { id: "x3", toolName: "get-item" },
+    ];
     const a = assignCallableNames(tools);
     const b = assignCallableNames(tools);
     expect([...a.values()]).toEqual([...b.values()]);
@@ -68,7 +85,11 @@ describe("catalog construction", () => {
   const external = plugin("e", "external", [tool("read", { description: "external read" }), tool("screen", { directOnly: true })]);
 
   it("orders sources core, bundled, external, client and keeps one winner per exact name", () => {
-    const c = buildCatalog({ plugins: [external, bundled, core], clientTools: [{ name: "shipping_list", description: "client shadow" }, { name: "ask" }], policy: {} });
+    const c = buildCatalog({
+      plugins: [external, bundled, core],
+      clientTools: [{ name: "shipping_list", description: "client shadow" }, { name: "ask" }],
+      policy: {},
+    });
     expect(c.entries.map((e) => [e.toolName, e.origin])).toEqual([
       ["read", "core"],
       ["exec", "core"],
@@ -113,12 +134,20 @@ describe("catalog construction", () => {
 
 describe("hints", () => {
   it("input hints keep numeric bounds as comments", () => {
-    const hint = inputHint(obj({ path: { type: "string" }, offset: { type: "integer", minimum: 1 }, limit: { type: "number", maximum: 100 } }, { required: ["path"] }));
+    const hint = inputHint(
+      obj({ path: { type: "string" }, offset: { type: "integer", minimum: 1 }, limit: { type: "number", maximum: 100 } }, { required: ["path"] }),
+    );
     expect(hint).toBe("{ path: string; offset?: number /* integer, >= 1 */; limit?: number /* <= 100 */ }");
   });
 
   it("output hints only for complete closed schemas", () => {
-    const closed = { type: "array", items: obj({ id: { type: "string" }, paid: { type: "boolean" }, tons: { type: "number" } }, { required: ["id", "paid", "tons"], additionalProperties: false }) };
+    const closed = {
+      type: "array",
+      items: obj(
+        { id: { type: "string" }, paid: { type: "boolean" }, tons: { type: "number" } },
+        { required: ["id", "paid", "tons"], additionalProperties: false },
+      ),
+    };
     expect(outputHint(closed)).toBe("Array<{ id: string; paid: boolean; tons: number }>");
     expect(outputHint({ type: "array", items: obj({ id: { type: "string" } }) })).toBeUndefined(); // open object
     expect(outputHint(obj({ a: {} }, { additionalProperties: false }))).toBeUndefined(); // unknown member
@@ -126,7 +155,11 @@ describe("hints", () => {
   });
 
   it("client entries use input unknown and never get output hints; describe() carries the full schema", () => {
-    const c = buildCatalog({ plugins: [], clientTools: [{ name: "ask", description: "Ask", parameters: obj({ q: { type: "string" } }) }], policy: {} });
+    const c = buildCatalog({
+      plugins: [],
+      clientTools: [{ name: "ask", description: "Ask", parameters: obj({ q: { type: "string" } }) }],
+      policy: {},
+    });
     const meta = guestMetadata(c.entries[0]!);
     expect(meta).toEqual({ callableName: "ask", toolName: "ask", description: "Ask", source: "client", input: "unknown" });
     expect(guestDescription(c.entries[0]!)).toMatchObject({ name: "ask", parameters: obj({ q: { type: "string" } }) });
@@ -138,7 +171,9 @@ describe("quick index", () => {
   const many = plugin(
     "many",
     "external",
-    Array.from({ length: 120 }, (_, i) => tool(`tool_${String(i).padStart(3, "0")}`, { parameters: obj({ q: { type: "string" } }, { required: ["q"] }) })),
+    Array.from({ length: 120 }, (_, i) =>
+      tool(`tool_${String(i).padStart(3, "0")}`, { parameters: obj({ q: { type: "string" } }, { required: ["q"] }) }),
+    ),
   );
 
   it("is deterministic, bounded, and points to catalog.search when tools are omitted", () => {
@@ -162,7 +197,10 @@ describe("search", () => {
   const entries = buildCatalog({
     plugins: [
       plugin("p", "external", [
-        tool("github_create_issue", { description: "Create a new issue in a GitHub repository", parameters: obj({ owner: {}, repo: {}, title: {} }) }),
+        tool("github_create_issue", {
+          description: "Create a new issue in a GitHub repository",
+          parameters: obj({ owner: {}, repo: {}, title: {} }),
+        }),
         tool("github_list_pull_requests", { description: "List pull requests of a repository" }),
         tool("slack_post_message", { description: "Post a message to a Slack channel", parameters: obj({ channel: {}, text: {} }) }),
         tool("calendar_create_event", { label: "Schedule meeting", description: "Create an event on a calendar" }),
@@ -228,7 +266,10 @@ describe("search matching beyond exact words", () => {
     buildCatalog({
       plugins: [
         plugin("p", "external", [
-          tool("auth_rotate", { description: "Rotate credentials", parameters: obj({ scope: { type: "string", description: "Which authentication realm to rotate" } }) }),
+          tool("auth_rotate", {
+            description: "Rotate credentials",
+            parameters: obj({ scope: { type: "string", description: "Which authentication realm to rotate" } }),
+          }),
           tool("dir_list", { description: "List entries", parameters: obj({ path: { type: "string" } }) }),
         ]),
       ],

@@ -52,7 +52,9 @@ describe("CellBudget", () => {
     const budget = new CellBudget(frozenClock(0), 100);
     expect(budget.admit("source checks", 99, "checking x")).toBeUndefined();
     const refused = budget.admit("TypeScript transform", 100, "transpiling 930 KiB of TypeScript");
-    expect(refused).toContain("The TypeScript transform exceeded timeoutMs (100): transpiling 930 KiB of TypeScript needs about 100 ms and 100 ms were left");
+    expect(refused).toContain(
+      "The TypeScript transform exceeded timeoutMs (100): transpiling 930 KiB of TypeScript needs about 100 ms and 100 ms were left",
+    );
   });
 
   it("charges the larger of the estimate and what the clock saw", async () => {
@@ -91,7 +93,9 @@ describe("CellBudget", () => {
       { phase: "TypeScript transform", estimateMs: 60, detail: "transpiling 10 KiB of TypeScript" },
       { phase: "guest compile", estimateMs: 5, detail: "compiling" },
     ]);
-    expect(message).toContain("The TypeScript transform exceeded timeoutMs (100): transpiling 10 KiB of TypeScript needs about 60 ms (about 105 ms for the whole cell)");
+    expect(message).toContain(
+      "The TypeScript transform exceeded timeoutMs (100): transpiling 10 KiB of TypeScript needs about 60 ms (about 105 ms for the whole cell)",
+    );
     expect(budget.admitPlan([{ phase: "source checks", estimateMs: 40, detail: "checking" }])).toBeUndefined();
   });
 

@@ -140,9 +140,7 @@ describe("code mode clamps", () => {
   });
 
   it("infinities and negative zero are clamped, not rejected", () => {
-    const options = resolveCodeModeOptions(
-      config(withCodeMode({ timeoutMs: Infinity, maxOutputBytes: -Infinity, maxPendingToolCalls: -0 })),
-    );
+    const options = resolveCodeModeOptions(config(withCodeMode({ timeoutMs: Infinity, maxOutputBytes: -Infinity, maxPendingToolCalls: -0 })));
     expect(options.timeoutMs).toBe(60000);
     expect(options.maxOutputBytes).toBe(1024);
     expect(Object.is(options.maxPendingToolCalls, 1)).toBe(true);
@@ -223,7 +221,9 @@ describe("code mode validation", () => {
         allow: ["read", "web_search"],
       },
       agents: {
-        defaults: { models: { "openai/*": { agentRuntime: { id: "openclaw" } }, "openai/gpt-5.6-luna": { agentRuntime: { id: "openclaw" }, codeMode: true } } },
+        defaults: {
+          models: { "openai/*": { agentRuntime: { id: "openclaw" } }, "openai/gpt-5.6-luna": { agentRuntime: { id: "openclaw" }, codeMode: true } },
+        },
         entries: { research: { tools: { swarm: false, codeMode: { timeoutMs: 5000 } }, models: { "openai/gpt-5.6-luna": { codeMode: false } } } },
       },
     };
@@ -256,7 +256,10 @@ describe("unknown keys are refused in every section the gateway reads", () => {
     [{ agents: { defaults: { models: { "openai/gpt-5.6": { codemode: true } } } } }, 'agents.defaults.models["openai/gpt-5.6"].codemode'],
     [{ agents: { entries: { research: { identity: { name: "R" } } } } }, "agents.entries.research.identity"],
     [{ agents: { entries: { research: { tools: { sandbox: {} } } } } }, "agents.entries.research.tools.sandbox"],
-    [{ agents: { entries: { research: { models: { "openai/gpt-5.6": { codeMode: false, runtime: "x" } } } } } }, 'agents.entries.research.models["openai/gpt-5.6"].runtime'],
+    [
+      { agents: { entries: { research: { models: { "openai/gpt-5.6": { codeMode: false, runtime: "x" } } } } } },
+      'agents.entries.research.models["openai/gpt-5.6"].runtime',
+    ],
     [{ models: { mode: "replace" } }, "models.mode"],
     [{ models: { providers: { x: { apikey: "env:X" } } } }, "models.providers.x.apikey"],
     [{ models: { providers: { x: { models: [{ id: "m", upstream_model: "n" }] } } } }, "models.providers.x.models[0].upstream_model"],
@@ -276,7 +279,10 @@ describe("unknown keys are refused in every section the gateway reads", () => {
     expect(rejection({ models: { providers: { x: { models: [{ id: "m", compat: { SupportsTools: true } }] } } } }).path).toBe(
       "models.providers.x.models[0].compat.SupportsTools",
     );
-    expect(findModel(config({ models: { providers: { x: { models: [{ id: "m", compat: { supportsStore: false, codeMode: "preferred" } }] } } } }), "x/m")?.compat).toEqual({
+    expect(
+      findModel(config({ models: { providers: { x: { models: [{ id: "m", compat: { supportsStore: false, codeMode: "preferred" } }] } } } }), "x/m")
+        ?.compat,
+    ).toEqual({
       codeMode: "preferred",
     });
   });
@@ -481,16 +487,14 @@ describe("auto activation and catalogs", () => {
     expect(resolveActivation(auto, { model })).toEqual({ engaged: true, enabled: "auto", source: "global", preferred: true });
   });
 
-  it.each([
-    ["novita/moonshotai/kimi-k3"],
-    ["nvidia/z-ai/glm-5.2"],
-    ["together/deepseek-ai/DeepSeek-V4-Pro"],
-    ["github-copilot/gpt-5.6"],
-  ])("auto keeps direct tools for the reseller capable row %s, which true still engages", (model) => {
-    expect(findModel(auto, model)?.compat?.codeMode).toBe("capable");
-    expect(resolveActivation(auto, { model })).toMatchObject({ engaged: false, preferred: false });
-    expect(resolveActivation(config(withCodeMode(true)), { model }).engaged).toBe(true);
-  });
+  it.each([["novita/moonshotai/kimi-k3"], ["nvidia/z-ai/glm-5.2"], ["together/deepseek-ai/DeepSeek-V4-Pro"], ["github-copilot/gpt-5.6"]])(
+    "auto keeps direct tools for the reseller capable row %s, which true still engages",
+    (model) => {
+      expect(findModel(auto, model)?.compat?.codeMode).toBe("capable");
+      expect(resolveActivation(auto, { model })).toMatchObject({ engaged: false, preferred: false });
+      expect(resolveActivation(config(withCodeMode(true)), { model }).engaged).toBe(true);
+    },
+  );
 
   it("auto keeps direct tools for unknown models, malformed refs, wrong case and runs without a model", () => {
     for (const model of ["ollama/llama4", "openai/gpt-4o", "gpt-5.6", "OpenAI/gpt-5.6", "openai/GPT-5.6", undefined]) {
@@ -604,9 +608,7 @@ describe("bundled catalogs", () => {
         "volcengine-plan",
       ].sort(),
     );
-    const preferredFamilies = new Set(
-      Object.values(FIRST_PARTY_PROVIDERS).flatMap((catalog) => catalog.models.map(modelFamilyKey)),
-    );
+    const preferredFamilies = new Set(Object.values(FIRST_PARTY_PROVIDERS).flatMap((catalog) => catalog.models.map(modelFamilyKey)));
     for (const [provider, catalog] of Object.entries(RESELLER_PROVIDERS)) {
       expect(catalog.models.length, provider).toBeGreaterThan(0);
       for (const row of catalog.models) {
@@ -652,13 +654,10 @@ describe("model override validation", () => {
     for (const codeMode of [true, false]) {
       expect(rejection({ agents: { defaults: { models: { "openai/*": { codeMode } } } } })).toEqual({
         path: 'agents.defaults.models["openai/*"].codeMode',
-        message:
-          'agents.defaults.models["openai/*"].codeMode cannot be set on a wildcard model row; use an exact "provider/model" key',
+        message: 'agents.defaults.models["openai/*"].codeMode cannot be set on a wildcard model row; use an exact "provider/model" key',
       });
     }
-    expect(rejection({ agents: { entries: { a: { models: { "*": { codeMode: true } } } } } }).path).toBe(
-      'agents.entries.a.models["*"].codeMode',
-    );
+    expect(rejection({ agents: { entries: { a: { models: { "*": { codeMode: true } } } } } }).path).toBe('agents.entries.a.models["*"].codeMode');
   });
 
   it("wildcard rows without codeMode are accepted", () => {
@@ -686,9 +685,7 @@ describe("provider catalog validation", () => {
   it("rejects a literal apiKey without echoing it", () => {
     const error = rejection(providers({ openai: { apiKey: "sk-live-secret-123" } }));
     expect(error.path).toBe("models.providers.openai.apiKey");
-    expect(error.message).toBe(
-      'models.providers.openai.apiKey must reference a Worker secret as "env:SECRET_NAME", never a literal key',
-    );
+    expect(error.message).toBe('models.providers.openai.apiKey must reference a Worker secret as "env:SECRET_NAME", never a literal key');
     expect(error.message).not.toContain("sk-live");
     expect(rejection(providers({ openai: { apiKey: "env:" } })).path).toBe("models.providers.openai.apiKey");
   });

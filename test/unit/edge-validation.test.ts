@@ -54,7 +54,12 @@ describe("parseJsonBody: depth and non-finite numbers", () => {
   });
 
   it("finite extremes and ordinary values pass unchanged", () => {
-    expect(parseJsonBody('{"max":1.7976931348623157e308,"min":5e-324,"neg":-0,"s":"1e400"}')).toEqual({ max: 1.7976931348623157e308, min: 5e-324, neg: -0, s: "1e400" });
+    expect(parseJsonBody('{"max":1.7976931348623157e308,"min":5e-324,"neg":-0,"s":"1e400"}')).toEqual({
+      max: 1.7976931348623157e308,
+      min: 5e-324,
+      neg: -0,
+      s: "1e400",
+    });
   });
 
   it("formatPath writes paths as the contract does", () => {
@@ -74,8 +79,11 @@ describe("loadGatewayTokens: secret rules", () => {
   });
 
   it("valid entries map token to tenant", () => {
-    const r = loadGatewayTokens(JSON.stringify({ "abcdefgh": "t1", "0123456789": "t2" }));
-    expect(r.ok && [...r.tokens]).toEqual([["abcdefgh", "t1"], ["0123456789", "t2"]]);
+    const r = loadGatewayTokens(JSON.stringify({ abcdefgh: "t1", "0123456789": "t2" }));
+    expect(r.ok && [...r.tokens]).toEqual([
+      ["abcdefgh", "t1"],
+      ["0123456789", "t2"],
+    ]);
   });
 
   it.each([
@@ -93,7 +101,9 @@ describe("validateClientTool", () => {
   const Schema = { type: "object", properties: { id: { type: "string" } } };
 
   it("keeps name, description and one schema per direction", () => {
-    expect(validateClientTool({ name: "a b", description: "d", input_schema: Schema, outputSchema: { type: "array" } }, "clientTools[0]", new Set())).toEqual({
+    expect(
+      validateClientTool({ name: "a b", description: "d", input_schema: Schema, outputSchema: { type: "array" } }, "clientTools[0]", new Set()),
+    ).toEqual({
       name: "a b",
       description: "d",
       parameters: Schema,
@@ -120,15 +130,27 @@ describe("validateClientTool", () => {
   it("two spellings compare by content, not key order", () => {
     const reordered = { properties: { id: { type: "string" } }, type: "object" };
     expect(validateClientTool({ name: "a", parameters: Schema, inputSchema: reordered }, "t", new Set()).parameters).toBe(Schema);
-    expect(refusal(() => validateClientTool({ name: "a", inputSchema: Schema, input_schema: { ...Schema, required: ["id"] } }, "t", new Set())).path).toBe("t.input_schema");
-    expect(refusal(() => validateClientTool({ name: "a", outputSchema: { type: "array" }, output_schema: { type: "object" } }, "t", new Set())).path).toBe("t.output_schema");
+    expect(
+      refusal(() => validateClientTool({ name: "a", inputSchema: Schema, input_schema: { ...Schema, required: ["id"] } }, "t", new Set())).path,
+    ).toBe("t.input_schema");
+    expect(
+      refusal(() => validateClientTool({ name: "a", outputSchema: { type: "array" }, output_schema: { type: "object" } }, "t", new Set())).path,
+    ).toBe("t.output_schema");
   });
 
   it.each([
     [{ name: "a", parameters: [] }, "t.parameters", "t.parameters must be a JSON Schema object"],
-    [{ name: "a", parameters: { type: "object", properties: { x: { $ref: "#/$defs/nope" } } } }, "t.parameters", "t.parameters is not a usable JSON Schema (/properties/x/$ref: #/$defs/nope does not resolve)"],
+    [
+      { name: "a", parameters: { type: "object", properties: { x: { $ref: "#/$defs/nope" } } } },
+      "t.parameters",
+      "t.parameters is not a usable JSON Schema (/properties/x/$ref: #/$defs/nope does not resolve)",
+    ],
     [{ name: "a", outputSchema: { type: "list" } }, "t.outputSchema", "t.outputSchema is not a usable JSON Schema (/type: unknown type)"],
-    [{ name: "a", input: {} }, "t.input", "t.input is not a client tool field; use name, description, parameters (or inputSchema / input_schema) and outputSchema"],
+    [
+      { name: "a", input: {} },
+      "t.input",
+      "t.input is not a client tool field; use name, description, parameters (or inputSchema / input_schema) and outputSchema",
+    ],
     [{ name: "a", description: 5 }, "t.description", "t.description must be a string of at most 4096 characters"],
     [{ name: 5 }, "t.name", "t.name must be 1-128 characters without control characters"],
   ])("refuses %j at %s", (tool, path, message) => {
@@ -139,7 +161,10 @@ describe("validateClientTool", () => {
     const seen = new Set<string>();
     validateClientTool({ name: "my tool" }, "t0", seen);
     validateClientTool({ name: "my-tool" }, "t1", seen);
-    expect(refusal(() => validateClientTool({ name: "my tool" }, "t2", seen))).toMatchObject({ path: "t2.name", message: 'duplicate client tool "my tool"' });
+    expect(refusal(() => validateClientTool({ name: "my tool" }, "t2", seen))).toMatchObject({
+      path: "t2.name",
+      message: 'duplicate client tool "my tool"',
+    });
   });
 });
 

@@ -18,7 +18,13 @@ describe("output contracts", () => {
   });
 
   it("a mismatch fails without printing the value", async () => {
-    const t: ToolDefinition = { name: "t", description: "", parameters: { type: "object" }, outputSchema: Closed, execute: () => ({ id: 42, secret: "hunter2-value" }) };
+    const t: ToolDefinition = {
+      name: "t",
+      description: "",
+      parameters: { type: "object" },
+      outputSchema: Closed,
+      execute: () => ({ id: 42, secret: "hunter2-value" }),
+    };
     const r = await executeTool(t, {}, ctx);
     expect(r.ok).toBe(false);
     if (!r.ok) {
@@ -61,7 +67,14 @@ describe("output contracts", () => {
   });
 
   it("a throwing tool becomes a message, never a host Error", async () => {
-    const t: ToolDefinition = { name: "t", description: "", parameters: { type: "object" }, execute: () => { throw new TypeError("nope"); } };
+    const t: ToolDefinition = {
+      name: "t",
+      description: "",
+      parameters: { type: "object" },
+      execute: () => {
+        throw new TypeError("nope");
+      },
+    };
     expect(await executeTool(t, {}, ctx)).toEqual({ ok: false, message: "nope" });
   });
 

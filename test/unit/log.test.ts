@@ -22,7 +22,7 @@ describe("log records: redaction", () => {
       status: 201,
       durationMs: 3,
       // Not fields of a request record: dropped however they got there.
-      ...({ body: "{\"code\":\"secret\"}", authorization: "Bearer tok-123456", path: "/v1/sessions/x?token=1" } as object),
+      ...({ body: '{"code":"secret"}', authorization: "Bearer tok-123456", path: "/v1/sessions/x?token=1" } as object),
     });
     expect(record).toEqual({ kind: "request", requestId: "r1", method: "POST", route: "/v1/sessions/:sessionId/turns", status: 201, durationMs: 3 });
     expect(Object.keys(record)[0]).toBe("kind");
@@ -40,7 +40,14 @@ describe("log records: redaction", () => {
       lost: "yes" as unknown as boolean,
       bridge: { search: 1, describe: "2" as unknown as number, call: 3, extra: 9 } as never,
     });
-    expect(record).toEqual({ kind: "cell", tool: "exec", tenant: "t", sessionId: "s", outcome: "completed", bridge: { search: 1, describe: 0, call: 3 } });
+    expect(record).toEqual({
+      kind: "cell",
+      tool: "exec",
+      tenant: "t",
+      sessionId: "s",
+      outcome: "completed",
+      bridge: { search: 1, describe: 0, call: 3 },
+    });
   });
 
   it("bounds strings", () => {
@@ -75,7 +82,11 @@ describe("log records: sinks", () => {
     expect(log).toHaveBeenCalledTimes(1);
     expect(JSON.parse(log.mock.calls[0]![0] as string)).toEqual({ kind: "image_prune", pruned: 2 });
     expect(error).toHaveBeenCalledTimes(1);
-    expect(JSON.parse(error.mock.calls[0]![0] as string)).toEqual({ kind: "host_error", where: "rate_limit", error: { name: "Error", message: "limiter down" } });
+    expect(JSON.parse(error.mock.calls[0]![0] as string)).toEqual({
+      kind: "host_error",
+      where: "rate_limit",
+      error: { name: "Error", message: "limiter down" },
+    });
   });
 
   it("setLogSink returns a restore; a throwing sink never breaks the caller", () => {
@@ -108,7 +119,14 @@ describe("cell records", () => {
     trace.ranAt = trace.arrivedAt;
     const result: CodeModeResult = { status: "completed", value: "x", telemetry: telemetry(7) };
     const fields = cellFields(turn, trace, result);
-    expect(fields).toMatchObject({ tool: "exec", requestId: "req", outcome: "completed", bridge: { search: 0, describe: 1, call: 3 }, language: "typescript", queuedMs: 0 });
+    expect(fields).toMatchObject({
+      tool: "exec",
+      requestId: "req",
+      outcome: "completed",
+      bridge: { search: 0, describe: 1, call: 3 },
+      language: "typescript",
+      queuedMs: 0,
+    });
     expect(fields.resultBytes).toBe(new TextEncoder().encode(JSON.stringify(result)).length);
     expect(JSON.stringify(redact("cell", fields))).not.toContain('"x"');
   });

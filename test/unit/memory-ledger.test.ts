@@ -1,12 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { frozenClock, manualClock } from "../../src/runtime";
-import {
-  DEFAULT_ISOLATE_VM_MEMORY_BYTES,
-  MemoryLedger,
-  resolveIsolateVmMemoryBytes,
-  VM_OVERHEAD_BYTES,
-  type RoomWait,
-} from "../../src/runtime";
+import { DEFAULT_ISOLATE_VM_MEMORY_BYTES, MemoryLedger, resolveIsolateVmMemoryBytes, VM_OVERHEAD_BYTES, type RoomWait } from "../../src/runtime";
 import { GuestVm } from "../../src/runtime";
 import { GUEST_ABI_VERSION } from "../../src/runtime";
 import { InterruptGuard } from "../../src/runtime";
@@ -26,7 +20,9 @@ describe("memory ledger: budget and clamp", () => {
     expect(DEFAULT_ISOLATE_VM_MEMORY_BYTES).toBe(80 * MiB);
     expect(resolveIsolateVmMemoryBytes(32 * MiB)).toBe(32 * MiB);
     for (const bad of [0, -1, 1.5 * MiB + 0.5, 3 * MiB, 129 * MiB, Number.NaN, "80000000", null]) {
-      expect(() => resolveIsolateVmMemoryBytes(bad)).toThrow(/isolateVmMemoryBytes must be an integer number of bytes from 4194304 \(4 MiB\) to 134217728/);
+      expect(() => resolveIsolateVmMemoryBytes(bad)).toThrow(
+        /isolateVmMemoryBytes must be an integer number of bytes from 4194304 \(4 MiB\) to 134217728/,
+      );
     }
   });
 
@@ -223,7 +219,6 @@ describe("vm pool in the ledger", () => {
     expect(ledger.reservedBytes).toBe(2 * MiB + VM_OVERHEAD_BYTES);
     other.vm.dispose();
     expect(ledger.reservedBytes).toBe(0);
-
   });
 
   it("a VM whose linear memory outgrows its limit (fragmentation) raises its reservation", async () => {
@@ -233,7 +228,9 @@ describe("vm pool in the ledger", () => {
     if (!taken.ok) throw new Error("no room");
     const vm = taken.vm.bind(guard(), host);
     // A growing array reallocated many times, then sorted: freed blocks cannot be reused.
-    expect(() => vm.start("const a = []; try { for (;;) a.push(Math.random()); } catch {} a.length = a.length / 2 | 0; for (;;) a.sort();")).toThrow();
+    expect(() =>
+      vm.start("const a = []; try { for (;;) a.push(Math.random()); } catch {} a.length = a.length / 2 | 0; for (;;) a.sort();"),
+    ).toThrow();
     expect(ledger.reservedBytes).toBeGreaterThan(8 * MiB + VM_OVERHEAD_BYTES);
     vm.dispose();
     expect(ledger.reservedBytes).toBe(0);

@@ -8,11 +8,7 @@ import {
   type TruncationMarker,
   utf8Prefix,
 } from "../../src/code-mode";
-import {
-  jsonStringBytes,
-  jsonStringPrefixLength,
-  utf8ByteLength,
-} from "../../src/code-mode";
+import { jsonStringBytes, jsonStringPrefixLength, utf8ByteLength } from "../../src/code-mode";
 import type { CodeModeOutput } from "../../src/code-mode";
 
 const enc = new TextEncoder();
@@ -288,7 +284,13 @@ describe("OutputBudget projection", () => {
     expect(out).toHaveLength(1);
     const m = (out[0] as { value: TruncationMarker }).value;
     expect(m.prefix.startsWith('[{"type":"text","text":"xxx')).toBe(true);
-    checkMarkerDescribes(m, JSON.stringify([{ type: "text", text: "x".repeat(100_000) }, { type: "text", text: "after" }]));
+    checkMarkerDescribes(
+      m,
+      JSON.stringify([
+        { type: "text", text: "x".repeat(100_000) },
+        { type: "text", text: "after" },
+      ]),
+    );
     checkBound(ser(out) + 1, 1000);
   });
 
@@ -335,7 +337,10 @@ describe("OutputBudget projection", () => {
     const out = r.output as CodeModeOutput[];
     expect(isMarker((out[out.length - 1] as { value: unknown }).value)).toBe(true); // budget not reset
     expect(out.length).toBeGreaterThan(10); // leading items of wait 1 are kept (checked below)
-    checkOutput(r.output, [...wait1, ...wait2].map((text) => ({ type: "text", text })));
+    checkOutput(
+      r.output,
+      [...wait1, ...wait2].map((text) => ({ type: "text", text })),
+    );
     // A fresh budget holding only the second wait's output would not truncate.
     const fresh = new OutputBudget(max);
     for (const t of wait2) fresh.pushText(t);
@@ -360,9 +365,7 @@ describe("OutputBudget projection", () => {
   it("rejects malformed persisted state", () => {
     expect(() => OutputBudget.fromJSON({} as OutputBudgetState)).toThrow(TypeError);
     const good = new OutputBudget(10).toJSON();
-    expect(() => OutputBudget.fromJSON({ ...good, kept: [{ type: "nope" }] } as unknown as OutputBudgetState)).toThrow(
-      TypeError,
-    );
+    expect(() => OutputBudget.fromJSON({ ...good, kept: [{ type: "nope" }] } as unknown as OutputBudgetState)).toThrow(TypeError);
     expect(() => OutputBudget.fromJSON({ ...good, overflowBytes: -1 })).toThrow(TypeError);
   });
 

@@ -40,7 +40,11 @@ describe("gateway.sessions and gateway.rateLimit", () => {
     [{ gateway: { sessions: { turnIdleSeconds: "1d" } } }, "gateway.sessions.turnIdleSeconds", "gateway.sessions.turnIdleSeconds must be a number"],
     [{ gateway: { sessions: { maxStoredBytes: NaN } } }, "gateway.sessions.maxStoredBytes", "gateway.sessions.maxStoredBytes must be a number"],
     [{ gateway: { rateLimit: { enabled: "yes" } } }, "gateway.rateLimit.enabled", "gateway.rateLimit.enabled must be true or false"],
-    [{ gateway: { rateLimit: { retryAfterSeconds: null } } }, "gateway.rateLimit.retryAfterSeconds", "gateway.rateLimit.retryAfterSeconds must be a number"],
+    [
+      { gateway: { rateLimit: { retryAfterSeconds: null } } },
+      "gateway.rateLimit.retryAfterSeconds",
+      "gateway.rateLimit.retryAfterSeconds must be a number",
+    ],
   ])("refuses a bad type (%j) naming the key", (raw, path, message) => {
     expect(rejection(raw)).toEqual({ path, message });
   });

@@ -112,7 +112,12 @@ describe("snapshot codec: parks", () => {
     const first = await codec.encode(cell.snapshot, GUEST_ABI_VERSION);
     const second = await codec.encode(cell.snapshot, GUEST_ABI_VERSION);
     const image = await pristineImage();
-    expect(await headerOf(first)).toMatchObject({ format: 2, abi: GUEST_ABI_VERSION, engine: (await engineImage()).id, base: { kind: "image", digest: image.digest } });
+    expect(await headerOf(first)).toMatchObject({
+      format: 2,
+      abi: GUEST_ABI_VERSION,
+      engine: (await engineImage()).id,
+      base: { kind: "image", digest: image.digest },
+    });
     expect(Buffer.from(second).equals(Buffer.from(first))).toBe(true);
     expect(registry.calls).toEqual({ touch: 1, put: 1, get: 0 });
     expect([...registry.records.keys()]).toEqual([image.digest]);
@@ -267,7 +272,11 @@ describe("snapshot codec: restores after a deploy", () => {
   it("engine mismatch: a snapshot from another engine fails with a message saying the engine was upgraded", async () => {
     const cell = await parkedCell();
     const local = await pristineImage();
-    const bytes = await rewrite(cell.snapshot, { base: { kind: "image", digest: local.digest }, baseMemory: local.memory, engine: "quickjs-wasi 3.6.0 (quickjs 0.17.0, image 0123456789abcdef)" });
+    const bytes = await rewrite(cell.snapshot, {
+      base: { kind: "image", digest: local.digest },
+      baseMemory: local.memory,
+      engine: "quickjs-wasi 3.6.0 (quickjs 0.17.0, image 0123456789abcdef)",
+    });
     const error = await restoreError(new SnapshotCodec(new MemoryImageRegistry()).decode(bytes));
     expect(error.reason).toBe("engine_upgraded");
     const { message, keepRun } = restoreFailure(error);
@@ -315,7 +324,8 @@ describe("snapshot codec: restores after a deploy", () => {
     const error = await restoreError(new SnapshotCodec(new MemoryImageRegistry(), { caches: new ImageCaches() }).decode(bytes));
     expect(restoreFailure(error)).toEqual({
       keepRun: false,
-      message: "code mode run could not be restored (it was parked by an earlier build (image ffffffffffff…) whose base image was not kept); it cannot be resumed.",
+      message:
+        "code mode run could not be restored (it was parked by an earlier build (image ffffffffffff…) whose base image was not kept); it cannot be resumed.",
     });
   });
 

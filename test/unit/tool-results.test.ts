@@ -35,10 +35,7 @@ describe("boundedResult: the size cap agrees with the output contract", () => {
 describe("clientResultSettlement", () => {
   const catalog = buildCatalog({
     plugins: [],
-    clientTools: [
-      { name: "names list", outputSchema: { type: "array", items: { type: "string" } } },
-      { name: "free" },
-    ],
+    clientTools: [{ name: "names list", outputSchema: { type: "array", items: { type: "string" } } }, { name: "free" }],
     policy: {},
   });
   const spec = { catalog, options: { ...CODE_MODE_DEFAULTS, maxOutputBytes: 1024 } } as unknown as TurnSpec;

@@ -87,8 +87,7 @@ describe("transpileTypeScript", () => {
 
   it("keeps top-level await and return in the function body", async () => {
     const code = await transpileOk(
-      'const [tool]: Array<(input: unknown) => Promise<unknown>> = await catalog.search("list shipments");\n' +
-        "return await tool({});",
+      'const [tool]: Array<(input: unknown) => Promise<unknown>> = await catalog.search("list shipments");\n' + "return await tool({});",
     );
     expect(code).toBe('    const [tool] = await catalog.search("list shipments");\n    return await tool({});');
     expect(code).not.toContain("__cm_cell__");
@@ -180,7 +179,7 @@ describe("transpileTypeScript", () => {
     ["export default 1;", "`export`", 1],
     ['const m = await import("node:fs");', "dynamic `import(...)`", 1],
     ["\n\nreturn import.meta.url;", "`import.meta`", 3],
-    ['let t: typeof import("fs");', 'types are not available', 1],
+    ['let t: typeof import("fs");', "types are not available", 1],
   ];
 
   it.each(moduleSyntax)("reports module syntax %j", async (source, what, line) => {
@@ -234,7 +233,9 @@ describe("diagnostics are bounded and located like an editor (items 1 and 11)", 
   it("does not count U+2028/U+2029 as line breaks", async () => {
     // The compiler numbers lines the ECMAScript way (this was reported as line 3).
     expect(await transpileError("const s = 'a\u2028b\u2029c';\nconst x = ;")).toMatch(/^TypeScript transform failed:\n  line 2:11 - error TS1109/);
-    expect(await transpileError("/* note\u2028still line 1 */\nlet y = 1;\nconst x = ;")).toMatch(/^TypeScript transform failed:\n  line 3:11 - error TS1109/);
+    expect(await transpileError("/* note\u2028still line 1 */\nlet y = 1;\nconst x = ;")).toMatch(
+      /^TypeScript transform failed:\n  line 3:11 - error TS1109/,
+    );
   });
 
   it("counts \\r\\n and a lone \\r as one line break each", async () => {
