@@ -1,16 +1,37 @@
-import type { HostBridge } from "../bridge";
+import type { HostBridge, Settlement } from "../bridge";
 import type { CellEnvironment } from "../cell";
 import type { OutputBudget } from "../code-mode";
-import type { ParkedRunState } from "../snapshot-store";
-import type { SnapshotCodec } from "../snapshot-store";
-import type { SnapshotStore } from "../snapshot-store";
+import type { ParkedRunState, SnapshotCodec } from "../snapshot-store";
 import type { TurnSpec } from "../turns";
+
+/**
+ * Where parked runs are kept: the session object's SQLite (SnapshotStore) in production, an
+ * in-memory map in the lifecycle's unit tests.
+ */
+export interface RunStore {
+  count(): number;
+  put(state: ParkedRunState, bytes: Uint8Array): void;
+  state(runId: string): ParkedRunState | undefined;
+  bytes(runId: string): Uint8Array | undefined;
+  runsOfTurn(turnId: string): ParkedRunState[];
+  markResuming(runId: string): void;
+  isResuming(runId: string): boolean;
+  expiredRunIds(now: number): string[];
+  nextExpiry(): number | undefined;
+  /** False when a result for that request was already stored. */
+  storeResult(runId: string, requestId: number, settlement: Settlement): boolean;
+  results(runId: string): Map<number, Settlement>;
+  clearResults(runId: string): void;
+  delete(runId: string): void;
+}
+
+/** Snapshot bytes that a later build (after a deploy) can still restore. */
+export type RunCodec = Pick<SnapshotCodec, "encode" | "decode">;
 
 /** What the run modules need from the session object. */
 export type RunDeps = {
-  store: SnapshotStore;
-  /** Snapshot bytes that a later build (after a deploy) can still restore. */
-  codec: SnapshotCodec;
+  store: RunStore;
+  codec: RunCodec;
   /** Random per-session tag carried in run ids (never derived from tenant or session ids). */
   sessionTag(): string;
   now(): number;

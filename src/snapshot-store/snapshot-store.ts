@@ -1,6 +1,7 @@
 import type { Settlement } from "../bridge";
 import { SNAPSHOT_CHUNK_BYTES } from "../limits";
 import type { ParkedRunState } from "./parked-run";
+import type { RunStore } from "../runs/run-context";
 
 /** The SQL surface the store needs (the session object's `Sql` helper). */
 export interface SqlRunner {
@@ -43,7 +44,7 @@ export const SNAPSHOT_SCHEMA = [
  * Parked runs in the session object's SQLite: compressed snapshot bytes in chunks under the
  * 2 MB production row limit, run state as JSON, and host results that settle while parked.
  */
-export class SnapshotStore {
+export class SnapshotStore implements RunStore {
   constructor(private readonly sql: SqlRunner) {}
 
   count(): number {
