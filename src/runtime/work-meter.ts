@@ -17,9 +17,10 @@
  *   built-in sees; array-likes whose `length` is a getter are refused (a getter could report
  *   a small length to the meter and a huge one to the built-in). Proxies cost a tick per
  *   10k trap calls like any guest code.
- * - Not covered (documented in the README): BigInt arithmetic operators and implicit
- *   conversions (operators cannot be wrapped; the engine caps a BigInt at ~1 Mbit) and native
- *   loops driven by non-array iterators. The platform CPU limit is the backstop there.
+ * - Not covered (documented in the README): operators and implicit conversions (BigInt
+ *   arithmetic; `+s` or `s == n` on a megabyte string in a loop of a few thousand turns), and
+ *   native loops driven by non-array iterators. Operators cannot be wrapped; the platform CPU
+ *   limit is the backstop there.
  */
 
 /** Units of native work worth one interrupt tick (~40 ns each → ~330 µs, the nominal tick). */
@@ -149,4 +150,14 @@ export const WORK_METER_SOURCE = String.raw`
   wrap(Object, "fromEntries", function (self, args) { return lengthOf(args[0]); }, false);
   const promiseStatics = ["all", "allSettled", "any", "race"];
   for (let i = 0; i < promiseStatics.length; i++) wrap(PromiseCtor, promiseStatics[i], function (self, args) { return lengthOf(args[0]); }, false);
+
+  // Global string functions walk their whole argument (Number.parseInt/parseFloat are the same
+  // functions, so they stay identical); a regex search at least reads its subject.
+  const byFirstString = function (self, args) { return typeof args[0] === "string" ? args[0].length : 0; };
+  const globalFns = ["parseInt", "parseFloat", "encodeURI", "encodeURIComponent", "decodeURI", "decodeURIComponent", "escape", "unescape", "atob", "btoa"];
+  for (let i = 0; i < globalFns.length; i++) wrap(g, globalFns[i], byFirstString, false);
+  wrap(NumberCtor, "parseInt", byFirstString, false);
+  wrap(NumberCtor, "parseFloat", byFirstString, false);
+  const subjectMethods = ["match", "matchAll", "search", "isWellFormed", "toWellFormed"];
+  for (let i = 0; i < subjectMethods.length; i++) wrap(SP, subjectMethods[i], byStringLength, true);
 `;

@@ -278,6 +278,14 @@ describe("native built-ins are charged by size: none holds the session past its 
     ["typed array sort in a loop", "const a = new Float64Array(1e6); for (;;) a.sort()"],
     ["catastrophic regex backtracking", "return /(a+)+$/.test('a'.repeat(40) + 'b')"],
     ["shift on a large array in a loop", "const a = new Array(5e5).fill(1); for (;;) { a.shift(); a.push(1); }"],
+    [
+      "parseInt of a long digit string in a loop",
+      "const s = '1'.repeat(3e6); let n = 0; for (let i = 0; i < 4000; i++) n += parseInt(s) > 0 ? 1 : 0; return n",
+    ],
+    [
+      "encodeURIComponent of a long string in a loop",
+      "const s = 'é'.repeat(2e6); let n = 0; for (let i = 0; i < 4000; i++) n += encodeURIComponent(s).length; return n",
+    ],
   ];
   for (const [name, code] of corpus) {
     it(`${name}: stopped as a timeout, session healthy`, async () => {
