@@ -127,8 +127,10 @@ export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvir
       // When to park: as soon as only the caller can move the program on (client results),
       // or at the deadline while host tools still run. A cell's own timers never park it:
       // they run inside its deadline (they keep their due times across a park for other reasons).
+      // A client call parks at once even while host tools run: the caller must see it now (the
+      // host calls keep running while parked, and their results are stored for the next wait).
       const hostCalls = bridge.hostCallsInFlight;
-      if (hostCalls === 0 && bridge.clientCallsInFlight > 0) return { kind: "suspended", reason: "pending_tools", cell };
+      if (bridge.clientCallsInFlight > 0) return { kind: "suspended", reason: "pending_tools", cell };
       const remaining = deadline - env.clock.now();
       if (hostCalls === 0) {
         const due = bridge.nextTimerDue();

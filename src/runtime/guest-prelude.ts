@@ -228,7 +228,11 @@ ${WORK_METER_SOURCE}
   function inspect(v, depth, seen) {
     if (typeof v === "string") return depth === 0 ? v : stringify(v);
     if (typeof v === "bigint") return StringCtor(v) + "n";
-    if (typeof v === "function") return "[Function" + (v.name ? ": " + safeString(v.name) : "") + "]";
+    if (typeof v === "function") {
+      let name;
+      try { name = v.name; } catch (e) { name = undefined; }
+      return "[Function" + (typeof name === "string" && name ? ": " + name : "") + "]";
+    }
     if (v === null || typeof v !== "object") return safeString(v);
     if (seen.indexOf(v) >= 0) return "[Circular]";
     if (isInstance(v, ErrorCtor.prototype)) return depth === 0 ? describeError(v) : "[" + describeError(v) + "]";

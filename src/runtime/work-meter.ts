@@ -67,13 +67,18 @@ export const WORK_METER_SOURCE = String.raw`
       }
       break;
     }
-    let n = NumberCtor(o.length);
+    const raw = o.length;
+    // A length object could report one value to the meter and another to the built-in.
+    if (raw !== null && (typeof raw === "object" || typeof raw === "function")) {
+      throw new TypeErrorCtor("a built-in that iterates an array-like needs a primitive length");
+    }
+    let n = NumberCtor(raw);
     if (!(n > 0)) return 0;
     return n > MAX_LEN ? MAX_LEN : n;
   }
   const reflectApply = Reflect.apply;
   const wrappers = new MapCtor(); // original -> wrapper: a built-in shared by two owners stays one function
-  function wrap(owner, name, cost, stringReceiver) {
+  function wrap(owner, name, cost, stringReceiver, prepareArgs) {
     const d = getOwnDesc(owner, name);
     if (d === undefined || typeof d.value !== "function") return;
     const original = d.value;
@@ -89,29 +94,80 @@ export const WORK_METER_SOURCE = String.raw`
           if (self === null || self === undefined) return call(original, self);
           self = StringCtor(self); // converted once: the built-in sees what was measured
         }
-        charge(cost(self, arguments));
-        return reflectApply(original, self, arguments);
+        const args = prepareArgs === undefined ? arguments : prepareArgs(arguments);
+        charge(cost(self, args));
+        return reflectApply(original, self, args);
       },
     }[name];
     defineProperty(wrapped, "length", { value: original.length });
     call(mapSet, wrappers, original, wrapped);
     defineProperty(owner, name, { value: wrapped, writable: d.writable, enumerable: d.enumerable, configurable: d.configurable });
   }
+  const log2 = Math.log2;
+  const isConcatSpreadable = Symbol.isConcatSpreadable;
   const byLength = function (self) { return lengthOf(self); };
-  const sortCost = function (self) { const n = lengthOf(self); return n * (Math.log2(n + 1) + 1); };
+  const sortCost = function (self) { const n = lengthOf(self); return n * (log2(n + 1) + 1); };
+  // What concat copies: every spreadable item (an array, or an object asking to be spread) by its length.
+  function spreadLength(item) {
+    if (item === null || (typeof item !== "object" && typeof item !== "function")) return 1;
+    const spread = item[isConcatSpreadable];
+    return spread === undefined ? (isArray(item) ? lengthOf(item) : 1) : spread ? lengthOf(item) : 1;
+  }
   const concatCost = function (self, args) {
-    let n = lengthOf(self);
-    for (let i = 0; i < args.length; i++) { const a = args[i]; if (isArray(a)) n += a.length; else n += 1; }
+    let n = spreadLength(self);
+    for (let i = 0; i < args.length; i++) n += spreadLength(args[i]);
     return n;
   };
+  // flat walks nested arrays down to its depth: their lengths are measured by guest code (which ticks).
+  function flatCost(arr, depth) {
+    const n = lengthOf(arr);
+    let units = n;
+    if (depth >= 1) {
+      for (let i = 0; i < n; i++) {
+        const el = arr[i];
+        if (isArray(el)) units += flatCost(el, depth - 1);
+      }
+    }
+    return units;
+  }
+  const flatDepth = function (args) { const d = args[0] === undefined ? 1 : NumberCtor(args[0]); return d > 0 ? (d > 64 ? 64 : d) : 0; };
+  // An array search compares the needle with every element: a long string needle costs its length each time.
+  const arraySearchCost = function (self, args) {
+    const n = lengthOf(self);
+    const needle = args[0];
+    return typeof needle === "string" ? n + (n * needle.length) / 8 : n;
+  };
   const AP = Array.prototype;
-  const arrayMethods = ["join", "toString", "toLocaleString", "indexOf", "lastIndexOf", "includes", "fill", "reverse",
-    "copyWithin", "slice", "splice", "flat", "flatMap", "forEach", "map", "filter", "some", "every", "find",
+  const arrayMethods = ["join", "toString", "toLocaleString", "fill", "reverse",
+    "copyWithin", "slice", "splice", "forEach", "map", "filter", "some", "every", "find",
     "findIndex", "findLast", "findLastIndex", "reduce", "reduceRight", "toReversed", "toSpliced", "with", "shift", "unshift"];
   for (let i = 0; i < arrayMethods.length; i++) wrap(AP, arrayMethods[i], byLength, false);
   wrap(AP, "sort", sortCost, false);
   wrap(AP, "toSorted", sortCost, false);
   wrap(AP, "concat", concatCost, false);
+  wrap(AP, "indexOf", arraySearchCost, false);
+  wrap(AP, "lastIndexOf", arraySearchCost, false);
+  wrap(AP, "includes", arraySearchCost, false);
+  wrap(AP, "flat", function (self, args) { return flatCost(self, flatDepth(args)); }, false);
+  // flatMap's callback decides what is flattened: map first (guest callbacks tick), then charge the flattening.
+  const originalMap = AP.map, originalFlat = AP.flat;
+  const flatMapOriginal = getOwnDesc(AP, "flatMap").value;
+  defineProperty(AP, "flatMap", {
+    value: {
+      flatMap: function (callback, thisArg) {
+        if (typeof callback !== "function") return reflectApply(flatMapOriginal, this, arguments);
+        charge(lengthOf(this));
+        const mapped = reflectApply(originalMap, this, [callback, thisArg]);
+        charge(flatCost(mapped, 1));
+        return reflectApply(originalFlat, mapped, [1]);
+      },
+    }.flatMap,
+    writable: true, enumerable: false, configurable: true,
+  });
+  defineProperty(AP.flatMap, "length", { value: 1 });
+  // Iterator helpers: drop(n) steps n times inside one native call.
+  const IteratorProto = getProto(getProto([][Symbol.iterator]()));
+  wrap(IteratorProto, "drop", function (self, args) { const k = NumberCtor(args[0]); return k > 0 ? k : 0; }, false);
   const typedMethods = ["join", "toString", "toLocaleString", "indexOf", "lastIndexOf", "includes", "fill", "reverse",
     "toReversed", "copyWithin", "slice", "with", "forEach", "map", "filter", "some", "every", "find", "findIndex",
     "findLast", "findLastIndex", "reduce", "reduceRight"];
@@ -126,10 +182,27 @@ export const WORK_METER_SOURCE = String.raw`
     const n = self.length;
     const needle = args[0];
     const m = typeof needle === "string" ? needle.length : 1;
-    return n + (n * m) / 32;
+    return n + (n * m) / 8;
   };
-  const searchMethods = ["indexOf", "lastIndexOf", "includes", "startsWith", "endsWith", "split", "replace", "replaceAll"];
-  for (let i = 0; i < searchMethods.length; i++) wrap(SP, searchMethods[i], searchCost, true);
+  // A needle object is converted once (what the built-in sees is what was measured); a RegExp
+  // (or anything with the symbol a string search delegates to) goes to the regex engine, which ticks.
+  const symMatch = Symbol.match, symSplit = Symbol.split, symReplace = Symbol.replace;
+  function needleOnce(sym) {
+    return function (args) {
+      const needle = args[0];
+      if (needle === null || (typeof needle !== "object" && typeof needle !== "function")) return args;
+      if (needle[symMatch] !== undefined || (sym !== undefined && needle[sym] !== undefined)) return args;
+      const copy = [];
+      for (let i = 0; i < args.length; i++) copy.push(args[i]);
+      copy[0] = StringCtor(needle);
+      return copy;
+    };
+  }
+  const searchMethods = ["indexOf", "lastIndexOf", "includes", "startsWith", "endsWith"];
+  for (let i = 0; i < searchMethods.length; i++) wrap(SP, searchMethods[i], searchCost, true, needleOnce(undefined));
+  wrap(SP, "split", searchCost, true, needleOnce(symSplit));
+  wrap(SP, "replace", searchCost, true, needleOnce(symReplace));
+  wrap(SP, "replaceAll", searchCost, true, needleOnce(symReplace));
   const byStringLength = function (self) { return self.length; };
   const stringMethods = ["normalize", "toLowerCase", "toUpperCase", "toLocaleLowerCase", "toLocaleUpperCase", "trim",
     "trimStart", "trimEnd"];

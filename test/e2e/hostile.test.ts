@@ -278,6 +278,19 @@ describe("native built-ins are charged by size: none holds the session past its 
     ["typed array sort in a loop", "const a = new Float64Array(1e6); for (;;) a.sort()"],
     ["catastrophic regex backtracking", "return /(a+)+$/.test('a'.repeat(40) + 'b')"],
     ["shift on a large array in a loop", "const a = new Array(5e5).fill(1); for (;;) { a.shift(); a.push(1); }"],
+    ["flat of an array holding 2^32-1 holes", "return [new Array(2 ** 32 - 1)].flat().length"],
+    ["flatMap returning huge hole arrays", "return [1, 2, 3].flatMap(() => new Array(2 ** 30)).length"],
+    ["concat of a spreadable array-like", "return [].concat({ [Symbol.isConcatSpreadable]: true, length: 2 ** 32 - 1 }).length"],
+    ["Iterator drop over 2^27 holes", "return new Array(2 ** 27).values().drop(2 ** 27 - 1).next().done"],
+    [
+      "array includes of a long string needle",
+      "const s = 'a'.repeat(2 ** 21), t = 'a'.repeat(2 ** 21 - 1) + 'b'; let n = 0; for (let i = 0; i < 50; i++) n += new Array(5000).fill(s).includes(t) ? 1 : 0; return n",
+    ],
+    [
+      "string indexOf with an object needle",
+      "const h = 'a'.repeat(2 ** 20); const nd = { toString() { return 'a'.repeat(2 ** 17) + 'b'; } }; return h.indexOf(nd)",
+    ],
+    ["sort metering with Math.log2 patched", "Math.log2 = () => -1e9; const a = new Int32Array(2 ** 23); for (;;) a.sort()"],
     [
       "parseInt of a long digit string in a loop",
       "const s = '1'.repeat(3e6); let n = 0; for (let i = 0; i < 4000; i++) n += parseInt(s) > 0 ? 1 : 0; return n",
@@ -303,6 +316,36 @@ describe("native built-ins are charged by size: none holds the session past its 
     await setClock(session, frozenClock());
     const r = await exec(session, turnId, "const a = new Array(1e9); for (;;) { try { a.join(''); } catch (e) {} }");
     expect(r).toMatchObject({ status: "failed", code: "timeout" });
+  });
+
+  it("an array-like whose length is an object cannot under-report its size", async () => {
+    const { session, turnId } = await freshTurn({ agentId: "fast" });
+    const r = await exec(
+      session,
+      turnId,
+      "let n = 0; const o = { length: { valueOf() { return n++ ? 2 ** 29 : 0; } } }; try { return Array.prototype.join.call(o, '').length; } catch (e) { return e.name + ': ' + e.message; }",
+    );
+    expect(r).toMatchObject({ status: "completed", value: expect.stringMatching(/^TypeError: .*primitive length/) });
+  });
+
+  it("metered string searches still behave: object needles, RegExp needles, replacer functions", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(
+      session,
+      turnId,
+      "const nd = { toString() { return 'b'; } }; return ['abc'.indexOf(nd), 'a-b'.split({ toString: () => '-' }), 'aXa'.replace(/a/g, 'b'), 'abab'.replaceAll('a', (m) => m.toUpperCase()), [[1, [2]], [3]].flat(Infinity), [1, 2].flatMap((x) => [x, x * 10]), (() => { try { 'a'.startsWith(/a/); return 'no'; } catch (e) { return e.name; } })()];",
+    );
+    expect(r).toMatchObject({ status: "completed", value: [1, ["a", "b"], "bXb", "AbAb", [1, 2, 3], [1, 10, 2, 20], "TypeError"] });
+  });
+
+  it("console.log of a function whose name getter throws prints it, never fails the cell", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(
+      session,
+      turnId,
+      "const f = function () {}; Object.defineProperty(f, 'name', { get() { throw 1; } }); console.log(f); return 1;",
+    );
+    expect(r).toMatchObject({ status: "completed", value: 1, output: [{ type: "text", text: "[Function]" }] });
   });
 
   it("an array-like whose length is a getter cannot under-report its size", async () => {

@@ -73,6 +73,21 @@ describe("when to park", () => {
     expect(w.output).toBeUndefined();
   });
 
+  it("a client call parks at once even while a slow host tool runs; the host result is delivered later", async () => {
+    const { session, turnId } = await freshTurn(ASK);
+    await setClock(session, frozenClock());
+    const r = await exec(
+      session,
+      turnId,
+      "const p = echo({ value: 'slow', delayMs: 400 }); const a = await ask_user({ q: '?' }); return [a, await p];",
+    );
+    expect(r).toMatchObject({ status: "waiting", reason: "pending_tools" });
+    const call = r.pendingToolCalls.find((c: any) => c.tool === "ask_user");
+    expect(call).toBeDefined();
+    await deliver(session, turnId, call.callId, "yes");
+    expect(await settle(session, turnId, r)).toMatchObject({ status: "completed", value: ["yes", "slow"] });
+  });
+
   it("timers keep their due times across a park and fire in due order on the next wait", async () => {
     const { session, turnId } = await freshTurn(ASK);
     const r = await exec(
