@@ -55,6 +55,14 @@ export function lintSchema(root: unknown): string | undefined {
       } catch {
         return `${at}/pattern: invalid regular expression`;
       }
+      const risk = backtrackingRisk(o.pattern);
+      if (risk) return `${at}/pattern: ${risk}`;
+    }
+    if (o.patternProperties !== null && typeof o.patternProperties === "object") {
+      for (const key of Object.keys(o.patternProperties)) {
+        const risk = backtrackingRisk(key);
+        if (risk) return `${at}/patternProperties: ${risk}`;
+      }
     }
     if (o.$ref !== undefined) {
       if (typeof o.$ref !== "string") return `${at}/$ref: must be a string`;
@@ -106,4 +114,46 @@ function resolvePointer(root: unknown, pointer: string): unknown {
     cur = (cur as Record<string, unknown>)[key];
   }
   return cur;
+}
+
+/** Patterns longer than this are refused: a schema pattern is a shape, not a program. */
+const MAX_PATTERN_CHARS = 512;
+
+/**
+ * Schema patterns run in the host's own regex engine, on strings the guest program chooses,
+ * outside any cell budget: a pattern that can backtrack exponentially would let a cell hang
+ * the isolate. Refuse the shapes that do: a repeated group whose body repeats or alternates
+ * (`(a+)+`, `(\w*)*`, `(a|aa)+`), and long patterns. Conservative by design; a schema can
+ * say the same with a flat pattern or `maxLength`.
+ */
+export function backtrackingRisk(pattern: string): string | undefined {
+  if (pattern.length > MAX_PATTERN_CHARS) return `longer than ${MAX_PATTERN_CHARS} characters`;
+  // For each open group: does its body contain a quantifier or an alternation?
+  const stack: Array<{ risky: boolean }> = [];
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === "\\") {
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (c === "]") inClass = false;
+      continue;
+    }
+    if (c === "[") inClass = true;
+    else if (c === "(") stack.push({ risky: false });
+    else if (c === "|" && stack.length > 0) stack[stack.length - 1]!.risky = true;
+    else if ((c === "*" || c === "+" || c === "{") && stack.length > 0) stack[stack.length - 1]!.risky = true;
+    else if (c === ")") {
+      const group = stack.pop();
+      const next = pattern[i + 1];
+      const repeated = next === "*" || next === "+" || (next === "{" && !/^\{\d+\}/.test(pattern.slice(i + 1)));
+      if (group?.risky && repeated)
+        return "a repeated group that itself repeats or alternates can backtrack exponentially; use a flat pattern or maxLength";
+      // A group's quantifiers make its enclosing group risky too.
+      if (group?.risky && stack.length > 0) stack[stack.length - 1]!.risky = true;
+    }
+  }
+  return undefined;
 }

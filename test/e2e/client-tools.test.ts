@@ -238,3 +238,20 @@ describe("the per-turn record of delivered client results", () => {
     expect(r).toEqual({ oldest: false, firstKept: true, newest: true, otherTurn: true });
   });
 });
+
+describe("schema patterns run on the host, so the ones that can backtrack exponentially are refused at turn open", () => {
+  it("a client tool whose parameters or outputSchema hold such a pattern is a 400 naming the path", async () => {
+    const evil = { type: "object", properties: { a: { type: "string", pattern: "^(a+)+$" } } };
+    const session = sessionId();
+    const r1 = await api("POST", `/v1/sessions/${session}/turns`, { clientTools: [{ name: "ask", parameters: evil }] });
+    expect(r1.status).toBe(400);
+    expect(r1.json.error.path).toBe("clientTools[0].parameters");
+    expect(r1.json.error.message).toMatch(/backtrack/);
+    const r2 = await api("POST", `/v1/sessions/${session}/turns`, { clientTools: [{ name: "ask", outputSchema: evil }] });
+    expect(r2.status).toBe(400);
+    const ok = await api("POST", `/v1/sessions/${session}/turns`, {
+      clientTools: [{ name: "ask", parameters: { type: "object", properties: { a: { type: "string", pattern: "^[a-z]+$", maxLength: 64 } } } }],
+    });
+    expect(ok.status).toBe(201);
+  });
+});

@@ -106,3 +106,16 @@ describe("schema compile", () => {
     expect(compileSchema({ type: "array", items: { type: ["string", "null"] } }).ok).toBe(true);
   });
 });
+
+describe("schema patterns that can backtrack exponentially are refused", async () => {
+  const { backtrackingRisk } = await import("../../src/tools/schema-lint");
+  it.each(["^(a+)+$", "(\\w*)*", "(a|aa)+", "^((ab)+c)+$", "(x+x+)+y", "(a{1,5})+"])("refuses %s", (p) => {
+    expect(backtrackingRisk(p)).toMatch(/backtrack/);
+  });
+  it.each(["^[a-z0-9_-]+$", "^\\d{3}-\\d{4}$", "^(foo|bar)$", "^(ab){3}$", "^[(+*|)]+$", "^\\(a+\\)+$", "^[A-Z]{2}\\d+$"])("accepts %s", (p) => {
+    expect(backtrackingRisk(p)).toBeUndefined();
+  });
+  it("refuses very long patterns", () => {
+    expect(backtrackingRisk("a".repeat(513))).toMatch(/longer than 512/);
+  });
+});
