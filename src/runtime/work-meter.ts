@@ -18,7 +18,7 @@
  *   a small length to the meter and a huge one to the built-in). Proxies cost a tick per
  *   10k trap calls like any guest code.
  * - Not covered (documented in the README): operators and implicit conversions (BigInt
- *   arithmetic; `+s` or `s == n` on a megabyte string in a loop of a few thousand turns), and
+ *   arithmetic, String(bigint); `+s` or `s == n` on a megabyte string in a loop of a few thousand turns), and
  *   native loops driven by non-array iterators. Operators cannot be wrapped; the platform CPU
  *   limit is the backstop there.
  */
@@ -223,6 +223,18 @@ export const WORK_METER_SOURCE = String.raw`
   wrap(Object, "fromEntries", function (self, args) { return lengthOf(args[0]); }, false);
   const promiseStatics = ["all", "allSettled", "any", "race"];
   for (let i = 0; i < promiseStatics.length; i++) wrap(PromiseCtor, promiseStatics[i], function (self, args) { return lengthOf(args[0]); }, false);
+
+  // BigInt to decimal text is quadratic in its size (~2.6 s near the 1 Mbit cap); hex is linear,
+  // so the size is read in hex first. String(x) and template literals are not covered (README).
+  const bigIntToString = BigInt.prototype.toString;
+  const bigIntCost = function (self, args) {
+    if (typeof self !== "bigint") return 0;
+    const bits = call(bigIntToString, self < 0n ? -self : self, 16).length * 4;
+    const radix = args[0] === undefined ? 10 : NumberCtor(args[0]);
+    return radix === 2 || radix === 4 || radix === 8 || radix === 16 || radix === 32 ? bits / 64 : (bits / 128) * (bits / 128);
+  };
+  wrap(BigInt.prototype, "toString", bigIntCost, false);
+  wrap(BigInt.prototype, "toLocaleString", bigIntCost, false);
 
   // Global string functions walk their whole argument (Number.parseInt/parseFloat are the same
   // functions, so they stay identical); a regex search at least reads its subject.

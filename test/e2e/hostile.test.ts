@@ -290,6 +290,10 @@ describe("native built-ins are charged by size: none holds the session past its 
       "string indexOf with an object needle",
       "const h = 'a'.repeat(2 ** 20); const nd = { toString() { return 'a'.repeat(2 ** 17) + 'b'; } }; return h.indexOf(nd)",
     ],
+    [
+      "BigInt toString near the engine's cap, in a loop",
+      "const x = (1n << 1000000n) - 1n; let n = 0; for (let i = 0; i < 100; i++) n += x.toString().length; return n",
+    ],
     ["sort metering with Math.log2 patched", "Math.log2 = () => -1e9; const a = new Int32Array(2 ** 23); for (;;) a.sort()"],
     [
       "parseInt of a long digit string in a loop",
@@ -385,10 +389,10 @@ describe("native built-ins are charged by size: none holds the session past its 
         Array.prototype.join.name, Array.prototype.join.length, String.prototype.padStart.length,
         Object.getPrototypeOf(Uint8Array.prototype).toString === Array.prototype.toString,
         [3, 1, 2].sort().join('-'), 'a-b-c'.split('-').length, 'x'.padStart(3, 'ab'), String([1, [2, 3]]),
-        Array.prototype.propertyIsEnumerable('join'),
+        Array.prototype.propertyIsEnumerable('join'), (123n).toString() + (255n).toString(16) + (-5n).toLocaleString(),
       ];`,
     );
-    expect(r).toMatchObject({ status: "completed", value: ["join", 1, 1, true, "1-2-3", 3, "abx", "1,2,3", false] });
+    expect(r).toMatchObject({ status: "completed", value: ["join", 1, 1, true, "1-2-3", 3, "abx", "1,2,3", false, "123ff-5"] });
   });
 });
 
