@@ -74,14 +74,7 @@ function faultResult(error: GuestFaultError, env: CellEnvironment, cell: LiveCel
     message = `the code mode VM stopped unexpectedly (${fault.detail.split("\n")[0]!.slice(0, 200)})`;
     code = "internal_error";
   }
-  const projected = cell.budget.failed(message);
-  return {
-    status: "failed",
-    error: projected.error,
-    ...(code ? { code } : {}),
-    ...(projected.output ? { output: projected.output } : {}),
-    telemetry: env.telemetry(),
-  };
+  return failedWithBudget(cell, message, code, env);
 }
 
 /** A guest call threw: classify, dispose the VM, report. */
