@@ -56,3 +56,8 @@ export function table(header: readonly string[], rows: ReadonlyArray<readonly st
   const esc = (c: string) => c.replace(/\|/g, "\\|");
   return [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.map(esc).join(" | ")} |`)];
 }
+
+/** The timing columns every latency table shares: median, IQR, p90, min, max (ms). */
+export function timingCells(s: Summary): string[] {
+  return [ms(s.median), `${ms(s.q1)}–${ms(s.q3)}`, ms(s.p90), ms(s.min), ms(s.max)];
+}

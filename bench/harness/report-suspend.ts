@@ -4,7 +4,7 @@
  * cells parked then resumed in one session. Pure.
  */
 import type { SuspendHttpFigures, SuspendIsolateFigures, WorkerStats } from "./measure-suspend.ts";
-import { factor, kib, ms, msSpread, ratio, speed, table, x, xRange } from "./report-format.ts";
+import { factor, kib, ms, msSpread, ratio, speed, table, timingCells, x, xRange } from "./report-format.ts";
 import { invert, type Summary } from "./stats.ts";
 
 const faster = (mine: number, old: number) => (mine <= old ? `${ratio(old, mine)} faster` : `${ratio(mine, old)} slower`);
@@ -28,16 +28,7 @@ export function reportSuspension(h: SuspendHttpFigures, w: SuspendIsolateFigures
     "",
   );
   const m = h.measures;
-  const row = (name: string, s: Summary, vs: string): string[] => [
-    name,
-    String(s.n),
-    ms(s.median),
-    `${ms(s.q1)}–${ms(s.q3)}`,
-    ms(s.p90),
-    ms(s.min),
-    ms(s.max),
-    vs,
-  ];
+  const row = (name: string, s: Summary, vs: string): string[] => [name, String(s.n), ...timingCells(s), vs];
   L.push(
     ...table(
       ["measure", "n", "median (ms)", "IQR (ms)", "p90 (ms)", "min (ms)", "max (ms)", `ratio vs \`exec\` \`${p.noParkCode}\` (per round)`],

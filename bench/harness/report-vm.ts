@@ -2,7 +2,7 @@
  * Report, section 2: QuickJS-WASI VM costs inside workerd, raw engine against GuestVm. Pure.
  */
 import type { VmFigures } from "./measure-vm.ts";
-import { factor, ms, msSpread, table } from "./report-format.ts";
+import { factor, msSpread, table, timingCells } from "./report-format.ts";
 import type { Summary } from "./stats.ts";
 
 export function reportVm(f: VmFigures): string[] {
@@ -22,15 +22,7 @@ export function reportVm(f: VmFigures): string[] {
     "locally.** `dispose` only drops the instance; its memory is reclaimed by V8's GC later, inside whatever runs next.",
     "",
   );
-  const row = (name: string, s: Summary, vs: string): string[] => [
-    name,
-    ms(s.median),
-    `${ms(s.q1)}–${ms(s.q3)}`,
-    ms(s.p90),
-    ms(s.min),
-    ms(s.max),
-    vs,
-  ];
+  const row = (name: string, s: Summary, vs: string): string[] => [name, ...timingCells(s), vs];
   L.push(
     ...table(
       ["measure", "median (ms)", "IQR (ms)", "p90 (ms)", "min (ms)", "max (ms)", "ratio vs raw (per round)"],
