@@ -193,7 +193,7 @@ export class MemoryLedger {
   }
 
   /** The model-facing failure: names the budget and what is in use. */
-  private exhausted(bytes: number): RoomOutcome {
+  exhausted(bytes: number): RoomOutcome {
     return {
       ok: false,
       reason: "exhausted",

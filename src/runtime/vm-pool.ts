@@ -22,8 +22,9 @@ type Spare = { limit: number; reservation: MemoryReservation; vm: GuestVm | null
  * ledger reserved first. Keeps one warm spare VM, so an `exec` does not pay for
  * instantiating QuickJS and evaluating the prelude on its critical path. A spare is never
  * reused: it is handed to exactly one cell (isolation per exec holds), and the next spare is
- * made after that cell's answer is out. The spare counts in the ledger and is the first thing
- * given up when room is short. Restores take room here too, but never the spare.
+ * made after that cell's answer is out. The spare counts in the ledger at what a fresh VM
+ * occupies (the per-VM overhead) and grows to the cell's full share when taken; it is the
+ * first thing given up when room is short. Restores take room here too, but never the spare.
  *
  * One pool and one ledger per gateway (createGateway), shared by every session object of
  * the isolate.
@@ -61,6 +62,20 @@ export class VmPool {
     const spare = this.spare;
     if (spare?.vm && !spare.vm.isDisposed && spare.limit === this.ledger.effectiveLimit(memoryLimitBytes)) {
       this.spare = null;
+      // The spare held only what a fresh VM occupies; the cell's full share is reserved now,
+      // waiting like any VM would (cover first, then give back the top-up: the total never dips).
+      const full = this.ledger.costOf(memoryLimitBytes);
+      const extra = full - spare.reservation.bytes;
+      if (extra > 0) {
+        const room = await this.ledger.reserve(extra, wait);
+        if (!room.ok) {
+          spare.vm.dispose();
+          // Name what the cell needs in all, not the top-up.
+          return room.reason === "exhausted" ? (this.ledger.exhausted(full) as VmTake) : room;
+        }
+        spare.reservation.cover(full);
+        room.reservation.release();
+      }
       spare.reservation.assign(wait.owner);
       return { ok: true, vm: spare.vm };
     }
@@ -81,7 +96,9 @@ export class VmPool {
     this.refillTimer = setTimeout(() => {
       this.refillTimer = null;
       if (this.spare) return;
-      const reservation = this.ledger.tryReserve(this.ledger.costOf(memoryLimitBytes));
+      // A spare holds what a fresh VM occupies, not its limit: it grows to its full share when
+      // a cell takes it, so keeping one warm never makes a resume give it up.
+      const reservation = this.ledger.tryReserve(Math.min(this.ledger.costOf(memoryLimitBytes), this.ledger.overheadBytes));
       if (!reservation) return;
       const limits = { memoryLimitBytes: this.ledger.effectiveLimit(memoryLimitBytes), reservation };
       const spare: Spare = { limit: limits.memoryLimitBytes, reservation, vm: null, dropped: false };

@@ -11,7 +11,7 @@ const MiB = 1024 * 1024;
 /** Any session object can read the isolate's ledger; this one never runs cells. */
 const OBSERVER = sessionId();
 
-type LedgerView = { budget: number; reserved: number; spare: number; cells: number; waiting: number; cost48: number };
+type LedgerView = { budget: number; reserved: number; spare: number; cells: number; waiting: number; cost48: number; overhead: number };
 
 function ledger(): Promise<LedgerView> {
   return inSession(OBSERVER, (instance) => {
@@ -23,6 +23,7 @@ function ledger(): Promise<LedgerView> {
       cells: pool.ledger.reservedBytes - pool.spareBytes,
       waiting: pool.ledger.waiting,
       cost48: pool.ledger.costOf(48 * MiB),
+      overhead: pool.ledger.overheadBytes,
     };
   });
 }
@@ -154,9 +155,9 @@ describe("isolate VM memory ledger", () => {
   it("the spare VM is given up before a resumed cell has to wait", async () => {
     const p = await freshTurn({ agentId: "bigmemquick" });
     const parked = await exec(p.session, p.turnId, "await yield_control(); return 'resumed';");
-    // After the exec's answer the pool keeps a 48 MiB spare (49.5 MiB in the ledger).
-    const withSpare = await until((v) => v.spare === v.cost48);
-    // Another holder takes 30 MiB: 79.5 MiB in use, so the restore fits only without the spare.
+    // After the exec's answer the pool keeps a spare, counted at what a fresh VM occupies (1.5 MiB).
+    const withSpare = await until((v) => v.spare === v.overhead);
+    // Another holder takes 30 MiB: the 49.5 MiB restore fits only without the spare (1.5 + 30 + 49.5 > 80).
     expect(await hold(30 * MiB)).toBe(true);
     expect((await ledger()).reserved).toBe(withSpare.spare + 30 * MiB);
     // Without giving up the spare this wait would fail after its 500 ms deadline.

@@ -182,24 +182,32 @@ describe("vm pool in the ledger", () => {
     expect(ledger.reservedBytes).toBe(0);
   });
 
-  it("the spare counts, and is the first thing given up when a request has to wait", async () => {
+  it("the spare counts at what a fresh VM occupies, grows to its full share when taken, and is the first thing given up", async () => {
     const ledger = new MemoryLedger({ budgetBytes: 16 * MiB });
     const pool = new VmPool(ledger);
     pool.refillSoon(8 * MiB);
-    while (!pool.spareReady) await new Promise((r) => setTimeout(r, 1));
-    expect(ledger.reservedBytes).toBe(8 * MiB + VM_OVERHEAD_BYTES);
-    // 12 MiB + overhead does not fit next to the spare: the spare goes, the request does not wait out its deadline.
-    const room = await pool.reserve(12 * MiB, waitFor({ ms: 60_000 }));
+    for (let i = 0; i < 2000 && !pool.spareReady; i++) await new Promise((r) => setTimeout(r, 1));
+    // A warm spare holds the per-VM overhead, not its limit: it never makes a resume give it up.
+    expect(ledger.reservedBytes).toBe(VM_OVERHEAD_BYTES);
+    // 14 MiB + overhead does not fit next to the spare: the spare goes, the request does not wait out its deadline.
+    const room = await pool.reserve(14 * MiB, waitFor({ ms: 60_000 }));
     expect(room.ok).toBe(true);
     expect(pool.spareBytes).toBe(0);
-    expect(ledger.reservedBytes).toBe(12 * MiB + VM_OVERHEAD_BYTES);
+    expect(ledger.reservedBytes).toBe(14 * MiB + VM_OVERHEAD_BYTES);
     if (room.ok) room.limits.reservation.release();
-    // No refill while it would not fit.
-    const held = ledger.tryReserve(10 * MiB)!;
+    // No refill while even the overhead would not fit.
+    const held = ledger.tryReserve(15 * MiB)!;
     pool.refillSoon(8 * MiB);
     await new Promise((r) => setTimeout(r, 5));
     expect(pool.spareBytes).toBe(0);
     held.release();
+    // Taken by a cell, the spare grows to the cell's full share.
+    pool.refillSoon(8 * MiB);
+    for (let i = 0; i < 2000 && !pool.spareReady; i++) await new Promise((r) => setTimeout(r, 1));
+    const taken = await pool.take(8 * MiB, waitFor({ ms: 60_000 }));
+    if (!taken.ok) throw new Error("no room");
+    expect(ledger.reservedBytes).toBe(8 * MiB + VM_OVERHEAD_BYTES);
+    taken.vm.dispose();
     expect(ledger.reservedBytes).toBe(0);
   });
 
@@ -207,13 +215,13 @@ describe("vm pool in the ledger", () => {
     const ledger = new MemoryLedger({ budgetBytes: 16 * MiB });
     const pool = new VmPool(ledger);
     pool.refillSoon(8 * MiB);
-    while (!pool.spareReady) await new Promise((r) => setTimeout(r, 1));
+    for (let i = 0; i < 2000 && !pool.spareReady; i++) await new Promise((r) => setTimeout(r, 1));
     const same = await pool.take(8 * MiB, waitFor({ owner: "o" }));
     if (!same.ok) throw new Error("no room");
     expect(ledger.reservations).toBe(1);
     same.vm.dispose();
     pool.refillSoon(8 * MiB);
-    while (!pool.spareReady) await new Promise((r) => setTimeout(r, 1));
+    for (let i = 0; i < 2000 && !pool.spareReady; i++) await new Promise((r) => setTimeout(r, 1));
     const other = await pool.take(2 * MiB, waitFor());
     if (!other.ok) throw new Error("no room");
     expect(ledger.reservedBytes).toBe(2 * MiB + VM_OVERHEAD_BYTES);
