@@ -2,3 +2,4 @@
 export * from "./output-budget";
 export * from "./output-budget-utf8";
 export * from "./types";
+export * from "./bounded-json";

@@ -1,7 +1,7 @@
 import { fnv1a64 } from "../catalog";
 import type { CodeModeOutput, CodeModePendingToolCall, CodeModeResult } from "../code-mode";
 import type { ParkedRunState } from "../snapshot-store";
-import { boundedJson } from "../turns";
+import { boundedJson } from "../code-mode";
 
 /**
  * What a waiting result tells its caller: the outstanding tool calls, and only the output

@@ -1,51 +1,13 @@
 import type { BridgeHandlers, Settlement } from "../bridge";
 import { Catalog, guestDescription, guestMetadata } from "../catalog";
 import type { CatalogEntry } from "../catalog";
-import { TRUNCATION_GUIDANCE, utf8Prefix } from "../code-mode";
+import { boundedJson, boundedResult, utf8ByteLength } from "../code-mode";
 import { executeTool } from "../tools";
 import { checkValue } from "../tools";
 import type { ToolContext, ToolDefinition } from "../tools";
 import type { TurnCounters, TurnSpec } from "./turn-spec";
 
 export type ToolResolver = (entry: CatalogEntry) => ToolDefinition | undefined;
-
-const encoder = new TextEncoder();
-
-function truncationMarker(text: string, bytes: number, maxBytes: number): string {
-  const prefix = utf8Prefix(text, Math.max(0, maxBytes - 512));
-  return JSON.stringify({ truncated: true, prefix, omittedBytes: bytes - encoder.encode(prefix).length, guidance: TRUNCATION_GUIDANCE });
-}
-
-/**
- * Each nested tool result is bounded separately by maxOutputBytes: an oversized one reaches
- * the guest as the seed's truncation marker (a successful partial result), not whole.
- */
-export function boundedJson(value: unknown, maxBytes: number): string {
-  const text = JSON.stringify(value) ?? "null";
-  const bytes = encoder.encode(text).length;
-  return bytes <= maxBytes ? text : truncationMarker(text, bytes, maxBytes);
-}
-
-/**
- * A tool result for the guest, bounded by maxOutputBytes. The size cap must not break an output
- * contract: a tool with a declared output schema promised its shape (the quick index may have told
- * the model it gets an array), so an oversized result fails the call with a catchable error naming
- * the limit instead of arriving as the truncation marker. Undeclared outputs keep the seed's marker.
- */
-export function boundedResult(toolName: string, value: unknown, maxBytes: number, declaredOutput: boolean): Settlement {
-  const text = JSON.stringify(value) ?? "null";
-  const bytes = encoder.encode(text).length;
-  if (bytes <= maxBytes) return { ok: true, text };
-  if (declaredOutput) {
-    return {
-      ok: false,
-      message:
-        `${toolName} returned ${bytes} bytes, over maxOutputBytes (${maxBytes}); its declared output cannot be truncated — ` +
-        "ask for less (narrower arguments, fewer items, a page at a time)",
-    };
-  }
-  return { ok: true, text: truncationMarker(text, bytes, maxBytes) };
-}
 
 /**
  * A client's result for a pending call of `pendingTool` (the tool's own name, as listed in
@@ -132,7 +94,7 @@ export function turnHandlers(
       const text = JSON.stringify(hits);
       // Never a silent partial list: when the matching callable names do not fit the output
       // budget, reject and let the model narrow the query.
-      if (encoder.encode(JSON.stringify(hits.map((h) => h.callableName))).length > maxBytes) {
+      if (utf8ByteLength(JSON.stringify(hits.map((h) => h.callableName))) > maxBytes) {
         return { ok: false, message: `catalog.search matched more tools than fit in maxOutputBytes (${maxBytes}); narrow the query or lower limit` };
       }
       return { ok: true, text };

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { buildCatalog, guestDescription, guestMetadata } from "../../src/catalog";
 import { CODE_MODE_DEFAULTS } from "../../src/config";
 import { parseExecInput } from "../../src/cell";
-import { boundedResult, clientResultSettlement } from "../../src/turns";
+import { boundedResult } from "../../src/code-mode";
+import { clientResultSettlement } from "../../src/turns";
 import { defaultExecLanguage, modelSurface } from "../../src/turns";
 import type { TurnSpec } from "../../src/turns";
 
