@@ -104,9 +104,26 @@ export const WORK_METER_SOURCE = String.raw`
     defineProperty(owner, name, { value: wrapped, writable: d.writable, enumerable: d.enumerable, configurable: d.configurable });
   }
   const log2 = Math.log2;
+  const floor = Math.floor;
   const isConcatSpreadable = Symbol.isConcatSpreadable;
   const byLength = function (self) { return lengthOf(self); };
-  const sortCost = function (self) { const n = lengthOf(self); return n * (log2(n + 1) + 1); };
+  // Comparing strings costs their length: a sort of long strings is charged by a sample of them.
+  function sampledStringLength(arr, n) {
+    if (!isArray(arr) || n === 0) return 0;
+    let total = 0;
+    const step = n > 16 ? floor(n / 16) : 1;
+    let seen = 0;
+    for (let i = 0; i < n && seen < 16; i += step, seen++) {
+      const v = arr[i];
+      if (typeof v === "string") total += v.length;
+    }
+    return seen > 0 ? total / seen : 0;
+  }
+  const sortCost = function (self) {
+    const n = lengthOf(self);
+    const comparisons = n * (log2(n + 1) + 1);
+    return comparisons * (1 + sampledStringLength(self, n) / 64);
+  };
   // What concat copies: every spreadable item (an array, or an object asking to be spread) by its length.
   function spreadLength(item) {
     if (item === null || (typeof item !== "object" && typeof item !== "function")) return 1;

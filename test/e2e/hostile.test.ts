@@ -294,6 +294,10 @@ describe("native built-ins are charged by size: none holds the session past its 
       "BigInt toString near the engine's cap, in a loop",
       "const x = (1n << 1000000n) - 1n; let n = 0; for (let i = 0; i < 100; i++) n += x.toString().length; return n",
     ],
+    [
+      "sort of references to two long strings",
+      "const s = 'a'.repeat(2 ** 22), t = 'a'.repeat(2 ** 22 - 1) + 'b'; const a = []; for (let i = 0; i < 1000; i++) a.push(i % 2 ? s : t); for (;;) a.slice().sort()",
+    ],
     ["sort metering with Math.log2 patched", "Math.log2 = () => -1e9; const a = new Int32Array(2 ** 23); for (;;) a.sort()"],
     [
       "parseInt of a long digit string in a loop",
