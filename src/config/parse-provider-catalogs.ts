@@ -1,6 +1,7 @@
 import { emptyRecord, fail, isRecord, own, rejectUnknownKeys, unknownKey } from "./config-validation-error";
 import { configPath } from "./config-path";
 import type { ModelCompat, ModelCost, ModelRow, ProviderApi, ProviderCatalog } from "./gateway-config";
+import { modelFamilyKey } from "./model-family-key";
 
 const APIS: readonly ProviderApi[] = ["openai-completions", "anthropic-messages"];
 const COST_KEYS = ["input", "output", "cacheRead", "cacheWrite"] as const;
@@ -38,7 +39,42 @@ export function parseProviderCatalogs(
     const base = Object.hasOwn(merged, providerId) ? merged[providerId] : undefined;
     merged[providerId] = base === undefined ? user : mergeProvider(base, user);
   }
+  checkSharedModelTiers(merged);
   return merged;
+}
+
+/** Where each user-written row came from (for error paths); bundled rows are not in it. */
+const userRowPaths = new WeakMap<ModelRow, string>();
+
+/**
+ * Seed 002, "Models shipped by more than one provider": rows describing the same upstream model
+ * (grouped by `modelFamilyKey`: namespaced or re-cased ids, `upstreamModel`) must not disagree by
+ * accident, so once any sibling states a `compat.codeMode` tier, every sibling states one. A user
+ * row that leaves its tier out while a sibling states one is refused, naming the key.
+ */
+function checkSharedModelTiers(catalogs: Readonly<Record<string, ProviderCatalog>>): void {
+  const families = new Map<string, ModelRow[]>();
+  for (const catalog of Object.values(catalogs)) {
+    for (const row of catalog.models) {
+      const key = modelFamilyKey(row);
+      const rows = families.get(key);
+      if (rows) rows.push(row);
+      else families.set(key, [row]);
+    }
+  }
+  for (const [family, rows] of families) {
+    const stated = rows.find((row) => row.compat?.codeMode !== undefined);
+    if (!stated) continue;
+    for (const row of rows) {
+      if (row.compat?.codeMode !== undefined) continue;
+      const path = userRowPaths.get(row);
+      if (path === undefined) continue; // bundled catalogs are consistent (tested)
+      fail(
+        configPath(configPath(path, "compat"), "codeMode"),
+        `must state a tier ("preferred" or "capable"): another catalog row for the same upstream model (${family}) states one`,
+      );
+    }
+  }
 }
 
 function mergeProvider(base: ProviderCatalog, user: ProviderCatalog): ProviderCatalog {
@@ -89,6 +125,7 @@ function parseProvider(value: unknown, path: string, providerId: string): Provid
     const seen = new Set<string>();
     models.forEach((row: unknown, index) => {
       const parsed = parseModelRow(row, configPath(modelsPath, index));
+      userRowPaths.set(parsed, configPath(modelsPath, index));
       if (seen.has(parsed.id)) fail(configPath(configPath(modelsPath, index), "id"), `duplicates model id "${parsed.id}"`);
       seen.add(parsed.id);
       catalog.models.push(parsed);

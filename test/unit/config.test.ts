@@ -519,9 +519,14 @@ describe("auto activation and catalogs", () => {
   it("a user row replaces the bundled row with the same provider and id", () => {
     const parsed = config({
       tools: { codeMode: "auto" },
-      models: { providers: { openai: { models: [{ id: "gpt-5.6", cost: { input: 1.25, output: 10 } }] } } },
+      models: { providers: { openai: { models: [{ id: "gpt-5.6", compat: { codeMode: "capable" }, cost: { input: 1.25, output: 10 } }] } } },
     });
-    expect(findModel(parsed, "openai/gpt-5.6")).toEqual({ provider: "openai", id: "gpt-5.6", cost: { input: 1.25, output: 10 } });
+    expect(findModel(parsed, "openai/gpt-5.6")).toEqual({
+      provider: "openai",
+      id: "gpt-5.6",
+      compat: { codeMode: "capable" },
+      cost: { input: 1.25, output: 10 },
+    });
     expect(resolveActivation(parsed, { model: "openai/gpt-5.6" }).engaged).toBe(false);
     // Other bundled rows of the same provider, and its connection defaults, survive.
     expect(resolveActivation(parsed, { model: "openai/gpt-5.5" }).engaged).toBe(true);
@@ -546,9 +551,35 @@ describe("auto activation and catalogs", () => {
   });
 
   it("user config never mutates the bundled catalogs", () => {
-    config({ models: { providers: { openai: { models: [{ id: "gpt-5.6" }, { id: "extra" }] } } } });
+    config({ models: { providers: { openai: { models: [{ id: "gpt-5.6", compat: { codeMode: "capable" } }, { id: "extra" }] } } } });
     expect(findModel(config({}), "openai/gpt-5.6")?.compat?.codeMode).toBe("preferred");
     expect(findModel(config({}), "openai/extra")).toBeUndefined();
+  });
+
+  it("rows for one upstream model state a tier once any sibling does (seed: models shipped by more than one provider)", () => {
+    // A user row for a model the bundled catalogs tier, without a tier of its own: refused, naming the key.
+    expect(rejection({ models: { providers: { openai: { models: [{ id: "gpt-5.6" }] } } } })).toEqual({
+      path: "models.providers.openai.models[0].compat.codeMode",
+      message: expect.stringContaining("another catalog row for the same upstream model (gpt-5.6) states one"),
+    });
+    // Namespaced and re-cased ids group too; so does upstreamModel.
+    expect(rejection({ models: { providers: { myproxy: { models: [{ id: "OpenAI/GPT-5.6" }] } } } }).path).toBe(
+      "models.providers.myproxy.models[0].compat.codeMode",
+    );
+    expect(rejection({ models: { providers: { alias: { models: [{ id: "luna", upstreamModel: "gpt-5.6-luna" }] } } } }).path).toBe(
+      "models.providers.alias.models[0].compat.codeMode",
+    );
+    // Stating a tier, or a model no sibling tiers, is fine.
+    expect(
+      parseGatewayConfig({ models: { providers: { myproxy: { models: [{ id: "openai/gpt-5.6", compat: { codeMode: "capable" } }] } } } }).ok,
+    ).toBe(true);
+    expect(parseGatewayConfig({ models: { providers: { mine: { models: [{ id: "my-own-model" }, { id: "x/my-own-model" }] } } } }).ok).toBe(true);
+    // Two user rows of a family new to the bundled catalogs: once one states a tier, both must.
+    expect(
+      rejection({
+        models: { providers: { a: { models: [{ id: "newmodel", compat: { codeMode: "preferred" } }] }, b: { models: [{ id: "NewModel" }] } } },
+      }).path,
+    ).toBe("models.providers.b.models[0].compat.codeMode");
   });
 
   it("splitModelRef keeps namespaced ids whole", () => {
