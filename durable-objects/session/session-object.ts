@@ -108,13 +108,18 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const config = loadGatewayConfig(this.env);
       if (!config.ok) return { ok: false, reason: "invalid_config", message: config.error.message };
       const turnId = crypto.randomUUID();
-      const { spec, tools } = planTurn(config.config, plugins, req, {
+      const plan = planTurn(config.config, plugins, req, {
         turnId,
         tenantId,
         sessionId,
         counterScope: crypto.randomUUID(),
         now: this.clock.now(),
       });
+      if (!plan.ok) {
+        logRecord("host_error", { where: "turn.surface_check", error: new Error(plan.message), tenant: tenantId, sessionId });
+        return { ok: false, reason: "surface_rejected", message: plan.message };
+      }
+      const { spec, tools } = plan;
       const counters = { search: 0, describe: 0, call: 0 };
       const row = encodeTurn(spec, counters);
       const admitted = this.quota.admitTurn(row.bytes);

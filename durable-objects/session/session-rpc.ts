@@ -8,7 +8,7 @@ import type { ModelTool } from "../../src/turns";
  */
 
 /** Why a session call was refused (the HTTP edge maps each to its status: http-error.ts). */
-export type SessionFailure = "not_found" | "conflict" | "quota_exceeded" | "invalid_config" | "session_reset";
+export type SessionFailure = "not_found" | "conflict" | "quota_exceeded" | "invalid_config" | "session_reset" | "surface_rejected";
 
 export type SessionReply<T> = { ok: true; body: T } | { ok: false; reason: SessionFailure; message: string };
 

@@ -2,7 +2,7 @@ import { buildCatalog } from "../../src/catalog";
 import type { ClientToolSpec } from "../../src/catalog";
 import { resolveActivation, resolveCodeModeOptions, type GatewayConfig } from "../../src/config";
 import type { ToolPlugin } from "../../src/tools";
-import { modelSurface, type ModelTool } from "../../src/turns";
+import { checkSurface, modelSurface, type ModelTool } from "../../src/turns";
 import type { TurnSpec } from "../../src/turns";
 
 /** A validated `POST …/turns` body (the HTTP layer checks shapes; this decides policy). */
@@ -25,7 +25,7 @@ export function planTurn(
   plugins: readonly ToolPlugin[],
   req: OpenTurnRequest,
   ids: { turnId: string; tenantId: string; sessionId: string; counterScope: string; now: number },
-): { spec: TurnSpec; tools: ModelTool[] } {
+): { ok: true; spec: TurnSpec; tools: ModelTool[] } | { ok: false; message: string } {
   const toolsActive = req.disableTools !== true && !(req.allow !== undefined && req.allow.length === 0);
   const catalog = toolsActive
     ? buildCatalog({ plugins, clientTools: req.clientTools, policy: { allow: req.allow, deny: req.deny } })
@@ -45,5 +45,9 @@ export function planTurn(
     counterScope: ids.counterScope,
     createdAt: ids.now,
   };
-  return { spec, tools: toolsActive ? modelSurface(catalog, engaged, options.languages) : [] };
+  const tools = toolsActive ? modelSurface(catalog, engaged, options.languages) : [];
+  // Fail closed: a surface that is not exactly what the activation allows is never sent.
+  const check = checkSurface(tools, catalog, engaged);
+  if (!check.ok) return check;
+  return { ok: true, spec, tools };
 }

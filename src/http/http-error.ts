@@ -11,7 +11,8 @@ export type HttpErrorCode =
   | "rate_limited"
   | "invalid_config"
   | "internal_error"
-  | "session_reset";
+  | "session_reset"
+  | "surface_rejected";
 
 const STATUS: Record<HttpErrorCode, ContentfulStatusCode> = {
   invalid_request: 400,
@@ -27,6 +28,8 @@ const STATUS: Record<HttpErrorCode, ContentfulStatusCode> = {
   internal_error: 500,
   /** The session object was reset under the call; the next request reaches a fresh one. */
   session_reset: 503,
+  /** The model-facing surface failed its fail-closed check (a gateway fault): nothing was sent. */
+  surface_rejected: 500,
 };
 
 export class HttpError extends Error {

@@ -5,3 +5,4 @@ export * from "./surface";
 export * from "./telemetry";
 export * from "./tool-handlers";
 export * from "./turn-spec";
+export * from "./surface-check";
