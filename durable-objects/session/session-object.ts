@@ -256,6 +256,10 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       trace.before = { ...turn.counters };
       try {
         return { ok: true, body: await fn(turn, abort.signal) };
+      } catch (error) {
+        // A cell's failure is data, never an HTTP 500: whatever escaped is the gateway's fault.
+        logRecord("host_error", { where: "cell.unexpected", error, requestId, tenant: tenantId, sessionId: turn.spec.sessionId, turnId });
+        return { ok: true, body: failed("internal error in the code mode runtime", "internal_error", this.telemetry(turn.spec, turn.counters)) };
       } finally {
         this.untrack(turnId, abort, requestId);
         // Only write when a bridge counter moved: a write holds the reply until it is durable.
