@@ -12,7 +12,7 @@ import {
 } from "../../src/snapshot-store";
 import type { Snapshot } from "quickjs-wasi";
 import { encodeFormat1, headerOf, otherBuild, rewrite } from "../support/snapshot-fixtures";
-import { api, exec, expectHealthy, footprint, inSession, openTurn, sessionId, sessionStub, wait } from "./helpers";
+import { api, exec, expectHealthy, footprint, inSession, openTurn, parkOnClientTool, sessionId, sessionStub, wait } from "./helpers";
 
 const images = (env as unknown as { PRISTINE_IMAGES: DurableObjectNamespace<ImageRegistryRpc> }).PRISTINE_IMAGES;
 const registry = (name = "v1") => images.get(images.idFromName(name));
@@ -53,17 +53,6 @@ async function registryDown(session: string): Promise<void> {
     instance.codec.caches.confirmedAt.clear();
     instance.codec.caches.failedAt = undefined;
   });
-}
-
-async function parkOnClientTool(session: string) {
-  const turnId = await openTurn(session, { clientTools: [{ name: "ask_user", description: "Ask the user" }] });
-  const r = await exec(
-    session,
-    turnId,
-    "const greeting = 'Hello'; const name = await ask_user({ question: 'Name?' }); return greeting + ', ' + name;",
-  );
-  expect(r).toMatchObject({ status: "waiting", reason: "pending_tools" });
-  return { turnId, runId: r.runId as string, callId: r.pendingToolCalls[0].callId as string };
 }
 
 async function deliver(session: string, turnId: string, callId: string, value: unknown) {

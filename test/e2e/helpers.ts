@@ -121,3 +121,15 @@ export async function settleRun(session: string, turnId: string, first: any, max
   for (let i = 0; i < max && r.status === "waiting"; i++) r = await wait(session, turnId, r.runId);
   return r;
 }
+
+/** Park a cell on a client tool (`ask_user`) in a new turn of `session`: the run, its call and the raw waiting result. */
+export async function parkOnClientTool(session: string) {
+  const turnId = await openTurn(session, { clientTools: [{ name: "ask_user", description: "Ask the user" }] });
+  const r = await exec(
+    session,
+    turnId,
+    "const greeting = 'Hello'; const name = await ask_user({ question: 'Name?' }); return greeting + ', ' + name;",
+  );
+  if (r.status !== "waiting" || r.reason !== "pending_tools") throw new Error(`expected a parked run: ${JSON.stringify(r)}`);
+  return { turnId, runId: r.runId as string, callId: r.pendingToolCalls[0].callId as string, result: r };
+}

@@ -2,22 +2,23 @@ import { abortAllDurableObjects, evictDurableObject, runDurableObjectAlarm } fro
 import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/runtime";
 import {
+  TOKEN_B,
   api,
+  cellRunning,
   exec,
   expectHealthy,
   footprint,
   freshTurn,
   inSession,
   openTurn,
+  parkOnClientTool,
   sessionId,
   sessionStub,
   setClock,
-  sleep,
-  TOKEN_B,
-  wait,
-  cellRunning,
   settleRun,
+  sleep,
   untilInSession,
+  wait,
 } from "./helpers";
 
 const UNAVAILABLE = "code mode run is unavailable or expired.";
@@ -198,13 +199,7 @@ describe("suspension and resume (seed E2E 12-15)", () => {
 describe("client tools, eviction and teardown", () => {
   it("done-when: a client tool parks, the object is evicted, the result arrives, wait completes the original program", async () => {
     const session = sessionId();
-    const turnId = await openTurn(session, { clientTools: [{ name: "ask_user", description: "Ask the user" }] });
-    const r = await exec(
-      session,
-      turnId,
-      "const greeting = 'Hello'; const name = await ask_user({ question: 'Name?' }); return greeting + ', ' + name;",
-    );
-    expect(r).toMatchObject({ status: "waiting", reason: "pending_tools" });
+    const { turnId, result: r } = await parkOnClientTool(session);
     expect(r.pendingToolCalls).toEqual([{ callId: expect.any(String), tool: "ask_user", input: { question: "Name?" } }]);
     await evictDurableObject(sessionStub(session));
     const delivered = await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, {
