@@ -23,6 +23,16 @@ export const TEST_CONFIG = {
       // Large VMs for the isolate memory ledger (80 MiB budget): one fits, a second does not.
       bigmem: { tools: { codeMode: { timeoutMs: 20_000, memoryLimitBytes: 48 * 1024 * 1024 } } },
       bigmemquick: { tools: { codeMode: { timeoutMs: 500, memoryLimitBytes: 48 * 1024 * 1024 } } },
+      // Tool Search (seed 004) where code mode is off: the default code bridge, and the structured tools.
+      search: { tools: { codeMode: false, toolSearch: true } },
+      searchtools: { tools: { codeMode: false, toolSearch: { mode: "tools", searchDefaultLimit: 2, maxSearchLimit: 3 } } },
+      // Short budgets so hostile tool_search_code bodies stop quickly.
+      searchfast: {
+        tools: { codeMode: { enabled: false, maxOutputBytes: 2048, memoryLimitBytes: 8 * 1024 * 1024 }, toolSearch: { codeTimeoutMs: 400 } },
+      },
+      // One config, three surfaces: code mode for preferred models, Tool Search for capable ones, direct where both are off.
+      mixed: { tools: { codeMode: "auto", toolSearch: true }, models: { "ollama/llama3": { codeMode: false } } },
+      searchoff: { tools: { codeMode: false, toolSearch: false } },
     },
   },
 };

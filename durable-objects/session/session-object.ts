@@ -14,11 +14,13 @@ import { SnapshotStore } from "../../src/snapshot-store";
 import type { ToolDefinition, ToolPlugin } from "../../src/tools";
 import { clientResultSettlement } from "../../src/turns";
 import { callDirectTool, cellEnvironment, execCell, isRestartSafe, type TurnDeps } from "../../src/turns";
-import { defaultExecLanguage, type ModelTool } from "../../src/turns";
+import { defaultExecLanguage } from "../../src/turns";
 import { turnTelemetry } from "../../src/turns";
+import { callToolSearchTool, runToolSearchCode } from "../../src/turns";
+import { isToolSearchControl, TOOL_SEARCH_CONTROLS } from "../../src/tool-search";
 import type { TurnCounters, TurnSpec } from "../../src/turns";
 import { planTurn, type OpenTurnRequest } from "./turn-opening";
-import { notFound, type ClientResultBody, type SessionReply, type SessionRpc } from "./session-rpc";
+import { notFound, type ClientResultBody, type OpenTurnAnswer, type SessionReply, type SessionRpc } from "./session-rpc";
 import { SessionExpiry } from "./session-expiry";
 import { sessionKv } from "./session-kv";
 import { SessionStorage } from "./session-storage";
@@ -100,21 +102,17 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       return next;
     }
 
-    async openTurn(
-      tenantId: string,
-      sessionId: string,
-      req: OpenTurnRequest,
-    ): Promise<SessionReply<{ turnId: string; codeModeEngaged: boolean; tools: ModelTool[]; telemetry: CodeModeTelemetry }>> {
+    async openTurn(tenantId: string, sessionId: string, req: OpenTurnRequest): Promise<SessionReply<OpenTurnAnswer>> {
       const config = loadGatewayConfig(this.env);
       if (!config.ok) return { ok: false, reason: "invalid_config", message: config.error.message };
       const turnId = crypto.randomUUID();
-      const plan = planTurn(config.config, plugins, req, {
-        turnId,
-        tenantId,
-        sessionId,
-        counterScope: crypto.randomUUID(),
-        now: this.clock.now(),
-      });
+      const plan = planTurn(
+        config.config,
+        plugins,
+        req,
+        { turnId, tenantId, sessionId, counterScope: crypto.randomUUID(), now: this.clock.now() },
+        await this.sandboxStarts(),
+      );
       if (!plan.ok) {
         logRecord("host_error", { where: "turn.surface_check", error: new Error(plan.message), tenant: tenantId, sessionId });
         return { ok: false, reason: "surface_rejected", message: plan.message };
@@ -127,7 +125,27 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       this.sessionStorage.ensure();
       this.turns.insert(spec, counters, row);
       this.touched(turnId, { opened: true });
-      return { ok: true, body: { turnId, codeModeEngaged: spec.codeModeEngaged, tools, telemetry: this.telemetry(spec, counters) } };
+      return {
+        ok: true,
+        body: {
+          turnId,
+          codeModeEngaged: spec.codeModeEngaged,
+          toolSearchEngaged: spec.toolSearch !== undefined,
+          ...(spec.toolSearch ? { toolSearchMode: spec.toolSearch.mode } : {}),
+          tools,
+          telemetry: this.telemetry(spec, counters),
+        },
+      };
+    }
+
+    /** Whether a VM can start in this isolate (Tool Search's code mode falls back when it cannot). */
+    private async sandboxStarts(): Promise<boolean> {
+      try {
+        return await this.vms.pool.sandboxStarts();
+      } catch (error) {
+        logRecord("host_error", { where: "turn.sandbox_probe", error });
+        return false;
+      }
     }
 
     /**
@@ -148,13 +166,28 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         const trace = cellTrace("wait", requestId);
         return this.logCell(spec, trace, await this.wait(turn, input, trace));
       }
+      const ts = spec.toolSearch;
+      if (ts && isToolSearchControl(toolName) && TOOL_SEARCH_CONTROLS[ts.mode].includes(toolName)) {
+        const trace = cellTrace(toolName, requestId, toolName === "tool_search_code" ? "javascript" : undefined);
+        if (toolName === "tool_search_code") {
+          const reply = await this.serial(() =>
+            this.withTurn(tenantId, turnId, trace, (t, signal) => runToolSearchCode(t.spec, t.counters, this.deps(t.spec, signal), input)),
+          );
+          return this.logCell(spec, trace, reply);
+        }
+        return this.withTurn(tenantId, turnId, trace, (t, signal) =>
+          callToolSearchTool(t.spec, t.counters, this.deps(t.spec, signal), toolName, input),
+        );
+      }
       const abort = this.track(turnId, requestId);
+      const before = JSON.stringify(turn.counters);
       try {
-        const routed = await callDirectTool(spec, toolName, input, this.deps(spec, abort.signal));
+        const routed = await callDirectTool(spec, toolName, input, this.deps(spec, abort.signal), turn.counters);
         if (routed.kind === "not_found") return notFound(routed.message);
         return { ok: true, body: routed.result };
       } finally {
         this.untrack(turnId, abort, requestId);
+        this.saveCountersIfMoved(tenantId, turnId, turn.counters, before);
       }
     }
 
@@ -166,7 +199,10 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     async lostCall(tenantId: string, turnId: string, toolName: string, requestId?: string): Promise<SessionReply<unknown>> {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
-      if (!turn.spec.codeModeEngaged || (toolName !== "exec" && toolName !== "wait")) {
+      const cell = turn.spec.codeModeEngaged
+        ? toolName === "exec" || toolName === "wait"
+        : turn.spec.toolSearch !== undefined && toolName === "tool_search_code";
+      if (!cell) {
         return { ok: false, reason: "session_reset", message: `the session was reset while ${toolName} ran; its outcome is unknown` };
       }
       const message =
@@ -174,7 +210,12 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         "what the cell did before is unknown and it cannot be resumed. Inspect state before retrying; parked runs are kept.";
       const body = failed(message, "internal_error", this.telemetry(turn.spec, turn.counters));
       // The reset instance never wrote this cell's record: this one stands for it (its counters and duration are unknown).
-      logRecord("cell", { ...cellFields(turn.spec, cellTrace(toolName, requestId), body), bridge: undefined, durationMs: undefined, lost: true });
+      logRecord("cell", {
+        ...cellFields(turn.spec, cellTrace(toolName as "exec" | "wait" | "tool_search_code", requestId), body),
+        bridge: undefined,
+        durationMs: undefined,
+        lost: true,
+      });
       return { ok: true, body };
     }
 
@@ -262,9 +303,13 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         return { ok: true, body: failed("internal error in the code mode runtime", "internal_error", this.telemetry(turn.spec, turn.counters)) };
       } finally {
         this.untrack(turnId, abort, requestId);
-        // Only write when a bridge counter moved: a write holds the reply until it is durable.
-        if (JSON.stringify(turn.counters) !== before && this.turns.get(tenantId, turnId)) this.turns.saveCounters(turnId, turn.counters);
+        this.saveCountersIfMoved(tenantId, turnId, turn.counters, before);
       }
+    }
+
+    /** Only write when a counter moved: a write holds the reply until it is durable. */
+    private saveCountersIfMoved(tenantId: string, turnId: string, counters: TurnCounters, before: string): void {
+      if (JSON.stringify(counters) !== before && this.turns.get(tenantId, turnId)) this.turns.saveCounters(turnId, counters);
     }
 
     /** One `cell` record per exec/wait answered with a result (a 404 ran no cell). */

@@ -14,11 +14,22 @@ export type SessionReply<T> = { ok: true; body: T } | { ok: false; reason: Sessi
 
 export type ClientResultBody = { callId: string; value?: unknown; error?: { message: string } };
 
-export type OpenTurnAnswer = { turnId: string; codeModeEngaged: boolean; tools: ModelTool[]; telemetry: CodeModeTelemetry };
+/** `POST …/turns`: what the model would be sent, and which surface owns it (code mode, Tool Search, or neither). */
+export type OpenTurnAnswer = {
+  turnId: string;
+  codeModeEngaged: boolean;
+  toolSearchEngaged: boolean;
+  toolSearchMode?: "code" | "tools";
+  tools: ModelTool[];
+  telemetry: CodeModeTelemetry;
+};
 
 export interface SessionRpc {
   openTurn(tenantId: string, sessionId: string, req: unknown): Promise<SessionReply<OpenTurnAnswer>>;
-  /** A model-visible tool of the turn: `exec`/`wait` answer a CodeModeResult, direct tools their result. */
+  /**
+   * A model-visible tool of the turn: `exec`/`wait` and Tool Search's controls answer a
+   * CodeModeResult-shaped value, direct tools their result.
+   */
   callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<unknown>>;
   /** The HTTP client of `requestId` went away: cancel that call's active work. */
   cancelRequest(requestId: string): Promise<void>;

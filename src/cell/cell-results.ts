@@ -3,7 +3,7 @@ import { OutputBudget } from "../code-mode";
 import { logRecord } from "../observability";
 import { GuestFaultError } from "../runtime";
 import type { BudgetTrip } from "../runtime";
-import type { CellEnd, CellEnvironment, LiveCell } from "./live-cell";
+import { CODE_MODE_LABEL, type CellEnd, type CellEnvironment, type CellLabel, type LiveCell } from "./live-cell";
 
 /**
  * The one home for building a cell's model-facing failures: every diagnostic is bounded by
@@ -21,9 +21,9 @@ export function rejected(error: string, code: CodeModeErrorCode, env: CellEnviro
   return { kind: "result", result: failed(projected.error, code, env.telemetry()) };
 }
 
-export function timerPastDeadline(timeoutMs: number): string {
+export function timerPastDeadline(timeoutMs: number, label: CellLabel = CODE_MODE_LABEL): string {
   return (
-    `code mode cell would wait past its deadline (timeoutMs ${timeoutMs}) for its own timers; ` +
+    `${label.cell} would wait past its deadline (${label.timeoutKey} ${timeoutMs}) for its own timers; ` +
     "timers run inside the deadline, and only tool calls, client results and yield_control() park a cell"
   );
 }
@@ -41,14 +41,14 @@ export function failedWithBudget(cell: LiveCell, message: string, code: CodeMode
 }
 
 /** The message for a cell stopped by its budget, naming the limit actually reached. */
-export function budgetMessage(trip: BudgetTrip | null, timeoutMs: number): string {
+export function budgetMessage(trip: BudgetTrip | null, timeoutMs: number, label: CellLabel = CODE_MODE_LABEL): string {
   if (trip === "cpu_budget") {
     return (
-      `code mode cell used up its CPU budget for timeoutMs ${timeoutMs} and was stopped ` +
+      `${label.cell} used up its CPU budget for ${label.timeoutKey} ${timeoutMs} and was stopped ` +
       "(guest work is counted, since the clock does not advance during synchronous code); do less work per cell"
     );
   }
-  return `code mode cell exceeded timeoutMs (${timeoutMs}) and was stopped`;
+  return `${label.cell} exceeded ${label.timeoutKey} (${timeoutMs}) and was stopped`;
 }
 
 function faultResult(error: GuestFaultError, env: CellEnvironment, cell: LiveCell): CodeModeResult {
@@ -61,11 +61,11 @@ function faultResult(error: GuestFaultError, env: CellEnvironment, cell: LiveCel
       message = "the code mode run was aborted";
       code = "aborted";
     } else {
-      message = budgetMessage(cell.guard.reason, o.timeoutMs);
+      message = budgetMessage(cell.guard.reason, o.timeoutMs, env.label);
       code = "timeout";
     }
   } else if (fault.kind === "out_of_memory") {
-    message = `code mode cell exceeded memoryLimitBytes (${o.memoryLimitBytes}) and its VM was terminated`;
+    message = `${(env.label ?? CODE_MODE_LABEL).cell} exceeded memoryLimitBytes (${o.memoryLimitBytes}) and its VM was terminated`;
   } else if (fault.kind === "engine_limit") {
     // The program's own doing (a string past the engine's maximum, a stack overflow): its error.
     message = `the program hit an engine limit (${fault.detail.split("\n")[0]!.slice(0, 200)}) and its VM was terminated`;

@@ -6,7 +6,7 @@ import type { GuestVm } from "../runtime";
 import { InterruptGuard } from "../runtime";
 import { CellBudget, prepareSource } from "../source";
 import { MAX_JSON_DEPTH } from "../limits";
-import { parseExecInput } from "./exec-input";
+import { parseExecInput, type ExecInputResult } from "./exec-input";
 import { logRecord } from "../observability";
 import { closeWith, endCell, failed, failedWithBudget, rejected, timerPastDeadline } from "./cell-results";
 import { cellBridge, type CellEnd, type CellEnvironment, type LiveCell } from "./live-cell";
@@ -15,11 +15,18 @@ import { cellBridge, type CellEnd, type CellEnvironment, type LiveCell } from ".
  * The cell runner: `exec` (input, source checks, a VM from the pool) and the drive loop both
  * `exec` and `wait` use. Results are built in cell-results.ts; the live cell in live-cell.ts.
  */
-/** `exec`: validate input, check and transpile the source, run it in a fresh VM, all within one budget. */
-export async function runExec(rawInput: unknown, env: CellEnvironment): Promise<CellEnd> {
+/**
+ * `exec` (and Tool Search's `tool_search_code`, with its own input rules): validate input, check
+ * and transpile the source, run it in a fresh VM, all within one budget.
+ */
+export async function runExec(
+  rawInput: unknown,
+  env: CellEnvironment,
+  parse: (raw: unknown) => ExecInputResult = (raw) => parseExecInput(raw, env.options.languages),
+): Promise<CellEnd> {
   // The cell's one deadline, taken before anything else it causes (see src/source/cell-budget.ts).
   const time = new CellBudget(env.clock, env.options.timeoutMs);
-  const parsed = parseExecInput(rawInput, env.options.languages);
+  const parsed = parse(rawInput);
   if (!parsed.ok) return rejected(parsed.message, "invalid_input", env);
   const prepared = await prepareSource(parsed.input.code, parsed.input.language, time);
   if (!prepared.ok) return rejected(prepared.message, prepared.code, env);
@@ -51,7 +58,8 @@ export async function runExec(rawInput: unknown, env: CellEnvironment): Promise<
   }
   const cell: LiveCell = { vm, bridge, budget, guard };
   try {
-    vm.installTools(env.tools.metadataJson, env.tools.namesJson);
+    if ("toolSearch" in env.tools) vm.installToolSearch();
+    else vm.installTools(env.tools.metadataJson, env.tools.namesJson);
     vm.start(source);
   } catch (error) {
     return { kind: "result", result: endCell(cell, error, env) };
@@ -135,7 +143,10 @@ export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvir
       if (hostCalls === 0) {
         const due = bridge.nextTimerDue();
         if (remaining <= 0 || (due !== undefined && due > deadline)) {
-          return { kind: "result", result: closeWith(cell, failedWithBudget(cell, timerPastDeadline(env.options.timeoutMs), "timeout", env)) };
+          return {
+            kind: "result",
+            result: closeWith(cell, failedWithBudget(cell, timerPastDeadline(env.options.timeoutMs, env.label), "timeout", env)),
+          };
         }
       } else if (remaining <= 0) return { kind: "suspended", reason: "pending_tools", cell };
       await bridge.waitForWork(remaining, env.signal);

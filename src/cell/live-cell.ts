@@ -14,11 +14,20 @@ export type CellEnvironment = {
   signal: AbortSignal;
   /** Where VMs come from (the isolate's pool and memory ledger) and who owns them. */
   vms: CellVms;
-  /** Guest globals / `catalog.all()` handles, in catalog order, as JSON (built once per turn). */
-  tools: { metadataJson: string; namesJson: string };
+  /**
+   * What the guest sees: code mode's tool globals and `catalog.all()` handles (metadata in catalog
+   * order, as JSON built once per turn), or Tool Search's `openclaw.tools` bridge alone.
+   */
+  tools: { metadataJson: string; namesJson: string } | { toolSearch: true };
+  /** How failures name the cell and its time limit (code mode's words unless set). */
+  label?: CellLabel;
   handlers: Omit<BridgeHandlers, "output">;
   telemetry(): CodeModeTelemetry;
 };
+
+export type CellLabel = { cell: string; timeoutKey: string };
+
+export const CODE_MODE_LABEL: CellLabel = { cell: "code mode cell", timeoutKey: "timeoutMs" };
 
 /** A cell that stopped with host work outstanding; the session decides whether to park it. */
 export type LiveCell = { vm: GuestVm; bridge: HostBridge; budget: OutputBudget; guard: InterruptGuard };

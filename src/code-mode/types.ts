@@ -16,8 +16,19 @@ export type CodeModeTelemetry = {
   counters: { search: number; describe: number; call: number };
   /** One counter lifetime: changes when the catalog is replaced or restored. */
   counterScope: string;
-  controlTools: ["exec", "wait"];
+  /** The model-visible control tools: `exec` and `wait` in code mode; Tool Search's in its turns; none for direct tools. */
+  controlTools: string[];
+  /** Tool Search and direct-tool turns only (seed 004 telemetry); code-mode telemetry is exactly the seed's. */
+  surface?: SurfaceTelemetry;
+  toolSearch?: { mode: "code" | "tools"; fallbackFrom?: "code" };
+  /** The tools the turn really ran (Tool Search `call`s or direct calls), with their sources. */
+  calledTools?: CalledTool[];
 };
+
+/** What the model was sent up front: how many tool definitions, and their serialized bytes. */
+export type SurfaceTelemetry = { kind: "tool_search_code" | "tool_search_tools" | "direct" | "none"; tools: number; bytes: number };
+
+export type CalledTool = { tool: string; id: string; source: "openclaw" | "mcp" | "client"; calls: number };
 
 export type CodeModePendingToolCall = { callId: string; tool: string; input: unknown };
 

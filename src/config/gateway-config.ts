@@ -1,5 +1,6 @@
 import type { CodeModeSettings } from "./code-mode-options";
 import type { GatewayOperations } from "./parse-session-limits";
+import type { ToolSearchSettings } from "./tool-search-options";
 
 /** Wire protocol a provider speaks (ARCHITECTURE.md, "Providers and the chat route"). */
 export type ProviderApi = "openai-completions" | "anthropic-messages";
@@ -48,6 +49,8 @@ export type AgentDefaults = {
 export type AgentEntry = {
   /** `agents.entries.<agent>.tools.codeMode`, normalized (shorthand → `{ enabled }`). */
   codeMode: CodeModeSettings;
+  /** `agents.entries.<agent>.tools.toolSearch`, normalized. */
+  toolSearch: ToolSearchSettings;
   models: Record<string, ModelOverride>;
   /** `agents.entries.<agent>` as written. */
   raw: Readonly<Record<string, unknown>>;
@@ -63,8 +66,8 @@ export type GatewayConfig = {
   raw: Readonly<Record<string, unknown>>;
   /** Global `tools.codeMode`, normalized. */
   codeMode: CodeModeSettings;
-  /** `tools.toolSearch` as written (not validated here). */
-  toolSearch: unknown;
+  /** Global `tools.toolSearch`, normalized (shorthand → `{ enabled }`). */
+  toolSearch: ToolSearchSettings;
   agents: { defaults: AgentDefaults; entries: Record<string, AgentEntry> };
   /** Bundled provider catalogs with the user's `models.providers` merged over them. */
   providers: Record<string, ProviderCatalog>;

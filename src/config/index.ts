@@ -40,3 +40,5 @@ export {
 } from "./parse-session-limits";
 export { AGENT_ID_PATTERN, AGENT_ID_RULE } from "./agent-id";
 export * from "./code-mode-options";
+export * from "./tool-search-options";
+export { planSurface, resolveToolSearchOptions, type SurfacePlan } from "./resolve-tool-search";

@@ -58,8 +58,10 @@ function parseAgentEntry(value: unknown, path: string): AgentEntry | undefined {
   if (value === undefined) return undefined;
   if (!isRecord(value)) fail(path, "must be an object");
   rejectUnknownKeys(value, path, ENTRY_KEYS);
+  const tools = parseToolsSection(own(value, "tools"), configPath(path, "tools"), "agent");
   return {
-    codeMode: parseToolsSection(own(value, "tools"), configPath(path, "tools"), "agent").codeMode,
+    codeMode: tools.codeMode,
+    toolSearch: tools.toolSearch,
     models: parseModelOverrides(own(value, "models"), configPath(path, "models")),
     raw: value,
   };

@@ -39,6 +39,7 @@ function clampInteger(value: number, min: number, max: number): number {
   return Math.min(max, Math.max(min, Math.floor(value)));
 }
 
-function definedOnly(settings: CodeModeSettings): CodeModeSettings {
-  return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined)) as CodeModeSettings;
+/** The fields of one settings level that were written (an absent field inherits from the level below). */
+export function definedOnly<T extends object>(settings: T): T {
+  return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined)) as T;
 }

@@ -1,5 +1,5 @@
 import type { CodeModeLanguage, CodeModeResult } from "../code-mode";
-import type { BridgeCounts, CellFields } from "./log";
+import type { BridgeCounts, CellFields, CellTool } from "./log";
 
 /**
  * What the session object learns about one exec/wait while answering it. Filled in as the
@@ -7,7 +7,7 @@ import type { BridgeCounts, CellFields } from "./log";
  * has claimed its run.
  */
 export type CellTrace = {
-  tool: "exec" | "wait";
+  tool: CellTool;
   requestId?: string;
   /** performance.now() when the call reached the session object. */
   arrivedAt: number;
@@ -21,7 +21,7 @@ export type CellTrace = {
 
 const encoder = new TextEncoder();
 
-export function cellTrace(tool: "exec" | "wait", requestId: string | undefined, language?: CodeModeLanguage): CellTrace {
+export function cellTrace(tool: CellTool, requestId: string | undefined, language?: CodeModeLanguage): CellTrace {
   return { tool, requestId, arrivedAt: performance.now(), ...(language ? { language } : {}) };
 }
 

@@ -6,6 +6,9 @@
  * results and bearer tokens have no field to go into.
  */
 
+/** The calls that run through a turn's cell machinery (Tool Search's structured tools only count and persist). */
+export type CellTool = "exec" | "wait" | "tool_search_code" | "tool_search" | "tool_describe" | "tool_call";
+
 /** Bridge counters of one cell (the delta it caused, not the turn's running totals). */
 export type BridgeCounts = { search: number; describe: number; call: number };
 
@@ -29,7 +32,7 @@ export type RequestFields = {
 
 /** One per `exec` / `wait` the session object answered with a CodeModeResult. */
 export type CellFields = {
-  tool: "exec" | "wait";
+  tool: CellTool;
   requestId?: string;
   tenant: string;
   sessionId: string;

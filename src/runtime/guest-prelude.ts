@@ -28,8 +28,11 @@ import { MAX_GUEST_TIMERS } from "../limits";
  * still resume. Each snapshot records the version it was parked with; one this build cannot
  * drive fails its `wait` with a message saying so.
  */
-/** 2: adds HOST_OP.charge (native work metering, work-meter.ts); ABI 1 preludes never send it. */
-export const GUEST_ABI_VERSION = 2;
+/**
+ * 2: adds HOST_OP.charge (native work metering, work-meter.ts); ABI 1 preludes never send it.
+ * 3: adds GUEST_CONTROL.installToolSearch (the `tool_search_code` guest); only fresh VMs get it.
+ */
+export const GUEST_ABI_VERSION = 3;
 
 /** The one host callback, registered by this stable name so `restore` can re-register it. */
 export const HOST_CALL = "__cm_host";
@@ -410,9 +413,24 @@ ${WORK_METER_SOURCE}
     return firstFailure();
   }
 
+  // Tool Search's code bridge (seed 004): the guest of a tool_search_code body sees only
+  // console.* and openclaw.tools.search/describe/call. Ids are Tool Search ids (the host maps them).
+  function installToolSearch() {
+    for (const name in globals) if (name !== "console") delete g[name];
+    const tools = freeze({
+      search: function search(query, options) {
+        const limit = options !== null && typeof options === "object" ? options.limit : undefined;
+        return request("search", { query: query === undefined ? null : safeString(query), limit: limit === undefined ? null : limit });
+      },
+      describe: function describe(id) { return request("describe", { tool: safeString(id) }); },
+      call: function callTool(id, args) { return request("call", { tool: safeString(id), input: args === undefined ? {} : args }); },
+    });
+    defineProperty(g, "openclaw", { value: freeze({ tools: tools }), writable: false, configurable: false, enumerable: false });
+  }
+
   defineProperty(g, "${GUEST_CONTROL}", {
     value: freeze({ start: start, settle: settle, status: status, value: value, error: error, installTools: installTools,
-      noteRejection: noteRejection, noteHandled: noteHandled, describeError: describeError }),
+      noteRejection: noteRejection, noteHandled: noteHandled, describeError: describeError, installToolSearch: installToolSearch }),
     enumerable: false, writable: false, configurable: true,
   });
   // MCP servers live under MCP.<server>; none are attached to this turn yet, so the

@@ -39,7 +39,7 @@ export type CellStatus = {
  * least the maximum snapshot TTL after the deploy that changed it. Listed explicitly (a test
  * checks it includes GUEST_ABI_VERSION), so a bump never drops an older version by accident.
  */
-export const DRIVABLE_GUEST_ABI: readonly number[] = [1, 2];
+export const DRIVABLE_GUEST_ABI: readonly number[] = [1, 2, 3];
 
 /**
  * Owner of one QuickJS-WASI instance (one per exec and per resume). Every call into the
@@ -289,6 +289,11 @@ export class GuestVm {
   /** Tool globals; `namesJson` (callable names in catalog order) lets the guest skip parsing metadata. */
   installTools(metadataJson: string, namesJson?: string): void {
     this.control("installTools", metadataJson, namesJson).dispose();
+  }
+
+  /** The `tool_search_code` guest: only `console` and `openclaw.tools` (fresh VMs, ABI 3 or later). */
+  installToolSearch(): void {
+    this.control("installToolSearch").dispose();
   }
 
   /** Deliver one bridge result into its guest-held resolver, then run the jobs it unblocks. */

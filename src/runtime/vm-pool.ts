@@ -8,6 +8,8 @@ export type VmRoom =
   | { ok: false; reason: "exhausted"; message: string }
   | { ok: false; reason: "aborted" };
 
+const PROBE_LIMIT_BYTES = 4 << 20;
+
 export type VmTake = { ok: true; vm: GuestVm } | { ok: false; reason: "exhausted"; message: string } | { ok: false; reason: "aborted" };
 
 /**
@@ -33,8 +35,32 @@ export class VmPool {
   private spare: Spare | null = null;
   private refillTimer: ReturnType<typeof setTimeout> | null = null;
 
+  /** A VM was prepared in this isolate: the engine works (set once, never cleared). */
+  private started = false;
+
   constructor(readonly ledger: MemoryLedger) {
     ledger.onShortage(() => this.dropSpare());
+  }
+
+  /**
+   * Whether the sandbox can start here at all (seed 004: Tool Search's `"code"` mode falls back to
+   * `"tools"` when it cannot). Answered from memory once any VM was prepared; otherwise one VM is
+   * prepared and kept as the spare. No room in the ledger is a busy isolate, not a broken engine: true.
+   */
+  async sandboxStarts(): Promise<boolean> {
+    if (this.started || this.spare?.vm) return true;
+    const reservation = this.ledger.tryReserve(this.ledger.overheadBytes);
+    if (!reservation) return true;
+    try {
+      // The reservation is what a fresh VM occupies; the probe never runs a program.
+      const vm = await GuestVm.prepare({ memoryLimitBytes: this.ledger.effectiveLimit(PROBE_LIMIT_BYTES), reservation });
+      this.started = true;
+      vm.dispose();
+      return true;
+    } catch (error) {
+      logRecord("host_error", { where: "vm_pool.probe", error });
+      return false;
+    }
   }
 
   /** A prepared spare is waiting for the next exec. */
@@ -84,7 +110,9 @@ export class VmPool {
     const room = await this.reserve(memoryLimitBytes, wait);
     if (!room.ok) return room;
     // A VM that cannot be prepared releases its reservation itself.
-    return { ok: true, vm: await GuestVm.prepare(room.limits) };
+    const vm = await GuestVm.prepare(room.limits);
+    this.started = true;
+    return { ok: true, vm };
   }
 
   /**
@@ -105,7 +133,11 @@ export class VmPool {
       this.spare = spare;
       // A failed prepare releases the reservation itself; the next refill tries again.
       GuestVm.prepare(limits).then(
-        (vm) => (spare.dropped ? vm.dispose() : (spare.vm = vm)),
+        (vm) => {
+          this.started = true;
+          if (spare.dropped) vm.dispose();
+          else spare.vm = vm;
+        },
         (error: unknown) => {
           logRecord("host_error", { where: "vm_pool.refill", error });
           if (this.spare === spare) this.spare = null;

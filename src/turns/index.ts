@@ -6,3 +6,4 @@ export * from "./telemetry";
 export * from "./tool-handlers";
 export * from "./turn-spec";
 export * from "./surface-check";
+export * from "./tool-search-run";

@@ -8,7 +8,8 @@ import type { ToolContext } from "../tools";
 import { guestMetadata } from "../catalog";
 import { turnTelemetry } from "./telemetry";
 import { turnHandlers, type ToolResolver } from "./tool-handlers";
-import type { TurnCounters, TurnSpec } from "./turn-spec";
+import { recordCalled, type TurnCounters, type TurnSpec } from "./turn-spec";
+import { toolSearchId } from "../tool-search";
 
 export type ToolRouteResult =
   | { kind: "code_mode"; result: CodeModeResult }
@@ -63,11 +64,25 @@ export function execCell(env: CellEnvironment, input: unknown): Promise<CellEnd>
   return runExec(input, env);
 }
 
-/** A model-visible tool called directly: direct-only tools in code mode, every tool otherwise. */
-export async function callDirectTool(spec: TurnSpec, toolName: string, input: unknown, deps: TurnDeps): Promise<ToolRouteResult> {
-  const visible = spec.codeModeEngaged ? spec.catalog.direct : [...spec.catalog.entries, ...spec.catalog.direct];
+/**
+ * A model-visible tool called directly: direct-only tools in code mode and Tool Search turns,
+ * every tool otherwise. Outside code mode the call is counted and recorded (seed 004 telemetry
+ * compares direct exposure with Tool Search); code mode's counters are the bridge's alone.
+ */
+export async function callDirectTool(
+  spec: TurnSpec,
+  toolName: string,
+  input: unknown,
+  deps: TurnDeps,
+  counters?: TurnCounters,
+): Promise<ToolRouteResult> {
+  const visible = spec.codeModeEngaged || spec.toolSearch ? spec.catalog.direct : [...spec.catalog.entries, ...spec.catalog.direct];
   const entry = visible.find((e) => e.toolName === toolName);
   if (!entry) return { kind: "not_found", message: `unknown tool ${JSON.stringify(toolName)} for this turn` };
+  if (counters && !spec.codeModeEngaged) {
+    counters.call++;
+    recordCalled(counters, { tool: entry.toolName, id: toolSearchId(entry), source: entry.source });
+  }
   const definition = deps.resolve(entry);
   if (!definition) {
     if (entry.source === "client") return { kind: "direct", result: { status: "failed", error: `${toolName} is a client tool: the client runs it` } };

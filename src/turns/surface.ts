@@ -1,7 +1,9 @@
 import type { CatalogEntry, CatalogProjection } from "../catalog";
 import type { CodeModeLanguage } from "../code-mode";
 import type { JsonSchema } from "../tools";
+import { toolSearchSurface } from "../tool-search";
 import { renderQuickIndex } from "./quick-index";
+import type { TurnToolSearch } from "./turn-spec";
 
 /** A tool definition exactly as a provider would receive it. */
 export type ModelTool = { name: string; description: string; parameters: JsonSchema };
@@ -67,12 +69,37 @@ function directTool(entry: CatalogEntry): ModelTool {
   return { name: entry.toolName, description: entry.description, parameters: entry.parameters };
 }
 
-/** What the model is sent: `exec` + `wait` + direct-only tools in code mode; the normal tools otherwise. */
-export function modelSurface(catalog: CatalogProjection, engaged: boolean, languages: readonly CodeModeLanguage[]): ModelTool[] {
-  if (!engaged) return [...catalog.entries, ...catalog.direct].map(directTool);
-  return [
-    { name: "exec", description: execDescription(catalog.entries, languages), parameters: execParameters(languages) },
-    WAIT_TOOL,
-    ...catalog.direct.map(directTool),
-  ];
+/** Which surface a turn gets (decided by config's `planSurface`, with the turn's own settings). */
+export type SurfaceShape =
+  | { kind: "none" }
+  | { kind: "code_mode"; languages: readonly CodeModeLanguage[] }
+  | { kind: "tool_search"; toolSearch: TurnToolSearch }
+  | { kind: "direct" };
+
+/**
+ * What the model is sent: `exec` + `wait` + direct-only tools in code mode; Tool Search's
+ * controls + direct-only tools in a Tool Search turn; the normal tools otherwise.
+ */
+export function modelSurface(catalog: CatalogProjection, shape: SurfaceShape): ModelTool[] {
+  switch (shape.kind) {
+    case "none":
+      return [];
+    case "direct":
+      return [...catalog.entries, ...catalog.direct].map(directTool);
+    case "tool_search": {
+      const ts = shape.toolSearch;
+      const controls = toolSearchSurface(ts.mode, {
+        catalogSize: catalog.entries.length,
+        codeTimeoutMs: ts.codeTimeoutMs,
+        maxSearchLimit: ts.maxSearchLimit,
+      });
+      return [...controls, ...catalog.direct.map(directTool)];
+    }
+    case "code_mode":
+      return [
+        { name: "exec", description: execDescription(catalog.entries, shape.languages), parameters: execParameters(shape.languages) },
+        WAIT_TOOL,
+        ...catalog.direct.map(directTool),
+      ];
+  }
 }

@@ -6,6 +6,7 @@ import { executeTool } from "../tools";
 import { checkValue } from "../tools";
 import type { ToolContext, ToolDefinition } from "../tools";
 import type { TurnCounters, TurnSpec } from "./turn-spec";
+import { searchLimit } from "../tool-search";
 
 export type ToolResolver = (entry: CatalogEntry) => ToolDefinition | undefined;
 
@@ -31,6 +32,28 @@ export function clientResultSettlement(
   return boundedResult(entry?.toolName ?? pendingTool ?? "client tool", value, spec.options.maxOutputBytes, schema !== undefined);
 }
 
+/**
+ * One catalog tool through the executor: its definition (gone after a deploy → a clear error),
+ * an optional refusal (`guard`), the run, then the result bounded by maxOutputBytes.
+ */
+export async function executeEntry(
+  entry: CatalogEntry,
+  name: string,
+  input: unknown,
+  deps: { resolve: ToolResolver; context: Omit<ToolContext, "signal"> },
+  signal: AbortSignal,
+  maxBytes: number,
+  guard?: (definition: ToolDefinition) => string | undefined,
+): Promise<Settlement> {
+  const definition = deps.resolve(entry);
+  if (!definition) return { ok: false, message: `${name} is no longer available` };
+  const refusal = guard?.(definition);
+  if (refusal !== undefined) return { ok: false, message: refusal };
+  const outcome = await executeTool(definition, input, { ...deps.context, signal });
+  if (!outcome.ok) return { ok: false, message: outcome.message };
+  return boundedResult(entry.toolName, outcome.details, maxBytes, definition.outputSchema !== undefined);
+}
+
 function notReplaySafe(callableName: string): string {
   return `${callableName} is not replay-safe; restartSafe cells may only call replay-safe tools`;
 }
@@ -51,12 +74,9 @@ export function turnHandlers(
       const entry = catalog.lookup(request.tool);
       // Same message for denied, unknown and guessed names: existence is not revealed.
       if (!entry) return { ok: false, message: `${request.tool || "tool"} is not an available tool` };
-      const definition = resolve(entry);
-      if (!definition) return { ok: false, message: `${entry.callableName} is no longer available` };
-      if (opts.restartSafe && definition.replaySafe !== true) return { ok: false, message: notReplaySafe(entry.callableName) };
-      const outcome = await executeTool(definition, request.input, { ...context, signal });
-      if (!outcome.ok) return { ok: false, message: outcome.message };
-      return boundedResult(entry.toolName, outcome.details, maxBytes, definition.outputSchema !== undefined);
+      return executeEntry(entry, entry.callableName, request.input, { resolve, context }, signal, maxBytes, (definition) =>
+        opts.restartSafe && definition.replaySafe !== true ? notReplaySafe(entry.callableName) : undefined,
+      );
     },
     isClientTool(tool): boolean {
       return catalog.lookup(tool)?.source === "client";
@@ -84,13 +104,9 @@ export function turnHandlers(
     },
     search(query, limit): Settlement {
       counters.search++;
-      const o = spec.options;
-      let n = o.searchDefaultLimit;
-      if (limit !== null) {
-        if (typeof limit !== "number" || !Number.isFinite(limit)) return { ok: false, message: "catalog.search limit must be a number" };
-        n = Math.min(Math.max(1, Math.floor(limit)), o.maxSearchLimit);
-      }
-      const hits = catalog.search(query, n).map(guestMetadata);
+      if (limit !== null && (typeof limit !== "number" || !Number.isFinite(limit)))
+        return { ok: false, message: "catalog.search limit must be a number" };
+      const hits = catalog.search(query, searchLimit(limit, spec.options)).map(guestMetadata);
       const text = JSON.stringify(hits);
       // Never a silent partial list: when the matching callable names do not fit the output
       // budget, reject and let the model narrow the query.

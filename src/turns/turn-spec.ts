@@ -1,5 +1,9 @@
 import type { CatalogProjection } from "../catalog";
-import type { ResolvedCodeModeOptions } from "../config";
+import type { CalledTool, SurfaceTelemetry } from "../code-mode";
+import type { ResolvedCodeModeOptions, ResolvedToolSearchOptions } from "../config";
+
+/** Tool Search as it applies to one turn (present only when it owns the turn's surface). */
+export type TurnToolSearch = Omit<ResolvedToolSearchOptions, "enabled"> & { fallbackFrom?: "code" };
 
 /** Everything a turn needs after it was opened; persisted in the session object's SQLite. */
 export type TurnSpec = {
@@ -9,6 +13,10 @@ export type TurnSpec = {
   agentId?: string;
   model?: string;
   codeModeEngaged: boolean;
+  /** Tool Search owns the surface (never together with code mode). Absent in turns of older builds. */
+  toolSearch?: TurnToolSearch;
+  /** What the model was sent; absent in code-mode turns (their telemetry is the seed's) and older builds. */
+  surface?: SurfaceTelemetry;
   options: ResolvedCodeModeOptions;
   catalog: CatalogProjection;
   /** One counter lifetime; a replaced or restored catalog gets a new scope. */
@@ -16,4 +24,15 @@ export type TurnSpec = {
   createdAt: number;
 };
 
-export type TurnCounters = { search: number; describe: number; call: number };
+/** Tools a turn ran, recorded for at most this many distinct names (later ones are counted, not named). */
+export const MAX_CALLED_TOOLS = 64;
+
+export type TurnCounters = { search: number; describe: number; call: number; called?: CalledTool[] };
+
+/** Count one run of a tool in the turn's record. */
+export function recordCalled(counters: TurnCounters, tool: Omit<CalledTool, "calls">): void {
+  const list = (counters.called ??= []);
+  const hit = list.find((c) => c.id === tool.id);
+  if (hit) hit.calls++;
+  else if (list.length < MAX_CALLED_TOOLS) list.push({ ...tool, calls: 1 });
+}

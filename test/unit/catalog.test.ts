@@ -112,7 +112,7 @@ describe("catalog construction", () => {
     const c = buildCatalog({ plugins: [external], policy: {} });
     expect(c.entries.map((e) => e.toolName)).toEqual(["read"]);
     expect(c.direct.map((e) => e.toolName)).toEqual(["screen"]);
-    expect(modelSurface(c, true, ["javascript"]).map((t) => t.name)).toEqual(["exec", "wait", "screen"]);
+    expect(modelSurface(c, { kind: "code_mode", languages: ["javascript"] }).map((t) => t.name)).toEqual(["exec", "wait", "screen"]);
   });
 
   it("allow/deny: deny wins, prefix patterns, empty allow allows nothing", () => {
@@ -127,7 +127,11 @@ describe("catalog construction", () => {
     const a = buildCatalog({ plugins: [core, bundled], policy: {} });
     const b = buildCatalog({ plugins: [core, bundled], policy: {} });
     expect(a.entries.map((e) => e.id)).toEqual(b.entries.map((e) => e.id));
-    const visible = JSON.stringify([a.entries.map(guestMetadata), a.entries.map(guestDescription), modelSurface(a, true, ["javascript"])]);
+    const visible = JSON.stringify([
+      a.entries.map(guestMetadata),
+      a.entries.map(guestDescription),
+      modelSurface(a, { kind: "code_mode", languages: ["javascript"] }),
+    ]);
     for (const e of a.entries) expect(visible).not.toContain(e.id);
   });
 });
@@ -184,7 +188,7 @@ describe("quick index", () => {
     expect(first.lines.join("\n").length).toBeLessThanOrEqual(QUICK_INDEX_MAX_CHARS);
     expect(first.lines[0]).toBe("tool_000(input: { q: string }) -> ?");
     expect(first.omitted).toBe(120 - first.lines.length);
-    const exec = modelSurface(c, true, ["javascript", "typescript"])[0]!;
+    const exec = modelSurface(c, { kind: "code_mode", languages: ["javascript", "typescript"] })[0]!;
     expect(exec.description).toContain(`${first.omitted} more tools are not listed`);
     expect(exec.description).toContain("catalog.search");
     expect(exec.description).toMatch(/-> \?, the output shape is unknown: return that call's raw value unchanged/);

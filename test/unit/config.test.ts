@@ -232,7 +232,7 @@ describe("code mode validation", () => {
     expect(parsed.toolSearch).toEqual({ enabled: true, mode: "code" });
     expect(parsed.agents.defaults.raw).toEqual(raw.agents.defaults);
     expect(parsed.agents.entries.research?.codeMode).toEqual({ timeoutMs: 5000 });
-    expect(config({ tools: { swarm: false, toolSearch: true, allow: [] } }).toolSearch).toBe(true);
+    expect(config({ tools: { swarm: false, toolSearch: true, allow: [] } }).toolSearch).toEqual({ enabled: true });
   });
 });
 
@@ -290,8 +290,20 @@ describe("unknown keys are refused in every section the gateway reads", () => {
   it.each([
     [{ tools: { swarm: "off" } }, "tools.swarm", "tools.swarm must be true, false or an object { enabled }"],
     [{ tools: { swarm: { enabled: "no" } } }, "tools.swarm.enabled", "tools.swarm.enabled must be true or false"],
-    [{ tools: { toolSearch: "yes" } }, "tools.toolSearch", "tools.toolSearch must be true, false or an object { enabled, mode }"],
-    [{ tools: { toolSearch: { mode: "regex" } } }, "tools.toolSearch.mode", 'tools.toolSearch.mode must be one of "code", "tools", "directory"'],
+    [
+      { tools: { toolSearch: "yes" } },
+      "tools.toolSearch",
+      "tools.toolSearch must be true, false or an object { enabled, mode, codeTimeoutMs, searchDefaultLimit, maxSearchLimit }",
+    ],
+    [{ tools: { toolSearch: { mode: "regex" } } }, "tools.toolSearch.mode", 'tools.toolSearch.mode must be one of "code", "tools"'],
+    [{ tools: { toolSearch: { mode: "directory" } } }, "tools.toolSearch.mode", 'tools.toolSearch.mode must be one of "code", "tools"'],
+    [{ tools: { toolSearch: { codeTimeoutMs: "10s" } } }, "tools.toolSearch.codeTimeoutMs", "tools.toolSearch.codeTimeoutMs must be a number"],
+    [{ tools: { toolSearch: { enabled: "yes" } } }, "tools.toolSearch.enabled", "tools.toolSearch.enabled must be true or false"],
+    [
+      { agents: { entries: { a: { tools: { toolSearch: { maxSearchLimit: null } } } } } },
+      "agents.entries.a.tools.toolSearch.maxSearchLimit",
+      "agents.entries.a.tools.toolSearch.maxSearchLimit must be a number",
+    ],
     [{ tools: { sandbox: true } }, "tools.sandbox", "tools.sandbox must be an object"],
     [{ tools: { allow: "read" } }, "tools.allow", "tools.allow must be an array of tool names"],
     [{ tools: { allow: ["read", ""] } }, "tools.allow[1]", "tools.allow[1] must be a non-empty string"],
@@ -788,7 +800,7 @@ describe("loadGatewayConfig", () => {
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(resolveCodeModeOptions(result.config).enabled).toBe(false);
-    expect(result.config.toolSearch).toBe(true);
+    expect(result.config.toolSearch).toEqual({ enabled: true });
   });
 
   it("invalid JSON is an error at CODEMODE_CONFIG that does not quote the text", () => {

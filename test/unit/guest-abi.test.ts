@@ -25,6 +25,13 @@ const ABI_SURFACE: Record<number, { hostCall: string; ops: Record<string, number
     control: ["start", "settle", "status", "value", "error", "installTools", "noteRejection", "noteHandled", "describeError"],
     requests: ["call", "describe", "search", "timer", "yield"],
   },
+  // The tool_search_code guest (seed 004): a control method that swaps the globals for openclaw.tools.
+  3: {
+    hostCall: "__cm_host",
+    ops: { request: 0, output: 1, cancel: 2, charge: 3 },
+    control: ["start", "settle", "status", "value", "error", "installTools", "noteRejection", "noteHandled", "describeError", "installToolSearch"],
+    requests: ["call", "describe", "search", "timer", "yield"],
+  },
 };
 
 describe("guest ABI", () => {

@@ -3,8 +3,14 @@ import { planTurn } from "../../durable-objects/session/turn-opening";
 import { parseGatewayConfig } from "../../src/config";
 import { demoPlugin } from "../../src/plugins/demo";
 import { defineToolPlugin } from "../../src/tools";
-import { checkSurface, type ModelTool } from "../../src/turns";
+import { checkSurface, type ModelTool, type SurfaceShape } from "../../src/turns";
 
+const CODE: SurfaceShape = { kind: "code_mode", languages: ["javascript"] };
+const DIRECT: SurfaceShape = { kind: "direct" };
+const searchShape = (mode: "code" | "tools"): SurfaceShape => ({
+  kind: "tool_search",
+  toolSearch: { mode, codeTimeoutMs: 10_000, searchDefaultLimit: 8, maxSearchLimit: 20 },
+});
 const ids = { turnId: "t", tenantId: "a", sessionId: "s", counterScope: "c", now: 0 };
 const screen = defineToolPlugin({
   id: "screen",
@@ -30,6 +36,9 @@ describe("the model-facing surface is checked before it is sent (fail closed)", 
       [{ tools: { codeMode: true } }, { disableTools: true }],
       [{ tools: { codeMode: true } }, { allow: ["shipping_list", "computer"] }],
       [{ tools: { codeMode: "auto" } }, { model: "openai/gpt-5.6" }],
+      [{ tools: { toolSearch: true } }, client],
+      [{ tools: { toolSearch: { mode: "tools" } } }, client],
+      [{ tools: { toolSearch: true } }, { disableTools: true }],
     ] as const) {
       const r = plan(config, req as never);
       expect(r.ok, JSON.stringify([config, req])).toBe(true);
@@ -44,7 +53,7 @@ describe("the model-facing surface is checked before it is sent (fail closed)", 
     if (!r.ok) throw new Error("expected a surface");
     const { catalog } = r.spec;
     const tool = (name: string): ModelTool => ({ name, description: "", parameters: {} });
-    expect(checkSurface([...r.tools, tool("shipping_list")], catalog, true)).toMatchObject({
+    expect(checkSurface([...r.tools, tool("shipping_list")], catalog, CODE)).toMatchObject({
       ok: false,
       message: expect.stringContaining("not direct-only: shipping_list"),
     });
@@ -52,19 +61,46 @@ describe("the model-facing surface is checked before it is sent (fail closed)", 
       checkSurface(
         r.tools.filter((t) => t.name !== "wait"),
         catalog,
-        true,
+        CODE,
       ),
     ).toMatchObject({ ok: false, message: expect.stringContaining("lacks wait") });
-    expect(checkSurface([...r.tools, tool("exec")], catalog, true)).toMatchObject({ ok: false, message: expect.stringContaining("appears twice") });
-    expect(checkSurface(r.tools, catalog, true)).toEqual({ ok: true });
+    expect(checkSurface([...r.tools, tool("exec")], catalog, CODE)).toMatchObject({ ok: false, message: expect.stringContaining("appears twice") });
+    expect(checkSurface(r.tools, catalog, CODE)).toEqual({ ok: true });
   });
 
   it("refuses a direct surface holding a tool outside the turn's catalog (a control tool, or a denied one)", () => {
     const r = plan({ tools: { codeMode: false } }, { deny: ["notes_write"] });
     if (!r.ok) throw new Error("expected a surface");
     const tool = (name: string): ModelTool => ({ name, description: "", parameters: {} });
-    expect(checkSurface(r.tools, r.spec.catalog, false)).toEqual({ ok: true });
-    expect(checkSurface([...r.tools, tool("notes_write")], r.spec.catalog, false)).toMatchObject({ ok: false });
-    expect(checkSurface([...r.tools, tool("exec")], r.spec.catalog, false)).toMatchObject({ ok: false });
+    expect(checkSurface(r.tools, r.spec.catalog, DIRECT)).toEqual({ ok: true });
+    expect(checkSurface([...r.tools, tool("notes_write")], r.spec.catalog, DIRECT)).toMatchObject({ ok: false });
+    expect(checkSurface([...r.tools, tool("exec")], r.spec.catalog, DIRECT)).toMatchObject({ ok: false });
+  });
+
+  it("refuses a Tool Search surface with a hidden tool, the other mode's controls, a code-mode control, or a missing control", () => {
+    const tool = (name: string): ModelTool => ({ name, description: "", parameters: {} });
+    for (const mode of ["code", "tools"] as const) {
+      const r = plan({ tools: { toolSearch: { mode } } });
+      if (!r.ok) throw new Error("expected a surface");
+      const shape = searchShape(mode);
+      expect(checkSurface(r.tools, r.spec.catalog, shape)).toEqual({ ok: true });
+      expect(checkSurface([...r.tools, tool("shipping_list")], r.spec.catalog, shape)).toMatchObject({
+        ok: false,
+        message: expect.stringContaining("not direct-only: shipping_list"),
+      });
+      expect(checkSurface([...r.tools, tool("exec")], r.spec.catalog, shape)).toMatchObject({ ok: false });
+      const other = mode === "code" ? "tool_call" : "tool_search_code";
+      expect(checkSurface([...r.tools, tool(other)], r.spec.catalog, shape)).toMatchObject({ ok: false });
+      expect(checkSurface(r.tools.slice(1), r.spec.catalog, shape)).toMatchObject({ ok: false, message: expect.stringContaining("lacks") });
+    }
+  });
+
+  it("a run without tools may be sent nothing at all", () => {
+    const r = plan({ tools: { toolSearch: true } }, { disableTools: true });
+    if (!r.ok) throw new Error("expected a surface");
+    expect(r.tools).toEqual([]);
+    expect(checkSurface([{ name: "tool_search_code", description: "", parameters: {} }], r.spec.catalog, { kind: "none" })).toMatchObject({
+      ok: false,
+    });
   });
 });

@@ -79,7 +79,7 @@ describe("exec language default follows the enabled languages", () => {
     [["typescript"], "typescript"],
   ] as const)("%j → %s, in the schema and in exec input", (languages, expected) => {
     expect(defaultExecLanguage(languages)).toBe(expected);
-    const execTool = modelSurface({ entries: [], direct: [] }, true, languages)[0]!;
+    const execTool = modelSurface({ entries: [], direct: [] }, { kind: "code_mode", languages })[0]!;
     expect((execTool.parameters.properties as any).language.description).toBe(`Source language; defaults to "${expected}".`);
     const parsed = parseExecInput({ code: "return 1" }, languages);
     expect(parsed.ok && parsed.input.language).toBe(expected);
