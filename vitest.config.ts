@@ -55,12 +55,26 @@ export default defineConfig({
   test: {
     projects: [
       // The shipped entry (src/index.ts: demo plugin).
-      { plugins: [withoutDanglingSourceMaps(), workers({ requestsPerMinute: 1_000_000 })], test: { name: "gateway", setupFiles: LOG_CAPTURE, include: ["test/unit/**/*.test.ts", "test/e2e/**/*.test.ts"], testTimeout: 30_000 } },
+      {
+        plugins: [withoutDanglingSourceMaps(), workers({ requestsPerMinute: 1_000_000 })],
+        test: { name: "gateway", setupFiles: LOG_CAPTURE, include: ["test/unit/**/*.test.ts", "test/e2e/**/*.test.ts"], testTimeout: 30_000 },
+      },
       // An embedding entry with extra plugins (core tools, a shell-style exec, direct-only and
       // contract-breaking tools) to drive catalog rules through the real path.
-      { plugins: [withoutDanglingSourceMaps(), workers({ main: "./test/kit/entry.ts", requestsPerMinute: 1_000_000 })], test: { name: "kit", setupFiles: LOG_CAPTURE, include: ["test/kit/**/*.test.ts"], testTimeout: 30_000 } },
+      {
+        plugins: [withoutDanglingSourceMaps(), workers({ main: "./test/kit/entry.ts", requestsPerMinute: 1_000_000 })],
+        test: { name: "kit", setupFiles: LOG_CAPTURE, include: ["test/kit/**/*.test.ts"], testTimeout: 30_000 },
+      },
+      // An embedding with a 400-tool plugin (seed 004's Tool Search E2E) and a surface misconfiguration.
+      {
+        plugins: [withoutDanglingSourceMaps(), workers({ main: "./test/search/entry.ts", requestsPerMinute: 1_000_000 })],
+        test: { name: "search", setupFiles: LOG_CAPTURE, include: ["test/search/**/*.test.ts"], testTimeout: 30_000 },
+      },
       // The shipped entry with a per-tenant limit of 5 requests a minute: proves the 429.
-      { plugins: [withoutDanglingSourceMaps(), workers({ requestsPerMinute: 5 })], test: { name: "ratelimit", setupFiles: LOG_CAPTURE, include: ["test/ratelimit/**/*.test.ts"], testTimeout: 30_000 } },
+      {
+        plugins: [withoutDanglingSourceMaps(), workers({ requestsPerMinute: 5 })],
+        test: { name: "ratelimit", setupFiles: LOG_CAPTURE, include: ["test/ratelimit/**/*.test.ts"], testTimeout: 30_000 },
+      },
     ],
   },
 });

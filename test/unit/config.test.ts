@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
+  planSurface,
+  resolveToolSearchOptions,
   BUNDLED_PROVIDERS,
   CODE_MODE_DEFAULTS,
   FIRST_PARTY_PROVIDERS,
@@ -829,5 +831,69 @@ describe("loadGatewayConfig", () => {
     const off = loadGatewayConfig({ CODEMODE_CONFIG: '{"tools":{"codeMode":false}}' });
     expect(on.ok && resolveCodeModeOptions(on.config).enabled).toBe(true);
     expect(off.ok && resolveCodeModeOptions(off.config).enabled).toBe(false);
+  });
+});
+
+describe("tools.toolSearch (seed 004)", () => {
+  it("is off by default; true, or any object without enabled: false, turns it on with seed 004's defaults", () => {
+    expect(resolveToolSearchOptions(config({}))).toEqual({
+      enabled: false,
+      mode: "code",
+      codeTimeoutMs: 10_000,
+      searchDefaultLimit: 8,
+      maxSearchLimit: 20,
+    });
+    expect(resolveToolSearchOptions(config({ tools: { toolSearch: true } }))).toMatchObject({ enabled: true, mode: "code" });
+    expect(resolveToolSearchOptions(config({ tools: { toolSearch: { mode: "tools" } } }))).toMatchObject({ enabled: true, mode: "tools" });
+    expect(resolveToolSearchOptions(config({ tools: { toolSearch: { enabled: false, mode: "tools" } } }))).toMatchObject({ enabled: false });
+  });
+
+  it("rounds down and clamps numbers, and keeps searchDefaultLimit within maxSearchLimit", () => {
+    const o = resolveToolSearchOptions(config({ tools: { toolSearch: { codeTimeoutMs: 5, searchDefaultLimit: 40.9, maxSearchLimit: 500 } } }));
+    expect(o).toMatchObject({ codeTimeoutMs: 100, searchDefaultLimit: 40, maxSearchLimit: 50 });
+    expect(
+      resolveToolSearchOptions(config({ tools: { toolSearch: { codeTimeoutMs: 1e9, searchDefaultLimit: 30, maxSearchLimit: 0 } } })),
+    ).toMatchObject({
+      codeTimeoutMs: 60_000,
+      maxSearchLimit: 1,
+      searchDefaultLimit: 1,
+    });
+  });
+
+  it("an agent's toolSearch lays over the global one field by field; false switches it off for that agent", () => {
+    const c = config({
+      tools: { toolSearch: { mode: "tools", codeTimeoutMs: 2000 } },
+      agents: {
+        entries: {
+          a: { tools: { toolSearch: { maxSearchLimit: 5 } } },
+          b: { tools: { toolSearch: false } },
+          c: { tools: { toolSearch: { mode: "code" } } },
+        },
+      },
+    });
+    expect(resolveToolSearchOptions(c, "a")).toMatchObject({
+      enabled: true,
+      mode: "tools",
+      codeTimeoutMs: 2000,
+      maxSearchLimit: 5,
+      searchDefaultLimit: 5,
+    });
+    expect(resolveToolSearchOptions(c, "b")).toMatchObject({ enabled: false, mode: "tools" });
+    expect(resolveToolSearchOptions(c, "c")).toMatchObject({ enabled: true, mode: "code", codeTimeoutMs: 2000 });
+    expect(resolveToolSearchOptions(c, "unknown")).toMatchObject({ enabled: true, mode: "tools" });
+  });
+
+  it("planSurface: no tools → none; code mode wins; Tool Search needs a model that can call tools; code falls back to tools without a sandbox", () => {
+    const c = config({
+      tools: { toolSearch: true },
+      models: { providers: { local: { models: [{ id: "tiny", compat: { supportsTools: false } }] } } },
+    });
+    const run = { toolsActive: true, codeModeEngaged: false, sandboxStarts: true };
+    expect(planSurface(c, { ...run, toolsActive: false })).toEqual({ kind: "none" });
+    expect(planSurface(c, { ...run, codeModeEngaged: true })).toEqual({ kind: "code_mode" });
+    expect(planSurface(c, run)).toMatchObject({ kind: "tool_search", options: { mode: "code" } });
+    expect(planSurface(c, { ...run, model: "local/tiny" })).toEqual({ kind: "direct" });
+    expect(planSurface(c, { ...run, sandboxStarts: false })).toMatchObject({ kind: "tool_search", options: { mode: "tools" }, fallbackFrom: "code" });
+    expect(planSurface(config({}), run)).toEqual({ kind: "direct" });
   });
 });
