@@ -4,7 +4,7 @@ import type { CatalogEntry } from "../../src/catalog";
 import { failed } from "../../src/cell";
 import type { CodeModeResult, CodeModeTelemetry } from "../../src/code-mode";
 import { loadGatewayConfig, SESSION_LIMIT_DEFAULTS, type SessionLimits } from "../../src/config";
-import { cellFields, cellTrace, execLanguage, logRecord, type CellTrace } from "../../src/observability";
+import { cellFields, cellTrace, debugFlags, execLanguage, logRecord, logTurnSurface, type CellTrace } from "../../src/observability";
 import { systemClock, type Clock } from "../../src/runtime";
 import type { CellVms, VmPool } from "../../src/runtime";
 import { RunLifecycle } from "../../src/runs";
@@ -30,6 +30,8 @@ import { encodeTurn, TurnStore, type StoredTurn } from "./turn-store";
 
 export type SessionEnv = {
   CODEMODE_CONFIG?: string;
+  /** Debug switches (src/observability/debug-flags.ts); unset in production. */
+  CODEMODE_DEBUG?: string;
   /** The image registry; without it every park is self-contained (larger, but survives deploys too). */
   PRISTINE_IMAGES?: DurableObjectNamespace<ImageRegistryRpc>;
 };
@@ -125,6 +127,19 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       this.sessionStorage.ensure();
       this.turns.insert(spec, counters, row);
       this.touched(turnId, { opened: true });
+      logTurnSurface(
+        debugFlags(this.env.CODEMODE_DEBUG),
+        {
+          tenant: tenantId,
+          sessionId,
+          turnId,
+          codeModeEngaged: spec.codeModeEngaged,
+          surface: spec.codeModeEngaged ? "code_mode" : (spec.surface?.kind ?? "none"),
+          toolSearchMode: spec.toolSearch?.mode,
+          fallbackFrom: spec.toolSearch?.fallbackFrom,
+        },
+        tools,
+      );
       return {
         ok: true,
         body: {

@@ -17,3 +17,6 @@ export {
 export { requestLog, type RequestLogVars } from "./request-log";
 export * from "./cell-record";
 export * from "./log";
+export * from "./debug-flags";
+export * from "./redact-secrets";
+export * from "./turn-debug";

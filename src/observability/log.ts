@@ -6,6 +6,8 @@
  * results and bearer tokens have no field to go into.
  */
 
+import { MAX_DEBUG_SNAPSHOT_CHARS } from "./debug-flags";
+
 /** The calls that run through a turn's cell machinery (Tool Search's structured tools only count and persist). */
 export type CellTool = "exec" | "wait" | "tool_search_code" | "tool_search" | "tool_describe" | "tool_call";
 
@@ -76,18 +78,37 @@ export type HostErrorFields = {
 /** The image registry's alarm pruned images no build still uses. */
 export type ImagePruneFields = { pruned: number };
 
+/** Written only when `CODEMODE_DEBUG` asks (debug-flags.ts): what a turn's model would be sent. */
+export type DebugFields = {
+  event: "activation" | "model_payload";
+  requestId?: string;
+  tenant?: string;
+  sessionId?: string;
+  turnId?: string;
+  codeModeEngaged?: boolean;
+  /** `code_mode`, `tool_search_code`, `tool_search_tools`, `direct` or `none`. */
+  surface?: string;
+  toolSearchMode?: string;
+  fallbackFrom?: string;
+  /** The model-facing tool names, in the order sent. */
+  toolNames?: string[];
+  /** `payload=full-redacted`: the payload as redacted, capped JSON text. */
+  payload?: string;
+};
+
 export type LogFields = {
   request: RequestFields;
   cell: CellFields;
   host_error: HostErrorFields;
   image_prune: ImagePruneFields;
+  debug: DebugFields;
 };
 export type LogKind = keyof LogFields;
 
 /** Where lines go: the console by default (Workers Logs), a capture in tests. */
 export type LogSink = (line: string, level: "info" | "error") => void;
 
-type Rule = "string" | "number" | "boolean" | "counts" | "error";
+type Rule = "string" | "number" | "boolean" | "counts" | "error" | "names" | "snapshot";
 
 /** The whitelist. Every field of every kind must have a rule here (the type checks it). */
 const RULES: { [K in LogKind]: { [F in keyof Required<LogFields[K]>]: Rule } } = {
@@ -134,12 +155,28 @@ const RULES: { [K in LogKind]: { [F in keyof Required<LogFields[K]>]: Rule } } =
     tool: "string",
   },
   image_prune: { pruned: "number" },
+  debug: {
+    event: "string",
+    requestId: "string",
+    tenant: "string",
+    sessionId: "string",
+    turnId: "string",
+    codeModeEngaged: "boolean",
+    surface: "string",
+    toolSearchMode: "string",
+    fallbackFrom: "string",
+    toolNames: "names",
+    payload: "snapshot",
+  },
 };
+
+/** At most this many tool names in a debug record (the count past it is given). */
+export const MAX_LOG_NAMES = 200;
 
 /** Strings are cut here (ids are far shorter; error messages are summaries, not payloads). */
 export const MAX_LOG_STRING = 300;
 
-const LEVEL: Record<LogKind, "info" | "error"> = { request: "info", cell: "info", host_error: "error", image_prune: "info" };
+const LEVEL: Record<LogKind, "info" | "error"> = { request: "info", cell: "info", host_error: "error", image_prune: "info", debug: "info" };
 
 export const consoleSink: LogSink = (line, level) => (level === "error" ? console.error(line) : console.log(line));
 
@@ -179,6 +216,18 @@ function clean(rule: Rule, value: unknown): unknown {
       return typeof value === "boolean" ? value : undefined;
     case "error":
       return value === undefined ? undefined : describeError(value);
+    case "names": {
+      if (!Array.isArray(value)) return undefined;
+      const names = value.slice(0, MAX_LOG_NAMES).map((n) => (typeof n === "string" ? bounded(n) : "?"));
+      return value.length > MAX_LOG_NAMES ? [...names, `… ${value.length - MAX_LOG_NAMES} more`] : names;
+    }
+    case "snapshot":
+      // Redacted by the caller (redact-secrets.ts); capped here.
+      return typeof value === "string"
+        ? value.length <= MAX_DEBUG_SNAPSHOT_CHARS
+          ? value
+          : `${value.slice(0, MAX_DEBUG_SNAPSHOT_CHARS)}…[truncated]`
+        : undefined;
     case "counts": {
       if (value === null || typeof value !== "object") return undefined;
       const c = value as Partial<BridgeCounts>;

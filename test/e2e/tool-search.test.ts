@@ -374,3 +374,55 @@ describe("activation × Tool Search × agent overrides (one config, every surfac
     expect(linesSince(m).join("\n")).not.toContain("s3cr3t-value");
   });
 });
+
+describe("CODEMODE_DEBUG logs the model-facing surface through the structured log", () => {
+  it("code-mode and payload=full-redacted: tool names, activation, and a redacted snapshot; unknown flags reported, not fatal", async () => {
+    const session = sessionId();
+    await api("POST", `/v1/sessions/${session}/turns`, { disableTools: true });
+    await inSession(session, (instance) => {
+      Object.defineProperty(instance, "env", {
+        value: { ...instance.env, CODEMODE_DEBUG: "code-mode,payload=full-redacted,no-such-flag" },
+        configurable: true,
+      });
+    });
+    const m = mark();
+    const secret = "sk-proj-abcdefghijklmnopqrstuvwxyz012345";
+    const r = await api("POST", `/v1/sessions/${session}/turns`, {
+      agentId: "search",
+      clientTools: [{ name: "call_api", description: `Call the API with key ${secret}` }],
+    });
+    expect(r.status).toBe(201);
+    const records = recordsSince(m);
+    const debug = records.filter((x) => x.kind === "debug");
+    expect(debug.map((x) => x.event)).toEqual(["activation", "model_payload"]);
+    expect(debug[0]).toMatchObject({
+      surface: "tool_search_code",
+      toolSearchMode: "code",
+      codeModeEngaged: false,
+      toolNames: ["tool_search_code"],
+      turnId: r.json.turnId,
+    });
+    expect(JSON.parse(debug[1]!.payload)).toEqual({ tools: r.json.tools });
+    // Code mode's surface logs exec and wait; the secret in the client tool's description appears in no record.
+    const cm = await api("POST", `/v1/sessions/${session}/turns`, {
+      clientTools: [{ name: "call_api", description: `Call the API with key ${secret}` }],
+    });
+    const cmDebug = recordsSince(m).filter((x) => x.kind === "debug" && x.turnId === cm.json.turnId);
+    expect(cmDebug[1]!.toolNames).toEqual(["exec", "wait"]);
+    // A direct surface sends the client's description, so its snapshot holds the masked secret.
+    const direct = await api("POST", `/v1/sessions/${session}/turns`, {
+      agentId: "searchoff",
+      clientTools: [{ name: "call_api", description: `Call the API with key ${secret}` }],
+    });
+    const directPayload = recordsSince(m).find((x) => x.kind === "debug" && x.event === "model_payload" && x.turnId === direct.json.turnId)!.payload;
+    expect(directPayload).toContain("Call the API with key ***");
+    expect(JSON.stringify(recordsSince(m))).not.toContain(secret);
+    expect(records.some((x) => x.kind === "host_error" && x.where === "config.debug_flags" && x.error.message.includes('"no-such-flag"'))).toBe(true);
+  });
+
+  it("without CODEMODE_DEBUG no debug record is written", async () => {
+    const m = mark();
+    await openTurn({ agentId: "search" });
+    expect(recordsSince(m).filter((x) => x.kind === "debug")).toEqual([]);
+  });
+});
