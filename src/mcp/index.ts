@@ -1,0 +1,7 @@
+/** The public surface of src/mcp: MCP servers at the edge (issue 10). Other folders import from here. */
+export * from "./mcp-names";
+export * from "./mcp-config";
+export * from "./mcp-errors";
+export * from "./mcp-pagination";
+export * from "./mcp-results";
+export * from "./mcp-client";
