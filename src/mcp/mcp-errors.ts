@@ -43,7 +43,10 @@ export type McpOperation = { server: string; what: string };
 export function sanitizeServerText(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join("[redacted]");
-  out = out.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g, " ").trim();
+  out = out
+    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g, " ")
+    .replace(/ {2,}/g, " ")
+    .trim();
   return out.length > MAX_SERVER_TEXT_CHARS ? out.slice(0, MAX_SERVER_TEXT_CHARS) + "…" : out;
 }
 
@@ -61,7 +64,8 @@ export function classifyMcpError(error: unknown, op: McpOperation, secrets: read
   if (error instanceof McpError) {
     if (error.code === ErrorCode.RequestTimeout) return mcpFailure("mcp_timeout", op, "timed out");
     if (error.code === ErrorCode.ConnectionClosed) return mcpFailure("mcp_unreachable", op, "failed: the connection closed");
-    return mcpFailure(isToolCall ? "mcp_tool_error" : "mcp_protocol_error", op, `failed with MCP error ${error.code}: ${text(error)}`);
+    // The SDK writes the code into the message: "MCP error -32602: …".
+    return mcpFailure(isToolCall ? "mcp_tool_error" : "mcp_protocol_error", op, `failed: ${text(error)}`);
   }
   if (error instanceof StreamableHTTPError) {
     if (typeof error.code === "number" && error.code >= 100) {

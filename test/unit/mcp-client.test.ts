@@ -105,7 +105,9 @@ describe("McpClient against server-everything", () => {
   it("reading an unknown resource is a protocol error", async () => {
     const r = await (await connect()).readResource("demo://no/such/resource", T);
     expect(!r.ok && r.code).toBe("mcp_protocol_error");
-    expect(!r.ok && r.message).toMatch(/^MCP server "everything": resources\/read "demo:\/\/no\/such\/resource" failed with MCP error/);
+    expect(!r.ok && r.message).toMatch(
+      /^MCP server "everything": resources\/read "demo:\/\/no\/such\/resource" failed: MCP error -32602: .*Resource demo:\/\/no\/such\/resource not found$/,
+    );
   });
 
   it("lists prompts and gets one with arguments", async () => {
