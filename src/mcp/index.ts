@@ -5,3 +5,7 @@ export * from "./mcp-errors";
 export * from "./mcp-pagination";
 export * from "./mcp-results";
 export * from "./mcp-client";
+export * from "./mcp-declarations";
+export * from "./mcp-api-files";
+export { boundText, commentLines, jsdocBlock, MAX_DESCRIPTION_CHARS } from "./mcp-jsdoc";
+export { schemaType } from "./mcp-schema-types";

@@ -3,7 +3,7 @@
  * Streamable HTTP on loopback, started by test/support/mcp-everything-server.mjs).
  */
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { McpClient, resolveMcpTarget, type McpFetch, type McpTarget } from "../../src/mcp";
+import { buildApiFiles, declareMcpServers, McpClient, readApiFile, resolveMcpTarget, type McpFetch, type McpTarget } from "../../src/mcp";
 
 const EVERYTHING_URL = inject("mcpEverythingUrl");
 const T = { timeoutMs: 10_000 };
@@ -37,6 +37,20 @@ describe("McpClient against server-everything", () => {
     expect(list.find((t) => t.name === "get-structured-content")!.outputSchema).toMatchObject({ type: "object" });
     for (const t of list)
       expect(Object.keys(t).every((k) => ["name", "title", "description", "inputSchema", "outputSchema", "annotations"].includes(k))).toBe(true);
+  });
+
+  it("its real tool list renders mcp/everything.d.ts in the seed's style", async () => {
+    const tools = await (await connect()).listTools(T);
+    const files = buildApiFiles(declareMcpServers([{ name: "everything", tools: tools.ok ? tools.value : [] }]));
+    const dts = readApiFile(files, "mcp/everything.d.ts");
+    expect(dts.ok).toBe(true);
+    const text = dts.ok ? dts.content : "";
+    expect(text).toContain("declare namespace MCP.everything {");
+    expect(text).toContain("  /**\n   * Echoes back the input string\n   * @param message Message to echo\n   */\n");
+    expect(text).toContain("  function echo(input: {\n    message: string;\n  }): Promise<McpToolResult>;");
+    expect(text).toContain('    location: "New York" | "Chicago" | "Los Angeles";');
+    expect(text).toMatch(/@returns structuredContent: \{ temperature: number; conditions: string; humidity: number \} \(declared by the server\)/);
+    expect(text).toContain("MCP tool name: get-structured-content");
   });
 
   it("calls echo and gets the content blocks as the server sent them", async () => {
