@@ -38,10 +38,13 @@ export function projectToolResult(raw: Raw): McpToolResult {
   return jsonCopy(out);
 }
 
+/** `{ nextCursor }` when the page has one, else nothing. */
+function cursorOf(raw: Raw): { nextCursor?: string } {
+  return typeof raw.nextCursor === "string" ? { nextCursor: raw.nextCursor } : {};
+}
+
 export function projectResourcesList(raw: Raw): McpResourcesListResult {
-  const out: McpResourcesListResult = { resources: list(raw.resources) };
-  if (typeof raw.nextCursor === "string") out.nextCursor = raw.nextCursor;
-  return jsonCopy(out);
+  return jsonCopy({ resources: list(raw.resources), ...cursorOf(raw) });
 }
 
 export function projectResourcesRead(raw: Raw): McpResourcesReadResult {
@@ -49,13 +52,9 @@ export function projectResourcesRead(raw: Raw): McpResourcesReadResult {
 }
 
 export function projectPromptsList(raw: Raw): McpPromptsListResult {
-  const out: McpPromptsListResult = { prompts: list(raw.prompts) };
-  if (typeof raw.nextCursor === "string") out.nextCursor = raw.nextCursor;
-  return jsonCopy(out);
+  return jsonCopy({ prompts: list(raw.prompts), ...cursorOf(raw) });
 }
 
 export function projectPromptsGet(raw: Raw): McpPromptsGetResult {
-  const out: McpPromptsGetResult = { messages: list(raw.messages) };
-  if (typeof raw.description === "string") out.description = raw.description;
-  return jsonCopy(out);
+  return jsonCopy({ messages: list(raw.messages), ...(typeof raw.description === "string" ? { description: raw.description } : {}) });
 }
