@@ -8,7 +8,7 @@
  * After `close()` every operation answers `mcp_unreachable` ("closed").
  *
  * EVERY OPERATION takes `{ timeoutMs, signal? }` and never throws: it resolves to
- * `{ ok: true, value }` or a failure (codes in mcp-errors.ts). The deadline covers the whole
+ * `{ ok: true, value }` or a failure (codes in mcp-errors.ts; mcp-deadline.ts). The deadline covers the whole
  * operation (all pages of a listing); when it passes or `signal` fires, the SDK request is
  * cancelled (`notifications/cancelled`) and the operation answers at once.
  *
@@ -31,7 +31,8 @@ import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod/v4";
 import { VERSION } from "../version";
 import type { McpTarget } from "./mcp-config";
-import { classifyMcpError, mcpFailure, McpNetworkError, sanitizeServerText, type McpFailure, type McpOperation, type McpOutcome } from "./mcp-errors";
+import { withDeadline, type McpCallOptions } from "./mcp-deadline";
+import { mcpFailure, McpNetworkError, sanitizeServerText, type McpOutcome } from "./mcp-errors";
 import { collectPages, MCP_TOOL_LIST_LIMITS, type McpListLimits } from "./mcp-pagination";
 import {
   projectPromptsGet,
@@ -45,8 +46,6 @@ import {
   type McpResourcesReadResult,
   type McpToolResult,
 } from "./mcp-results";
-
-export type McpCallOptions = { timeoutMs: number; signal?: AbortSignal };
 
 /** `fetch` as the Worker has it; tests may pass a wrapper that observes requests. */
 export type McpFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -73,9 +72,6 @@ const LooseCallToolResultSchema = ResultSchema.extend({
   isError: z.boolean().optional(),
 });
 
-const TIMED_OUT = Symbol("timed out");
-const ABORTED = Symbol("aborted");
-
 function toolInfo(tool: Record<string, unknown>): McpToolInfo {
   const info: McpToolInfo = { name: String(tool.name), inputSchema: tool.inputSchema as Record<string, unknown> };
   if (typeof tool.title === "string") info.title = tool.title;
@@ -94,38 +90,6 @@ function networkFetch(base: McpFetch): McpFetch {
       throw new McpNetworkError(error instanceof Error ? error.message : "fetch failed");
     }
   };
-}
-
-/**
- * Run `work` under a deadline and the caller's signal. Resolves as soon as either fires, even if
- * the SDK never settles; anything `work` throws is classified.
- */
-async function withDeadline<T>(
-  op: McpOperation,
-  options: McpCallOptions,
-  secrets: readonly string[],
-  work: (signal: AbortSignal) => Promise<McpOutcome<T>>,
-  isToolCall = false,
-): Promise<McpOutcome<T>> {
-  if (options.signal?.aborted) return mcpFailure("mcp_aborted", op, "was aborted before it started");
-  const controller = new AbortController();
-  const stopped = (): McpFailure =>
-    controller.signal.reason === TIMED_OUT
-      ? mcpFailure("mcp_timeout", op, `timed out after ${options.timeoutMs} ms`)
-      : mcpFailure("mcp_aborted", op, "was aborted");
-  const onAbort = () => controller.abort(ABORTED);
-  options.signal?.addEventListener("abort", onAbort);
-  const timer = setTimeout(() => controller.abort(TIMED_OUT), options.timeoutMs);
-  const interrupted = new Promise<McpFailure>((resolve) => controller.signal.addEventListener("abort", () => resolve(stopped())));
-  try {
-    const done = work(controller.signal).catch((error: unknown) =>
-      controller.signal.aborted ? stopped() : classifyMcpError(error, op, secrets, isToolCall),
-    );
-    return await Promise.race([done, interrupted]);
-  } finally {
-    clearTimeout(timer);
-    options.signal?.removeEventListener("abort", onAbort);
-  }
 }
 
 export class McpClient {
