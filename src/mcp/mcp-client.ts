@@ -8,9 +8,9 @@
  * After `close()` every operation answers `mcp_unreachable` ("closed").
  *
  * EVERY OPERATION takes `{ timeoutMs, signal? }` and never throws: it resolves to
- * `{ ok: true, value }` or a failure (codes in mcp-errors.ts; mcp-deadline.ts). The deadline covers the whole
+ * `{ ok: true, value }` or a failure (codes in mcp-errors.ts). The deadline covers the whole
  * operation (all pages of a listing); when it passes or `signal` fires, the SDK request is
- * cancelled (`notifications/cancelled`) and the operation answers at once.
+ * cancelled (`notifications/cancelled`) and the operation answers at once (mcp-deadline.ts).
  *
  * WORKERD NOTES (each one is why the code below is the way it is):
  * - The SDK validates tool output schemas with AJV by default, which compiles with
