@@ -30,12 +30,17 @@ function workers(options: { main?: string; requestsPerMinute: number }) {
 process.env.WRANGLER_LOG ??= "warn";
 
 /**
- * quickjs-wasi's dist files and typescript.js end in sourceMappingURL comments whose maps (or
- * their sources) the packages do not ship, and Vite warns about each on every run. They are
- * loaded without the comment: no source maps for those two dependencies, nothing else changes.
+ * quickjs-wasi's dist files, typescript.js and the MCP SDK's dist files end in sourceMappingURL
+ * comments whose maps (or their sources) the packages do not ship, and Vite warns about each on
+ * every run. They are loaded without the comment: no source maps for those three dependencies,
+ * nothing else changes.
  */
 function withoutDanglingSourceMaps(): Plugin {
-  const ids = [/\/node_modules\/quickjs-wasi\/dist\/[^/]+\.js$/, /\/node_modules\/typescript\/lib\/typescript\.js$/];
+  const ids = [
+    /\/node_modules\/quickjs-wasi\/dist\/[^/]+\.js$/,
+    /\/node_modules\/typescript\/lib\/typescript\.js$/,
+    /\/node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/.+\.js$/,
+  ];
   return {
     name: "codemode:without-dangling-source-maps",
     enforce: "pre",
@@ -51,13 +56,25 @@ function withoutDanglingSourceMaps(): Plugin {
 /** Gateway log lines go to memory, not the terminal (test/support/log-capture.ts); tests read them. */
 const LOG_CAPTURE = ["./test/support/log-capture.ts"];
 
+/**
+ * The MCP reference server (server-everything) on a free loopback port, started in Node before the
+ * project's tests and stopped after; tests read its URL with `inject("mcpEverythingUrl")`.
+ */
+const MCP_EVERYTHING = ["./test/support/mcp-everything-server.mjs"];
+
 export default defineConfig({
   test: {
     projects: [
       // The shipped entry (src/index.ts: demo plugin).
       {
         plugins: [withoutDanglingSourceMaps(), workers({ requestsPerMinute: 1_000_000 })],
-        test: { name: "gateway", setupFiles: LOG_CAPTURE, include: ["test/unit/**/*.test.ts", "test/e2e/**/*.test.ts"], testTimeout: 30_000 },
+        test: {
+          name: "gateway",
+          setupFiles: LOG_CAPTURE,
+          globalSetup: MCP_EVERYTHING,
+          include: ["test/unit/**/*.test.ts", "test/e2e/**/*.test.ts"],
+          testTimeout: 30_000,
+        },
       },
       // An embedding entry with extra plugins (core tools, a shell-style exec, direct-only and
       // contract-breaking tools) to drive catalog rules through the real path.

@@ -1,0 +1,239 @@
+/**
+ * One connection to one MCP server over Streamable HTTP, for use inside workerd (issue 10).
+ * Built on the MCP TypeScript SDK's `Client` and `StreamableHTTPClientTransport`.
+ *
+ * OWNERSHIP AND LIFETIME: `McpClient.connect()` returns an open client or a failure; the caller
+ * owns the client and must `close()` it (safe twice; `await using` works). Open one per
+ * request: a Worker cannot use one request's I/O (the transport's streams) from another.
+ * After `close()` every operation answers `mcp_unreachable` ("closed").
+ *
+ * EVERY OPERATION takes `{ timeoutMs, signal? }` and never throws: it resolves to
+ * `{ ok: true, value }` or a failure (codes in mcp-errors.ts). The deadline covers the whole
+ * operation (all pages of a listing); when it passes or `signal` fires, the SDK request is
+ * cancelled (`notifications/cancelled`) and the operation answers at once (mcp-deadline.ts).
+ *
+ * WORKERD NOTES (each one is why the code below is the way it is):
+ * - The SDK validates tool output schemas with AJV by default, which compiles with
+ *   `new Function` (refused by workerd): the client gets the SDK's `CfWorkerJsonSchemaValidator`.
+ * - `tools/call` goes through `Client.request` with a loose result schema, not `callTool`: the
+ *   SDK's schema strips block keys it does not know (the guest gets the original blocks), and
+ *   `callTool` validates only against validators cached by `listTools` on the same connection,
+ *   reset on every page: a client opened for one call would validate nothing. The caller passes
+ *   the tool's `outputSchema` (from the turn's catalog) and it is checked here, with the same
+ *   validator, whatever connection listed the tool.
+ * - The Worker's `fetch` is wrapped in a closure (never handed over unbound) that marks network
+ *   failures as `McpNetworkError`, so they are classified by class, not by message.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import * as z from "zod/v4";
+import { VERSION } from "../version";
+import type { McpTarget } from "./mcp-config";
+import { withDeadline, type McpCallOptions } from "./mcp-deadline";
+import { mcpFailure, McpNetworkError, sanitizeServerText, type McpOutcome } from "./mcp-errors";
+import { collectPages, MCP_TOOL_LIST_LIMITS, type McpListLimits } from "./mcp-pagination";
+import {
+  projectPromptsGet,
+  projectPromptsList,
+  projectResourcesList,
+  projectResourcesRead,
+  projectToolResult,
+  type McpPromptsGetResult,
+  type McpPromptsListResult,
+  type McpResourcesListResult,
+  type McpResourcesReadResult,
+  type McpToolResult,
+} from "./mcp-results";
+
+/** `fetch` as the Worker has it; tests may pass a wrapper that observes requests. */
+export type McpFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+export type McpConnectOptions = McpCallOptions & { fetch?: McpFetch };
+
+/** One listed tool, as the catalog keeps it (JSON copy; `_meta`, icons and the like dropped). */
+export type McpToolInfo = {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+};
+
+/** Closing sends a best-effort `DELETE` of the MCP session; it gets this long. */
+const TERMINATE_SESSION_MS = 1_000;
+
+/** `tools/call` result, blocks kept whole (see the header); top-level keys are projected later. */
+const LooseCallToolResultSchema = ResultSchema.extend({
+  content: z.array(z.looseObject({ type: z.string() })).default([]),
+  structuredContent: z.record(z.string(), z.unknown()).optional(),
+  isError: z.boolean().optional(),
+});
+
+function toolInfo(tool: Record<string, unknown>): McpToolInfo {
+  const info: McpToolInfo = { name: String(tool.name), inputSchema: tool.inputSchema as Record<string, unknown> };
+  if (typeof tool.title === "string") info.title = tool.title;
+  if (typeof tool.description === "string") info.description = tool.description;
+  if (tool.outputSchema !== undefined) info.outputSchema = tool.outputSchema as Record<string, unknown>;
+  if (tool.annotations !== undefined) info.annotations = tool.annotations as Record<string, unknown>;
+  return JSON.parse(JSON.stringify(info)) as McpToolInfo;
+}
+
+function networkFetch(base: McpFetch): McpFetch {
+  return async (input, init) => {
+    try {
+      return await base(input, init);
+    } catch (error) {
+      if (init?.signal?.aborted) throw error;
+      throw new McpNetworkError(error instanceof Error ? error.message : "fetch failed");
+    }
+  };
+}
+
+export class McpClient {
+  private closed = false;
+  private readonly validator = new CfWorkerJsonSchemaValidator();
+
+  private constructor(
+    /** The config name of the server, for messages. */
+    readonly server: string,
+    private readonly client: Client,
+    private readonly transport: StreamableHTTPClientTransport,
+    /** Header values and the URL: redacted from any server text that reaches a message. */
+    private readonly secrets: readonly string[],
+  ) {}
+
+  /** Open a session (`initialize`) with the target server. */
+  static async connect(target: McpTarget, options: McpConnectOptions): Promise<McpOutcome<McpClient>> {
+    const base: McpFetch = options.fetch ?? ((input, init) => fetch(input, init));
+    const transport = new StreamableHTTPClientTransport(target.url, {
+      fetch: networkFetch(base),
+      requestInit: { headers: target.headers },
+    });
+    const client = new Client(
+      { name: "codemode-edge", version: VERSION },
+      { capabilities: {}, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
+    );
+    // Transport errors also reject the request they belong to; the rest (the optional GET
+    // stream for server notifications) is not ours to report.
+    client.onerror = () => {};
+    const secrets = [...Object.values(target.headers), target.url.href, target.url.search.slice(1)];
+    const mcp = new McpClient(target.server, client, transport, secrets);
+    const connected = await withDeadline({ server: target.server, what: "connect" }, options, secrets, async (signal) => {
+      await client.connect(transport, { signal, timeout: options.timeoutMs });
+      return { ok: true, value: mcp };
+    });
+    if (!connected.ok) await mcp.close();
+    return connected;
+  }
+
+  private run<T>(what: string, options: McpCallOptions, work: (signal: AbortSignal) => Promise<McpOutcome<T>>, isToolCall = false) {
+    const op = { server: this.server, what };
+    if (this.closed) return Promise.resolve(mcpFailure("mcp_unreachable", op, "failed: the connection is closed"));
+    return withDeadline(op, options, this.secrets, work, isToolCall);
+  }
+
+  /** `tools/list`, every page, within `limits` (default 1000 tools, 50 pages). */
+  listTools(options: McpCallOptions, limits: McpListLimits = MCP_TOOL_LIST_LIMITS): Promise<McpOutcome<McpToolInfo[]>> {
+    return this.run("tools/list", options, async (signal) => {
+      const listed = await collectPages(async (cursor) => {
+        const page = await this.client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: options.timeoutMs });
+        return { items: page.tools, nextCursor: page.nextCursor };
+      }, limits);
+      if (!listed.ok) return mcpFailure("mcp_protocol_error", { server: this.server, what: "tools/list" }, listed.message);
+      return { ok: true, value: listed.items.map((t) => toolInfo(t as Record<string, unknown>)) };
+    });
+  }
+
+  /**
+   * `tools/call`. `outputSchema` is the tool's declared output schema (from the listing): when
+   * given, a non-error result must carry `structuredContent` that satisfies it.
+   */
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options: McpCallOptions & { outputSchema?: Record<string, unknown> },
+  ): Promise<McpOutcome<McpToolResult>> {
+    const what = `tools/call ${JSON.stringify(name.slice(0, 128))}`;
+    return this.run(
+      what,
+      options,
+      async (signal) => {
+        const raw = await this.client.request({ method: "tools/call", params: { name, arguments: args } }, LooseCallToolResultSchema, {
+          signal,
+          timeout: options.timeoutMs,
+        });
+        const result = projectToolResult(raw);
+        const broken = options.outputSchema && this.outputSchemaViolation(result, options.outputSchema);
+        if (broken) return mcpFailure("mcp_protocol_error", { server: this.server, what }, broken);
+        return { ok: true, value: result };
+      },
+      true,
+    );
+  }
+
+  private outputSchemaViolation(result: McpToolResult, schema: Record<string, unknown>): string | undefined {
+    if (result.isError === true) return undefined;
+    if (result.structuredContent === undefined) return "failed: the tool declares an output schema but returned no structuredContent";
+    let check;
+    try {
+      check = this.validator.getValidator(schema)(result.structuredContent);
+    } catch (error) {
+      return `failed: the tool's declared output schema cannot be used (${sanitizeServerText(error instanceof Error ? error.message : "invalid schema", this.secrets)})`;
+    }
+    return check.valid
+      ? undefined
+      : `failed: structuredContent does not match the tool's declared output schema (${sanitizeServerText(check.errorMessage, this.secrets)})`;
+  }
+
+  /** `resources/list`, one page. */
+  listResources(cursor: string | undefined, options: McpCallOptions): Promise<McpOutcome<McpResourcesListResult>> {
+    return this.run("resources/list", options, async (signal) => {
+      const raw = await this.client.listResources(cursor === undefined ? {} : { cursor }, { signal, timeout: options.timeoutMs });
+      return { ok: true, value: projectResourcesList(raw) };
+    });
+  }
+
+  /** `resources/read`. */
+  readResource(uri: string, options: McpCallOptions): Promise<McpOutcome<McpResourcesReadResult>> {
+    return this.run(`resources/read ${JSON.stringify(uri.slice(0, 256))}`, options, async (signal) => {
+      const raw = await this.client.readResource({ uri }, { signal, timeout: options.timeoutMs });
+      return { ok: true, value: projectResourcesRead(raw) };
+    });
+  }
+
+  /** `prompts/list`, one page. */
+  listPrompts(cursor: string | undefined, options: McpCallOptions): Promise<McpOutcome<McpPromptsListResult>> {
+    return this.run("prompts/list", options, async (signal) => {
+      const raw = await this.client.listPrompts(cursor === undefined ? {} : { cursor }, { signal, timeout: options.timeoutMs });
+      return { ok: true, value: projectPromptsList(raw) };
+    });
+  }
+
+  /** `prompts/get`; MCP prompt arguments are strings. */
+  getPrompt(name: string, args: Record<string, string>, options: McpCallOptions): Promise<McpOutcome<McpPromptsGetResult>> {
+    return this.run(`prompts/get ${JSON.stringify(name.slice(0, 128))}`, options, async (signal) => {
+      const raw = await this.client.getPrompt({ name, arguments: args }, { signal, timeout: options.timeoutMs });
+      return { ok: true, value: projectPromptsGet(raw) };
+    });
+  }
+
+  /** End the MCP session (best-effort `DELETE`, bounded) and the transport. Safe twice; never throws. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.transport.sessionId !== undefined) {
+      let timer = 0;
+      const bounded = new Promise<void>((resolve) => (timer = setTimeout(resolve, TERMINATE_SESSION_MS)));
+      await Promise.race([this.transport.terminateSession().catch(() => {}), bounded]);
+      clearTimeout(timer);
+    }
+    await this.client.close().catch(() => {});
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
