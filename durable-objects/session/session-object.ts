@@ -16,10 +16,11 @@ import { clientResultSettlement } from "../../src/turns";
 import { callDirectTool, cellEnvironment, execCell, isRestartSafe, type TurnDeps } from "../../src/turns";
 import { defaultExecLanguage } from "../../src/turns";
 import { turnTelemetry } from "../../src/turns";
-import { callToolSearchTool, runToolSearchCode } from "../../src/turns";
+import { callToolSearchTool, mcpToolDefinition, runToolSearchCode } from "../../src/turns";
+import { McpServers } from "../../src/mcp";
 import { isToolSearchControl, TOOL_SEARCH_CONTROLS } from "../../src/tool-search";
 import type { TurnCounters, TurnSpec } from "../../src/turns";
-import { planTurn, type OpenTurnRequest } from "./turn-opening";
+import { discoverMcp, planTurn, type OpenTurnRequest } from "./turn-opening";
 import { notFound, type ClientResultBody, type OpenTurnAnswer, type SessionReply, type SessionRpc } from "./session-rpc";
 import { SessionExpiry } from "./session-expiry";
 import { sessionKv } from "./session-kv";
@@ -108,12 +109,14 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const config = loadGatewayConfig(this.env);
       if (!config.ok) return { ok: false, reason: "invalid_config", message: config.error.message };
       const turnId = crypto.randomUUID();
+      const mcp = await discoverMcp(config.config, req, this.env as unknown as Record<string, unknown>);
+      if (!mcp.ok) return { ok: false, reason: "invalid_request", message: mcp.message };
       const plan = planTurn(
         config.config,
         plugins,
         req,
         { turnId, tenantId, sessionId, counterScope: crypto.randomUUID(), now: this.clock.now() },
-        await this.sandboxStarts(),
+        { sandboxStarts: await this.sandboxStarts(), mcp: mcp.found },
       );
       if (!plan.ok) {
         logRecord("host_error", { where: "turn.surface_check", error: new Error(plan.message), tenant: tenantId, sessionId });
@@ -147,6 +150,16 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
           codeModeEngaged: spec.codeModeEngaged,
           toolSearchEngaged: spec.toolSearch !== undefined,
           ...(spec.toolSearch ? { toolSearchMode: spec.toolSearch.mode } : {}),
+          ...(spec.mcp
+            ? {
+                mcpServers: spec.mcp.servers.map((s) => ({
+                  name: s.name,
+                  namespace: s.ident,
+                  tools: s.tools,
+                  ...(s.error ? { error: s.error } : {}),
+                })),
+              }
+            : {}),
           tools,
           telemetry: this.telemetry(spec, counters),
         },
@@ -341,11 +354,13 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     }
 
     private deps(spec: TurnSpec, signal: AbortSignal): TurnDeps {
+      const mcp = new McpServers(spec.mcp?.servers ?? [], this.env as unknown as Record<string, unknown>);
       return {
         clock: this.clock,
         signal,
         vms: this.vms,
-        resolve,
+        mcp,
+        resolve: (entry) => (entry.mcp ? mcpToolDefinition(entry, mcp) : resolve(entry)),
         context: { tenantId: spec.tenantId, sessionId: spec.sessionId, turnId: spec.turnId, store: sessionKv(this.ctx.storage, this.quota) },
       };
     }

@@ -8,7 +8,8 @@ import type { ModelTool } from "../../src/turns";
  */
 
 /** Why a session call was refused (the HTTP edge maps each to its status: http-error.ts). */
-export type SessionFailure = "not_found" | "conflict" | "quota_exceeded" | "invalid_config" | "session_reset" | "surface_rejected";
+export type SessionFailure =
+  "invalid_request" | "not_found" | "conflict" | "quota_exceeded" | "invalid_config" | "session_reset" | "surface_rejected";
 
 export type SessionReply<T> = { ok: true; body: T } | { ok: false; reason: SessionFailure; message: string };
 
@@ -20,6 +21,8 @@ export type OpenTurnAnswer = {
   codeModeEngaged: boolean;
   toolSearchEngaged: boolean;
   toolSearchMode?: "code" | "tools";
+  /** The turn's MCP servers: guest identifier, tools listed, or why listing failed (the turn opens either way). */
+  mcpServers?: Array<{ name: string; namespace: string; tools: number; error?: string }>;
   tools: ModelTool[];
   telemetry: CodeModeTelemetry;
 };

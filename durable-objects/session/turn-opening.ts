@@ -1,5 +1,7 @@
 import { buildCatalog } from "../../src/catalog";
-import type { ClientToolSpec } from "../../src/catalog";
+import type { ClientToolSpec, McpServerTools } from "../../src/catalog";
+import { assignMcpNames, McpServers, type McpServerRecord } from "../../src/mcp";
+import type { StoredMcpServer } from "../../src/turns";
 import { planSurface, resolveActivation, resolveCodeModeOptions, type GatewayConfig } from "../../src/config";
 import type { ToolPlugin } from "../../src/tools";
 import { checkSurface, modelSurface, type ModelTool, type SurfaceShape } from "../../src/turns";
@@ -29,16 +31,17 @@ export function planTurn(
   plugins: readonly ToolPlugin[],
   req: OpenTurnRequest,
   ids: { turnId: string; tenantId: string; sessionId: string; counterScope: string; now: number },
-  sandboxStarts = true,
+  found: { sandboxStarts?: boolean; mcp?: McpDiscovery } = {},
 ): { ok: true; spec: TurnSpec; tools: ModelTool[] } | { ok: false; message: string } {
-  const toolsActive = req.disableTools !== true && !(req.allow !== undefined && req.allow.length === 0);
-  const catalog = toolsActive
-    ? buildCatalog({ plugins, clientTools: req.clientTools, policy: { allow: req.allow, deny: req.deny } })
+  const sandboxStarts = found.sandboxStarts ?? true;
+  const active = toolsActive(req);
+  const catalog = active
+    ? buildCatalog({ plugins, mcpServers: found.mcp?.listed, clientTools: req.clientTools, policy: { allow: req.allow, deny: req.deny } })
     : { entries: [], direct: [] };
   const activation = resolveActivation(config, { agentId: req.agentId, model: req.model });
-  const engaged = toolsActive && activation.engaged;
+  const engaged = active && activation.engaged;
   const options = resolveCodeModeOptions(config, req.agentId);
-  const plan = planSurface(config, { agentId: req.agentId, model: req.model, toolsActive, codeModeEngaged: engaged, sandboxStarts });
+  const plan = planSurface(config, { agentId: req.agentId, model: req.model, toolsActive: active, codeModeEngaged: engaged, sandboxStarts });
   const shape: SurfaceShape =
     plan.kind === "code_mode"
       ? { kind: "code_mode", languages: options.languages }
@@ -60,10 +63,49 @@ export function planTurn(
     ...(shape.kind !== "code_mode" ? { surface: surfaceTelemetry(shape, tools) } : {}),
     options,
     catalog,
+    ...(active && found.mcp && found.mcp.servers.length > 0 ? { mcp: { servers: found.mcp.servers } } : {}),
     counterScope: ids.counterScope,
     createdAt: ids.now,
   };
   return { ok: true, spec, tools };
+}
+
+/** Runs that intentionally have no tools: `disableTools`, or an empty allow list. */
+export function toolsActive(req: OpenTurnRequest): boolean {
+  return req.disableTools !== true && !(req.allow !== undefined && req.allow.length === 0);
+}
+
+/** What listing the turn's MCP servers found (done by the session object before planning). */
+export type McpDiscovery = { servers: StoredMcpServer[]; listed: McpServerTools[] };
+
+/**
+ * The turn's MCP servers (gateway `mcp.servers`, then the turn's own), listed in parallel. A
+ * server that cannot be listed is attached without tools and reported; a turn server reusing a
+ * gateway server's name is refused.
+ */
+export async function discoverMcp(
+  config: GatewayConfig,
+  req: OpenTurnRequest,
+  env: Readonly<Record<string, unknown>>,
+): Promise<{ ok: true; found: McpDiscovery } | { ok: false; message: string }> {
+  const records: McpServerRecord[] = Object.entries(config.mcpServers).map(([name, s]) => ({ name, origin: "gateway" as const, ...s }));
+  for (const [name, s] of Object.entries(req.mcpServers ?? {})) {
+    if (records.some((r) => r.name === name))
+      return { ok: false, message: `mcpServers.${name}: the gateway already attaches an MCP server named ${JSON.stringify(name)}` };
+    records.push({ name, origin: "turn", ...s });
+  }
+  if (records.length === 0 || !toolsActive(req)) return { ok: true, found: { servers: [], listed: [] } };
+  const listings = await new McpServers(records, env).listAll();
+  const idents = assignMcpNames(
+    records.map((r) => r.name),
+    "server",
+  );
+  const servers: StoredMcpServer[] = records.map((r, i) => {
+    const l = listings[i]!;
+    return { ...r, ident: idents.get(r.name)!, tools: "tools" in l ? l.tools.length : 0, ...("error" in l ? { error: l.error } : {}) };
+  });
+  const listed: McpServerTools[] = listings.flatMap((l) => ("tools" in l ? [{ name: l.name, tools: l.tools }] : []));
+  return { ok: true, found: { servers, listed } };
 }
 
 function withoutEnabled<T extends { enabled: boolean }>(options: T): Omit<T, "enabled"> {

@@ -2,7 +2,8 @@ import type { ToolPlugin } from "../tools";
 import { assignCallableNames } from "./callable-names";
 import { opaqueToolId } from "./opaque-id";
 import { isToolAllowed, type ToolPolicy } from "./tool-policy";
-import type { CatalogEntry, CatalogProjection, ClientToolSpec, ToolOrigin } from "./types";
+import type { CatalogEntry, CatalogProjection, ClientToolSpec, McpServerTools, ToolOrigin } from "./types";
+import { assignMcpNames } from "../mcp";
 
 /** The code-mode and Tool Search control tools (seed "Tool catalog"); a client tool may not take these names. */
 export const CODE_MODE_CONTROL_TOOLS: readonly string[] = ["exec", "wait", "tool_search_code", "tool_search", "tool_describe", "tool_call"];
@@ -12,9 +13,21 @@ const ORIGIN_ORDER: Record<ToolOrigin, number> = { core: 0, bundled: 1, external
 
 export type CatalogInput = {
   plugins: readonly ToolPlugin[];
+  /** Tools listed by the turn's MCP servers (servers that could not be listed are absent). */
+  mcpServers?: readonly McpServerTools[];
   clientTools?: readonly ClientToolSpec[];
   policy: ToolPolicy;
 };
+
+/** An MCP tool's catalog name (what allow/deny patterns and Tool Search see): `<server>__<tool>`. */
+export function mcpToolName(server: string, tool: string): string {
+  return `${server}__${tool}`;
+}
+
+/** The guest's key for an MCP tool (never a bare global): `mcp:<server>.<tool>` in guest identifiers. */
+export function mcpGuestKey(serverIdent: string, toolIdent: string): string {
+  return `mcp:${serverIdent}.${toolIdent}`;
+}
 
 /**
  * The run-scoped catalog: effective tools after policy, one winner per exact tool name
@@ -37,6 +50,36 @@ export function buildCatalog(input: CatalogInput): CatalogProjection {
         parameters: tool.parameters,
         ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
         directOnly: tool.directOnly === true,
+      });
+    }
+  }
+  // Guest identifiers come from every listed name (before policy), so denying one tool never renames another.
+  const serverIdents = assignMcpNames(
+    (input.mcpServers ?? []).map((s) => s.name),
+    "server",
+  );
+  for (const server of input.mcpServers ?? []) {
+    const toolIdents = assignMcpNames(
+      server.tools.map((t) => t.name),
+      "tool",
+    );
+    for (const tool of server.tools) {
+      candidates.push({
+        id: opaqueToolId("mcp", server.name, tool.name),
+        toolName: mcpToolName(server.name, tool.name),
+        origin: "mcp",
+        source: "mcp",
+        // Untrusted: shown in the .d.ts and Tool Search results, never in a code-mode surface.
+        description: tool.description ?? "",
+        parameters: tool.inputSchema,
+        directOnly: false,
+        mcp: {
+          server: server.name,
+          serverIdent: serverIdents.get(server.name)!,
+          tool: tool.name,
+          toolIdent: toolIdents.get(tool.name)!,
+          ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
+        },
       });
     }
   }
@@ -68,9 +111,10 @@ export function buildCatalog(input: CatalogInput): CatalogProjection {
   }
   const ordered = [...winners.values()].sort((a, b) => ORIGIN_ORDER[a.origin] - ORIGIN_ORDER[b.origin]);
   const cataloged = ordered.filter((c) => !c.directOnly);
-  const names = assignCallableNames(cataloged);
+  // MCP tools never become bare globals: they take no callable name from anyone.
+  const names = assignCallableNames(cataloged.filter((c) => !c.mcp));
   return {
-    entries: cataloged.map((c) => ({ ...c, callableName: names.get(c.id)! })),
+    entries: cataloged.map((c) => ({ ...c, callableName: c.mcp ? mcpGuestKey(c.mcp.serverIdent, c.mcp.toolIdent) : names.get(c.id)! })),
     direct: ordered.filter((c) => c.directOnly).map((c) => ({ ...c, callableName: c.toolName })),
   };
 }

@@ -24,6 +24,24 @@ export class Catalog {
     return e && e.source !== "mcp" ? e : undefined;
   }
 
+  /** An MCP tool by its guest key (`mcp:<server>.<tool>`, see build-catalog.ts). */
+  lookupMcp(key: string): CatalogEntry | undefined {
+    const e = this.byCallable.get(key);
+    return e && e.source === "mcp" ? e : undefined;
+  }
+
+  /** The visible MCP tools, grouped by server in catalog order. */
+  mcpServers(): Map<string, CatalogEntry[]> {
+    const out = new Map<string, CatalogEntry[]>();
+    for (const e of this.projection.entries) {
+      if (!e.mcp) continue;
+      const list = out.get(e.mcp.server) ?? [];
+      list.push(e);
+      out.set(e.mcp.server, list);
+    }
+    return out;
+  }
+
   search(query: string, limit: number): CatalogEntry[] {
     this.index ??= new SearchIndex(this.guestEntries);
     return this.index.search(query, limit);

@@ -6,7 +6,7 @@ export { inputHint, outputHint } from "./schema-hints";
 export { SearchIndex } from "./search-index";
 export { stem, tokenize } from "./search-tokens";
 export { isToolAllowed, type ToolPolicy } from "./tool-policy";
-export type { CatalogEntry, CatalogProjection, ClientToolSpec, ToolCatalogMetadata, ToolOrigin } from "./types";
+export type { CatalogEntry, CatalogProjection, ClientToolSpec, McpEntryInfo, McpServerTools, ToolCatalogMetadata, ToolOrigin } from "./types";
 export * from "./build-catalog";
 export * from "./catalog";
 export * from "./opaque-id";

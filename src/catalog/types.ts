@@ -29,6 +29,16 @@ export type CatalogEntry = {
    */
   clientOutputSchema?: JsonSchema;
   directOnly: boolean;
+  /** MCP tools: the server (configured name, guest identifier) and the tool (MCP name, guest identifier). */
+  mcp?: McpEntryInfo;
+};
+
+export type McpEntryInfo = { server: string; serverIdent: string; tool: string; toolIdent: string; outputSchema?: JsonSchema };
+
+/** One MCP server's listed tools, as turn opening found them. */
+export type McpServerTools = {
+  name: string;
+  tools: ReadonlyArray<{ name: string; description?: string; inputSchema: JsonSchema; outputSchema?: JsonSchema }>;
 };
 
 /** The persisted projection of a turn's tools (no functions; re-linked to plugins on load). */

@@ -73,6 +73,8 @@ export type GatewayConfig = {
   providers: Record<string, ProviderCatalog>;
   /** `gateway.sessions` (idle expiry, storage quota) and `gateway.rateLimit`, validated with defaults filled in. */
   operations: GatewayOperations;
+  /** `mcp.servers`: attached to every turn that has tools (no prototype; read with `Object.entries`). */
+  mcpServers: Record<string, { url: string; headers?: Record<string, string> }>;
 };
 
 export type ConfigError = { message: string; path: string };

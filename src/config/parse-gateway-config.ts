@@ -1,5 +1,7 @@
 import { BUNDLED_PROVIDERS } from "./bundled-providers";
-import { ConfigValidationError, fail, isRecord, own, rejectUnknownKeys } from "./config-validation-error";
+import { ConfigValidationError, emptyRecord, fail, isRecord, own, rejectUnknownKeys } from "./config-validation-error";
+import { configPath } from "./config-path";
+import { mcpServerProblem, type McpServerConfig } from "../mcp";
 import type { ConfigResult, GatewayConfig } from "./gateway-config";
 import { parseAgents } from "./parse-agents";
 import { parseGatewayOperations } from "./parse-session-limits";
@@ -7,7 +9,7 @@ import { parseProviderCatalogs } from "./parse-provider-catalogs";
 import { parseToolsSection } from "./parse-tools-section";
 
 /** The sections this gateway reads (ARCHITECTURE.md, "Configuration"); any other top-level key is refused. */
-const TOP_LEVEL_KEYS = ["tools", "agents", "models", "gateway"];
+const TOP_LEVEL_KEYS = ["tools", "agents", "models", "gateway", "mcp"];
 const MODELS_KEYS = ["providers"];
 
 /**
@@ -45,5 +47,24 @@ function buildConfig(raw: unknown): GatewayConfig {
     providers: parseProviderCatalogs(models === undefined ? undefined : own(models, "providers"), "models.providers", BUNDLED_PROVIDERS),
     // `gateway.sessions` and `gateway.rateLimit` (parse-session-limits.ts); other `gateway.*` keys stay in `raw`.
     operations: parseGatewayOperations(own(raw, "gateway"), "gateway"),
+    mcpServers: parseMcpSection(own(raw, "mcp"), "mcp"),
   };
+}
+
+/** `mcp.servers`: MCP servers every turn with tools gets (header values may be `env:NAME` secrets). */
+function parseMcpSection(value: unknown, path: string): Record<string, McpServerConfig> {
+  const servers = emptyRecord<McpServerConfig>();
+  if (value === undefined) return servers;
+  if (!isRecord(value)) fail(path, "must be an object { servers }");
+  rejectUnknownKeys(value, path, ["servers"]);
+  const list = own(value, "servers");
+  if (list === undefined) return servers;
+  const listPath = configPath(path, "servers");
+  if (!isRecord(list)) fail(listPath, "must be an object keyed by server name");
+  for (const name of Object.keys(list)) {
+    const problem = mcpServerProblem(name, list[name], "gateway");
+    if (problem) fail(problem.path ? configPath(configPath(listPath, name), problem.path) : configPath(listPath, name), problem.message);
+    servers[name] = list[name] as McpServerConfig;
+  }
+  return servers;
 }

@@ -1,6 +1,7 @@
 import type { ClientResultBody } from "../../durable-objects/session/session-rpc";
 import type { OpenTurnRequest } from "../../durable-objects/session/turn-opening";
 import { AGENT_ID_PATTERN, AGENT_ID_RULE } from "../config";
+import { mcpServerProblem } from "../mcp";
 import { HttpError } from "./http-error";
 import { validateClientTool } from "./validate-client-tool";
 import { MAX_CLIENT_TOOLS, MAX_LIST } from "../limits";
@@ -22,6 +23,8 @@ function stringList(v: unknown, path: string): string[] {
   });
   return v as string[];
 }
+
+const MAX_MCP_SERVERS = 16;
 
 const KEYS = new Set(["agentId", "model", "allow", "deny", "disableTools", "clientTools", "mcpServers"]);
 
@@ -55,8 +58,16 @@ export function validateOpenTurn(body: unknown): OpenTurnRequest {
   }
   if (body.mcpServers !== undefined) {
     if (!isObject(body.mcpServers)) fail("mcpServers", "mcpServers must be an object of { url, headers? }");
-    // Refused rather than ignored: a caller must not believe MCP tools are attached.
-    if (Object.keys(body.mcpServers).length > 0) fail("mcpServers", "MCP servers are not supported by this gateway yet");
+    const names = Object.keys(body.mcpServers);
+    if (names.length > MAX_MCP_SERVERS) fail("mcpServers", `at most ${MAX_MCP_SERVERS} MCP servers per turn`);
+    const servers: Record<string, { url: string; headers?: Record<string, string> }> = {};
+    for (const name of names) {
+      const path = `mcpServers.${name}`;
+      const problem = mcpServerProblem(name, body.mcpServers[name], "turn");
+      if (problem) fail(problem.path ? `${path}.${problem.path}` : path, problem.message);
+      servers[name] = body.mcpServers[name] as { url: string; headers?: Record<string, string> };
+    }
+    if (names.length > 0) out.mcpServers = servers;
   }
   return out;
 }

@@ -104,3 +104,34 @@ export function resolveMcpTarget(
   if (!headers.ok) return headers;
   return { ok: true, target: { server, url: url.url, headers: headers.headers } };
 }
+
+/** Server names: what `MCP.<identifier>` and tool names (`<server>__<tool>`) are made from. */
+const SERVER_NAME = /^[^\u0000-\u001f\u007f]{1,64}$/;
+
+/**
+ * The shape check of one configured server, before anything connects (turn requests and gateway
+ * config alike): a usable name, only `url` and `headers`, the URL and header rules above. Gateway
+ * servers' `env:` references are checked for form only; the secret is looked up when used.
+ * Returns the problem (`path` relative to the server) or undefined.
+ */
+export function mcpServerProblem(name: string, value: unknown, origin: McpConfigOrigin): { path?: string; message: string } | undefined {
+  if (!SERVER_NAME.test(name) || name.includes("__")) return { message: 'an MCP server name is 1-64 characters without control characters or "__"' };
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return { message: "must be an object { url, headers? }" };
+  const v = value as Record<string, unknown>;
+  for (const key of Object.keys(v))
+    if (key !== "url" && key !== "headers") return { path: key, message: `unknown key ${JSON.stringify(key)}; an MCP server takes url and headers` };
+  const url = validateServerUrl(name, v.url);
+  if (!url.ok) return { path: "url", message: url.message };
+  if (v.headers !== undefined) {
+    if (v.headers === null || typeof v.headers !== "object" || Array.isArray(v.headers))
+      return { path: "headers", message: "must be an object of header name → string" };
+    // Every reference resolves to a placeholder: only the form is checked here.
+    const anySecret = new Proxy(
+      {},
+      { get: () => "placeholder", has: () => true, getOwnPropertyDescriptor: () => ({ value: "placeholder", configurable: true, enumerable: true }) },
+    );
+    const headers = resolveHeaders(name, v.headers as Record<string, string>, anySecret, origin);
+    if (!headers.ok) return { path: "headers", message: headers.message };
+  }
+  return undefined;
+}

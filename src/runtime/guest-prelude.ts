@@ -30,7 +30,8 @@ import { MAX_GUEST_TIMERS } from "../limits";
  */
 /**
  * 2: adds HOST_OP.charge (native work metering, work-meter.ts); ABI 1 preludes never send it.
- * 3: adds GUEST_CONTROL.installToolSearch (the `tool_search_code` guest); only fresh VMs get it.
+ * 3: adds GUEST_CONTROL.installToolSearch (the `tool_search_code` guest) and installTools' third
+ *    argument (the turn's MCP namespace and virtual API files); only fresh VMs get either.
  */
 export const GUEST_ABI_VERSION = 3;
 
@@ -346,7 +347,9 @@ ${WORK_METER_SOURCE}
     },
   });
 
-  function installTools(metaJson, namesJson) {
+  function installTools(metaJson, namesJson, mcpJson) {
+    if (mcpJson !== undefined) installMcp(mcpJson);
+    freeze(MCP);
     toolMetaJson = metaJson;
     const names = namesJson === undefined ? metaList().map(function (m) { return m.callableName; }) : parse(namesJson);
     for (let i = 0; i < names.length; i++) {
@@ -433,17 +436,78 @@ ${WORK_METER_SOURCE}
       noteRejection: noteRejection, noteHandled: noteHandled, describeError: describeError, installToolSearch: installToolSearch }),
     enumerable: false, writable: false, configurable: true,
   });
-  // MCP servers live under MCP.<server>; none are attached to this turn yet, so the
-  // namespaces are empty and the virtual API file table lists nothing.
-  const emptyNamespace = freeze(Object.create(null));
+  // MCP servers live under MCP.<server> (installTools' third argument). Calls go through the
+  // "call" op with a key no bare global can have ("mcp:<server>.<tool>", "mcp:<server>/<op>").
+  // The virtual API files are served here, from guest memory: reading them is no bridge call.
+  const MCP = Object.create(null);
+  const apiFiles = new MapCtor();   // path -> { path, bytes, description, content }
+  function mcpOp(server, op, input) {
+    return request("call", { tool: "mcp:" + server + "/" + op, input: input === undefined ? {} : input });
+  }
+  function installMcp(mcpJson) {
+    const spec = parse(mcpJson);
+    for (let i = 0; i < spec.servers.length; i++) {
+      const s = spec.servers[i];
+      const ns = Object.create(null);
+      for (let j = 0; j < s.tools.length; j++) {
+        const key = "mcp:" + s.name + "." + s.tools[j];
+        ns[s.tools[j]] = function (input) { return request("call", { tool: key, input: input === undefined ? {} : input }); };
+      }
+      const name = s.name;
+      ns.$api = function $api(toolName, options) {
+        const schema = options !== null && typeof options === "object" && options.schema === true;
+        return mcpOp(name, "$api", { toolName: toolName === undefined ? null : safeString(toolName), schema: schema });
+      };
+      ns.resources = freeze({
+        list: function list(input) { return mcpOp(name, "resources/list", input); },
+        read: function read(input) { return mcpOp(name, "resources/read", input); },
+      });
+      ns.prompts = freeze({
+        list: function list(input) { return mcpOp(name, "prompts/list", input); },
+        get: function get(input) { return mcpOp(name, "prompts/get", input); },
+      });
+      MCP[name] = freeze(ns);
+    }
+    for (let i = 0; i < spec.files.length; i++) call(mapSet, apiFiles, spec.files[i].path, freeze(spec.files[i]));
+  }
+  function quotedPath(p) { return stringify(p.length > 100 ? p.slice(0, 100) + "\u2026" : p); }
+  function pathProblem(p, allowTrailingSlash) {
+    if (p.charAt(0) === "/") return quotedPath(p) + ' is absolute; API paths are relative, like "mcp/index.d.ts"';
+    if (p.indexOf("\\") >= 0) return quotedPath(p) + ' contains a backslash; API paths use "/"';
+    const segments = (allowTrailingSlash && p.charAt(p.length - 1) === "/" ? p.slice(0, -1) : p).split("/");
+    for (let i = 0; i < segments.length; i++) {
+      if (segments[i] === "." || segments[i] === "..") return quotedPath(p) + ' has a "." or ".." segment; those are not allowed';
+      if (segments[i] === "") return quotedPath(p) + " has an empty segment";
+    }
+    return undefined;
+  }
   const API = freeze({
-    list: function list(prefix) { return PromiseCtor.resolve(freeze([])); },
+    list: function list(prefix) {
+      if (prefix !== undefined && typeof prefix !== "string") return PromiseCtor.reject(new TypeErrorCtor("API.list: the prefix must be a string"));
+      if (prefix) {
+        const problem = pathProblem(prefix, true);
+        if (problem) return PromiseCtor.reject(new ErrorCtor("API.list: " + problem));
+      }
+      const out = [];
+      const it = call(mapValues, apiFiles);
+      for (let e = call(mapIteratorNext, it); !e.done; e = call(mapIteratorNext, it)) {
+        const f = e.value;
+        if (!prefix || f.path.indexOf(prefix) === 0) out.push(freeze({ path: f.path, bytes: f.bytes, description: f.description }));
+      }
+      return PromiseCtor.resolve(freeze(out));
+    },
     read: function read(path) {
-      return PromiseCtor.reject(new ErrorCtor("unknown API file " + stringify(safeString(path)) + "; API.list() shows what exists"));
+      if (typeof path !== "string" || path === "") return PromiseCtor.reject(new TypeErrorCtor('API.read needs a path, like "mcp/index.d.ts"'));
+      const problem = pathProblem(path, false);
+      if (problem) return PromiseCtor.reject(new ErrorCtor("API.read: " + problem));
+      const f = call(mapGet, apiFiles, path);
+      if (!f) return PromiseCtor.reject(new ErrorCtor("API.read: no file " + quotedPath(path) + "; API.list() shows the files"));
+      return PromiseCtor.resolve(f.content);
     },
   });
+  const namespaces = freeze(Object.create(null));
   const globals = { text: text, json: json, setTimeout: setTimeout, clearTimeout: clearTimeout,
-    yield_control: yield_control, catalog: catalog, MCP: emptyNamespace, namespaces: emptyNamespace, API: API,
+    yield_control: yield_control, catalog: catalog, MCP: MCP, namespaces: namespaces, API: API,
     console: console };
   for (const name in globals) {
     defineProperty(g, name, { value: globals[name], writable: true, configurable: true, enumerable: false });

@@ -287,8 +287,8 @@ export class GuestVm {
   }
 
   /** Tool globals; `namesJson` (callable names in catalog order) lets the guest skip parsing metadata. */
-  installTools(metadataJson: string, namesJson?: string): void {
-    this.control("installTools", metadataJson, namesJson).dispose();
+  installTools(metadataJson: string, namesJson?: string, mcpJson?: string): void {
+    this.control("installTools", metadataJson, namesJson, mcpJson).dispose();
   }
 
   /** The `tool_search_code` guest: only `console` and `openclaw.tools` (fresh VMs, ABI 3 or later). */

@@ -4,7 +4,7 @@ import type { CatalogEntry, CatalogProjection } from "../catalog";
 /**
  * Tool Search's view of a turn's catalog (seed 004): every cataloged tool of the run, MCP
  * included (unlike code mode's generic `catalog.search`), addressed by a *Tool Search id* the
- * model may see: `openclaw:<name>` (core), `plugin:<pluginId>:<name>`, `mcp:<name>`,
+ * model may see: `openclaw:<name>` (core), `plugin:<pluginId>:<name>`, `mcp:<server>:<tool>`,
  * `client:<name>`. These are product names, not the catalog's opaque host-only ids, which never
  * leave the host. Names are unique within a turn (one effective winner per name), so a tool's
  * exact name is accepted wherever an id is.
@@ -22,7 +22,7 @@ export const HIT_DESCRIPTION_CHARS = 200;
 
 export function toolSearchId(entry: CatalogEntry): string {
   if (entry.source === "client") return `client:${entry.toolName}`;
-  if (entry.origin === "mcp") return `mcp:${entry.toolName}`;
+  if (entry.mcp) return `mcp:${entry.mcp.server}:${entry.mcp.tool}`;
   if (entry.origin === "core" || entry.pluginId === undefined) return `openclaw:${entry.toolName}`;
   return `plugin:${entry.pluginId}:${entry.toolName}`;
 }

@@ -7,3 +7,4 @@ export * from "./tool-handlers";
 export * from "./turn-spec";
 export * from "./surface-check";
 export * from "./tool-search-run";
+export * from "./mcp-runtime";

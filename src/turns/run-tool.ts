@@ -9,6 +9,8 @@ import { guestMetadata } from "../catalog";
 import { turnTelemetry } from "./telemetry";
 import { turnHandlers, type ToolResolver } from "./tool-handlers";
 import { recordCalled, type TurnCounters, type TurnSpec } from "./turn-spec";
+import { mcpRuntime, type McpRuntime } from "./mcp-runtime";
+import type { McpServers } from "../mcp";
 import { toolSearchId } from "../tool-search";
 
 export type ToolRouteResult =
@@ -20,13 +22,16 @@ export type TurnDeps = {
   clock: Clock;
   signal: AbortSignal;
   vms: CellVms;
+  /** Plugin tools by catalog entry; MCP entries resolve to a definition that calls their server. */
   resolve: ToolResolver;
   context: Omit<ToolContext, "signal">;
+  /** The turn's MCP servers (operations open their own client). */
+  mcp: McpServers;
 };
 
 /** The cell environment of a turn: limits, guest tool metadata, bridge handlers, telemetry. */
 export function cellEnvironment(spec: TurnSpec, counters: TurnCounters, deps: TurnDeps, restartSafe: boolean): CellEnvironment {
-  const { catalog, tools } = turnRuntime(spec);
+  const { catalog, tools, mcp } = turnRuntime(spec);
   // The VM limit never exceeds the isolate's VM memory budget; cells (and their out-of-memory
   // messages) see the limit they really run with.
   const memoryLimitBytes = deps.vms.pool.ledger.effectiveLimit(spec.options.memoryLimitBytes);
@@ -36,20 +41,31 @@ export function cellEnvironment(spec: TurnSpec, counters: TurnCounters, deps: Tu
     signal: deps.signal,
     vms: deps.vms,
     tools,
-    handlers: turnHandlers(spec, catalog, counters, deps.resolve, deps.context, { restartSafe }),
+    handlers: turnHandlers(spec, catalog, counters, deps, mcp, { restartSafe }),
     telemetry: () => turnTelemetry(spec, catalog, counters),
   };
 }
 
-// A turn's catalog and guest metadata are derived once per parsed spec, not per cell.
-const runtimes = new WeakMap<TurnSpec, { catalog: Catalog; tools: { metadataJson: string; namesJson: string } }>();
+type TurnRuntime = { catalog: Catalog; tools: { metadataJson: string; namesJson: string; mcpJson?: string }; mcp: McpRuntime };
 
-function turnRuntime(spec: TurnSpec) {
+// A turn's catalog, guest metadata and MCP namespace are derived once per parsed spec, not per cell.
+const runtimes = new WeakMap<TurnSpec, TurnRuntime>();
+
+function turnRuntime(spec: TurnSpec): TurnRuntime {
   let r = runtimes.get(spec);
   if (!r) {
     const catalog = new Catalog(spec.catalog);
     const metadata = catalog.guestEntries.map(guestMetadata);
-    r = { catalog, tools: { metadataJson: JSON.stringify(metadata), namesJson: JSON.stringify(metadata.map((m) => m.callableName)) } };
+    const mcp = mcpRuntime(spec, catalog);
+    r = {
+      catalog,
+      tools: {
+        metadataJson: JSON.stringify(metadata),
+        namesJson: JSON.stringify(metadata.map((m) => m.callableName)),
+        ...(mcp.guestJson !== undefined ? { mcpJson: mcp.guestJson } : {}),
+      },
+      mcp,
+    };
     runtimes.set(spec, r);
   }
   return r;

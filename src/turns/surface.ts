@@ -20,6 +20,14 @@ function execDescription(entries: readonly CatalogEntry[], languages: readonly C
     'If a result has status "waiting", call wait with its runId.',
   ];
   if (lines.length > 0) parts.push("Tools:\n" + lines.join("\n"));
+  const servers = [...new Set(entries.flatMap((e) => (e.mcp ? [e.mcp.serverIdent] : [])))];
+  if (servers.length > 0) {
+    const shown = servers.slice(0, 20).map((s) => `MCP.${s}`);
+    parts.push(
+      `MCP servers: ${shown.join(", ")}${servers.length > shown.length ? ` and ${servers.length - shown.length} more` : ""}. ` +
+        'Call MCP.<server>.<tool>({ ...input }); read the declarations first with await API.read("mcp/<server>.d.ts") (API.list("mcp") lists the files).',
+    );
+  }
   if (omitted > 0) parts.push(`${omitted} more tools are not listed: find them with await catalog.search("what you need"); results are callable.`);
   else parts.push('catalog.search("query") returns callable handles; handle.describe() gives the full schema.');
   return parts.join("\n\n");

@@ -7,6 +7,8 @@ import { checkValue } from "../tools";
 import type { ToolContext, ToolDefinition } from "../tools";
 import type { TurnCounters, TurnSpec } from "./turn-spec";
 import { searchLimit } from "../tool-search";
+import type { McpServers } from "../mcp";
+import { mcpServerOp, type McpRuntime } from "./mcp-runtime";
 
 export type ToolResolver = (entry: CatalogEntry) => ToolDefinition | undefined;
 
@@ -63,13 +65,31 @@ export function turnHandlers(
   spec: TurnSpec,
   catalog: Catalog,
   counters: TurnCounters,
-  resolve: ToolResolver,
-  context: Omit<ToolContext, "signal">,
+  deps: { resolve: ToolResolver; context: Omit<ToolContext, "signal">; mcp: McpServers },
+  mcp: McpRuntime,
   opts: { restartSafe: boolean },
 ): Omit<BridgeHandlers, "output"> {
   const maxBytes = spec.options.maxOutputBytes;
+  const { resolve, context } = deps;
   return {
     async call(request, signal): Promise<Settlement> {
+      if (request.tool.startsWith("mcp:")) {
+        // MCP.<server>.<tool>(input): a catalog entry, through the executor like any tool.
+        const tool = catalog.lookupMcp(request.tool);
+        if (tool) {
+          counters.call++;
+          const name = `MCP.${tool.mcp!.serverIdent}.${tool.mcp!.toolIdent}`;
+          return executeEntry(tool, name, request.input, { resolve, context }, signal, maxBytes, () =>
+            opts.restartSafe ? notReplaySafe(name) : undefined,
+          );
+        }
+        // $api reads the turn's declarations (a describe); resources and prompts are server calls.
+        if (request.tool.endsWith("/$api")) counters.describe++;
+        else counters.call++;
+        if (opts.restartSafe && !request.tool.endsWith("/$api")) return { ok: false, message: notReplaySafe(request.tool.slice(4)) };
+        if (!request.tool.includes("/")) return { ok: false, message: `${request.tool.slice(4) || "MCP tool"} is not an available tool` };
+        return mcpServerOp(spec, mcp, deps.mcp, request.tool, request.input, signal, maxBytes);
+      }
       counters.call++;
       const entry = catalog.lookup(request.tool);
       // Same message for denied, unknown and guessed names: existence is not revealed.

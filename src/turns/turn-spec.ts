@@ -1,6 +1,7 @@
 import type { CatalogProjection } from "../catalog";
 import type { CalledTool, SurfaceTelemetry } from "../code-mode";
 import type { ResolvedCodeModeOptions, ResolvedToolSearchOptions } from "../config";
+import type { StoredMcpServer } from "./mcp-runtime";
 
 /** Tool Search as it applies to one turn (present only when it owns the turn's surface). */
 export type TurnToolSearch = Omit<ResolvedToolSearchOptions, "enabled"> & { fallbackFrom?: "code" };
@@ -19,6 +20,12 @@ export type TurnSpec = {
   surface?: SurfaceTelemetry;
   options: ResolvedCodeModeOptions;
   catalog: CatalogProjection;
+  /**
+   * The turn's MCP servers: name, guest identifier, URL and headers as configured (a turn's own
+   * header values live here, in the session's SQLite only; gateway servers keep `env:` references),
+   * how many tools they listed, or why they could not be listed.
+   */
+  mcp?: { servers: StoredMcpServer[] };
   /** One counter lifetime; a replaced or restored catalog gets a new scope. */
   counterScope: string;
   createdAt: number;

@@ -242,7 +242,7 @@ describe("unknown keys are refused in every section the gateway reads", () => {
   it("a top-level `tool` (for `tools`) is an error naming the key, not code mode silently off", () => {
     expect(rejection({ tool: { codeMode: true } })).toEqual({
       path: "tool",
-      message: 'unknown key "tool" at $.tool; known keys here: tools, agents, models, gateway',
+      message: 'unknown key "tool" at $.tool; known keys here: tools, agents, models, gateway, mcp',
     });
   });
 
@@ -895,5 +895,22 @@ describe("tools.toolSearch (seed 004)", () => {
     expect(planSurface(c, { ...run, model: "local/tiny" })).toEqual({ kind: "direct" });
     expect(planSurface(c, { ...run, sandboxStarts: false })).toMatchObject({ kind: "tool_search", options: { mode: "tools" }, fallbackFrom: "code" });
     expect(planSurface(config({}), run)).toEqual({ kind: "direct" });
+  });
+});
+
+describe("mcp.servers", () => {
+  it("accepts servers with env: header references and refuses bad ones naming the key", () => {
+    const c = config({ mcp: { servers: { github: { url: "https://mcp.example/github", headers: { authorization: "env:GITHUB_TOKEN" } } } } });
+    expect(c.mcpServers).toEqual({ github: { url: "https://mcp.example/github", headers: { authorization: "env:GITHUB_TOKEN" } } });
+    for (const [raw, path] of [
+      [{ mcp: { servers: { a: { url: "ftp://x" } } } }, "mcp.servers.a.url"],
+      [{ mcp: { servers: { a: { url: "https://x.example", headers: { authorization: "env:bad name" } } } } }, "mcp.servers.a.headers"],
+      [{ mcp: { servers: { a: "https://x.example" } } }, "mcp.servers.a"],
+      [{ mcp: { server: {} } }, "mcp.server"],
+    ] as const) {
+      const r = parseGatewayConfig(raw);
+      expect(r.ok, JSON.stringify(raw)).toBe(false);
+      if (!r.ok) expect(r.error.path).toBe(path);
+    }
   });
 });

@@ -1,0 +1,116 @@
+import type { Settlement } from "../bridge";
+import type { Catalog, CatalogEntry } from "../catalog";
+import { boundedJson, boundedResult } from "../code-mode";
+import { apiHeader, buildApiFiles, type ApiFileTable, type McpDeclaredServer, type McpServerRecord, type McpServers } from "../mcp";
+import type { ToolDefinition } from "../tools";
+import type { TurnSpec } from "./turn-spec";
+
+/**
+ * A turn's MCP side at run time (seed 002 "Tool catalog", "Declared output contracts"): the
+ * `MCP.<server>` namespace and virtual `.d.ts` files the guest gets, built from the visible
+ * (policy-filtered) MCP entries of the catalog; the server operations behind `MCP.<s>.$api`,
+ * `resources.*` and `prompts.*`; and the executor definition of an MCP tool, so its calls take
+ * the same path as every other tool (input checked against its schema, bounded result).
+ */
+export type StoredMcpServer = McpServerRecord & { ident: string; tools: number; error?: string };
+
+export type McpRuntime = { declared: McpDeclaredServer[]; files: ApiFileTable; guestJson?: string };
+
+export function mcpRuntime(spec: TurnSpec, catalog: Catalog): McpRuntime {
+  const servers = spec.mcp?.servers ?? [];
+  if (servers.length === 0) return { declared: [], files: new Map() };
+  const visible = catalog.mcpServers();
+  const declared: McpDeclaredServer[] = servers
+    .map((s) => ({
+      name: s.ident,
+      mcpName: s.name,
+      tools: (visible.get(s.name) ?? []).map((e) => ({
+        name: e.mcp!.toolIdent,
+        mcpName: e.mcp!.tool,
+        ...(e.description ? { description: e.description } : {}),
+        inputSchema: e.parameters,
+        ...(e.mcp!.outputSchema ? { outputSchema: e.mcp!.outputSchema } : {}),
+      })),
+    }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const files = buildApiFiles(declared);
+  const guestJson = JSON.stringify({
+    servers: declared.map((d) => ({ name: d.name, tools: d.tools.map((t) => t.name) })),
+    files: [...files.values()],
+  });
+  return { declared, files, guestJson };
+}
+
+/** An MCP catalog entry as an executor definition: the call goes to its server through `servers`. */
+export function mcpToolDefinition(entry: CatalogEntry, servers: McpServers): ToolDefinition {
+  const mcp = entry.mcp!;
+  return {
+    name: `MCP.${mcp.serverIdent}.${mcp.toolIdent}`,
+    description: entry.description,
+    parameters: entry.parameters,
+    execute: async (input, ctx) => {
+      const r = await servers.callTool(
+        mcp.server,
+        mcp.tool,
+        input as Record<string, unknown>,
+        ctx.signal,
+        mcp.outputSchema as Record<string, unknown> | undefined,
+      );
+      if (!r.ok) throw new Error(r.message);
+      return r.value;
+    },
+  };
+}
+
+const OPS = ["$api", "resources/list", "resources/read", "prompts/list", "prompts/get"] as const;
+
+/** `MCP.<server>.$api/resources/prompts`: `mcp:<ident>/<op>` keys from the guest. */
+export async function mcpServerOp(
+  spec: TurnSpec,
+  runtime: McpRuntime,
+  servers: McpServers,
+  key: string,
+  input: unknown,
+  signal: AbortSignal,
+  maxBytes: number,
+): Promise<Settlement> {
+  const slash = key.indexOf("/");
+  const ident = key.slice(4, slash);
+  const op = key.slice(slash + 1) as (typeof OPS)[number];
+  const record = spec.mcp?.servers.find((s) => s.ident === ident);
+  if (!record || !OPS.includes(op)) return { ok: false, message: `${key.slice(4) || "MCP"} is not an available MCP operation` };
+  const args = (input ?? {}) as Record<string, unknown>;
+  if (typeof args !== "object" || Array.isArray(args))
+    return { ok: false, message: `MCP.${ident}.${op.replace("/", ".")} takes one object argument` };
+  const bounded = (value: unknown): Settlement => boundedResult(`MCP.${ident}.${op.replace("/", ".")}`, value, maxBytes, false);
+  const cursor = (): string | undefined | false =>
+    args.cursor === undefined || args.cursor === null ? undefined : typeof args.cursor === "string" ? args.cursor : false;
+  switch (op) {
+    case "$api": {
+      const declared = runtime.declared.find((d) => d.name === ident)!;
+      const r = apiHeader(declared, typeof args.toolName === "string" ? args.toolName : undefined, { schema: args.schema === true });
+      return r.ok ? { ok: true, text: boundedJson(r.value, maxBytes) } : { ok: false, message: r.message };
+    }
+    case "resources/list":
+    case "prompts/list": {
+      const c = cursor();
+      if (c === false) return { ok: false, message: `MCP.${ident}.${op.replace("/", ".")}: cursor must be a string` };
+      const r = op === "resources/list" ? await servers.listResources(record.name, c, signal) : await servers.listPrompts(record.name, c, signal);
+      return r.ok ? bounded(r.value) : { ok: false, message: r.message };
+    }
+    case "resources/read": {
+      if (typeof args.uri !== "string" || args.uri === "") return { ok: false, message: `MCP.${ident}.resources.read needs { uri }` };
+      const r = await servers.readResource(record.name, args.uri, signal);
+      return r.ok ? bounded(r.value) : { ok: false, message: r.message };
+    }
+    case "prompts/get": {
+      if (typeof args.name !== "string" || args.name === "") return { ok: false, message: `MCP.${ident}.prompts.get needs { name, arguments? }` };
+      const a = args.arguments ?? {};
+      if (typeof a !== "object" || a === null || Array.isArray(a) || Object.values(a).some((v) => typeof v !== "string")) {
+        return { ok: false, message: `MCP.${ident}.prompts.get: arguments must be an object of strings` };
+      }
+      const r = await servers.getPrompt(record.name, args.name, a as Record<string, string>, signal);
+      return r.ok ? bounded(r.value) : { ok: false, message: r.message };
+    }
+  }
+}
