@@ -351,8 +351,8 @@ export function surfaceSizes(sizes: number[]) {
   const languages = CODE_MODE_DEFAULTS.languages;
   return sizes.map((n) => {
     const projection = buildCatalog({ plugins: [pluginOf(catalogOf(n))], policy: {} });
-    const codeMode = modelSurface(projection, true, languages);
-    const direct = modelSurface(projection, false, languages);
+    const codeMode = modelSurface(projection, { kind: "code_mode", languages });
+    const direct = modelSurface(projection, { kind: "direct" });
     const quick = renderQuickIndex(projection.entries);
     return {
       tools: projection.entries.length,

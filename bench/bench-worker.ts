@@ -19,6 +19,10 @@
  *   GET /search-quality                       recall@1/@8 and MRR of SearchIndex, plain BM25 and a substring scan on bench/fixtures (development and fresh held-out sets)
  *   GET /search-latency?size=10000&reps=10&builds=3   per-query latency over a replicated catalog
  *   GET /surface?sizes=10,100,1000            model-visible surface bytes, code mode vs direct
+ *
+ * It is also a gateway (section 6, bench/harness/measure-toolsearch.ts): `/healthz` and `/v1/*`
+ * go to createGateway with the 500-tool catalog of test/support/large-catalog.ts, its session
+ * Durable Object exported below, configured by the harness's CODEMODE_CONFIG and GATEWAY_TOKENS.
  */
 import { QuickJS } from "quickjs-wasi";
 import quickjsModule from "quickjs-wasi/quickjs.wasm";
@@ -28,6 +32,15 @@ import { systemClock } from "../src/runtime";
 import { CODE_MODE_DEFAULTS } from "../src/config";
 import { snapshotSizes, suspendTimings } from "./bench-suspend";
 import { searchLatency, searchQuality, surfaceSizes } from "./bench-catalog";
+import { createGateway } from "../src/gateway";
+import type { GatewayEnv } from "../src/http";
+import { largeCatalogPlugin } from "../test/support/large-catalog";
+
+/** Section 6: the same 500-tool catalog under every surface (direct, Tool Search code/tools, code mode). */
+const TOOL_SEARCH_CATALOG_SIZE = 500;
+const gateway = createGateway({ plugins: [largeCatalogPlugin(TOOL_SEARCH_CATALOG_SIZE)] });
+export class SessionDurableObject extends gateway.SessionDurableObject {}
+export class PristineImageRegistry extends gateway.PristineImageRegistry {}
 
 const MAX_N = 2000;
 const MAX_WARMUP = 200;
@@ -169,8 +182,9 @@ function clockProbe() {
 }
 
 export default {
-  async fetch(req: Request): Promise<Response> {
+  async fetch(req: Request, env: GatewayEnv, ctx: ExecutionContext): Promise<Response> {
     const url = new URL(req.url);
+    if (url.pathname === "/healthz" || url.pathname.startsWith("/v1/")) return gateway.worker.fetch(req, env, ctx);
     const n = intParam(url, "n", 200, MAX_N);
     const warmup = intParam(url, "warmup", 20, MAX_WARMUP);
     const k = Math.max(1, intParam(url, "batch", 10, MAX_BATCH));
@@ -213,4 +227,4 @@ export default {
       return Response.json({ error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }, { status: 500 });
     }
   },
-} satisfies ExportedHandler;
+} satisfies ExportedHandler<GatewayEnv>;

@@ -8,9 +8,11 @@
  *   3. bundle size with and without the TypeScript compiler    measure-bundle.ts,  report-bundle.ts
  *   4. suspension: HTTP wait/park, in-isolate codec, sizes     measure-suspend.ts, report-suspend.ts
  *   5. catalog: search quality, latency, model surface         measure-catalog.ts, report-catalog.ts
+ *   6. Tool Search: payload per surface on 500 tools, and one
+ *      tool_search_code call against a node --permission child  measure-toolsearch.ts, report-toolsearch.ts
  *
  * Supporting jobs: supervise.ts (children, cleanup, watchdog), workers.ts (build and serve),
- * http.ts (requests), baselines.ts (the two exec baselines), rounds.ts (interleaving), stats.ts
+ * http.ts (requests), baselines.ts (the two exec baselines), baselines-toolsearch.ts (section 6's), rounds.ts (interleaving), stats.ts
  * (quantiles, per-round ratios), verdict.ts (goal verdicts from spreads), machine.ts (header facts),
  * options.ts (command line and iteration counts), report*.ts (markdown).
  *
@@ -25,6 +27,7 @@ import { measureBundle } from "./measure-bundle.ts";
 import { measureCatalog } from "./measure-catalog.ts";
 import { measureExec } from "./measure-exec.ts";
 import { measureSuspendHttp, measureSuspendIsolate } from "./measure-suspend.ts";
+import { measureToolSearch, toolSearchConfig } from "./measure-toolsearch.ts";
 import { measureVm } from "./measure-vm.ts";
 import { workerRoute, type Gateway } from "./http.ts";
 import { parseOptions, planFor, SECTIONS, UsageError, type Section } from "./options.ts";
@@ -37,6 +40,11 @@ const HARNESS_DIR = path.dirname(fileURLToPath(import.meta.url));
 const BENCH_DIR = path.resolve(HARNESS_DIR, "..");
 const ROOT = path.resolve(BENCH_DIR, "..");
 const OUT_DIR = path.join(BENCH_DIR, "out");
+
+/** A served gateway as the bench's HTTP client addresses it (bearer token of the bench tenant). */
+function gatewayAt(base: string, token: string, timeoutMs: number): Gateway {
+  return { base, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, timeoutMs };
+}
 
 async function run(argv: string[]): Promise<void> {
   const options = parseOptions(argv);
@@ -75,11 +83,7 @@ async function run(argv: string[]): Promise<void> {
         t.readyMs,
       );
       try {
-        const gw: Gateway = {
-          base: server.base,
-          headers: { authorization: `Bearer ${plan.token}`, "content-type": "application/json" },
-          timeoutMs: t.requestMs,
-        };
+        const gw = gatewayAt(server.base, plan.token, t.requestMs);
         if (has("exec")) results.exec = await measureExec(gw, plan.exec, t.childMs, log);
         if (has("suspend")) results.suspendHttp = await measureSuspendHttp(gw, plan.suspend, log);
       } finally {
@@ -88,17 +92,23 @@ async function run(argv: string[]): Promise<void> {
     }
   }
 
-  if (has("vm") || has("suspend") || has("catalog")) {
+  if (has("vm") || has("suspend") || has("catalog") || has("toolsearch")) {
     const benchConfig = path.join(BENCH_DIR, "wrangler.bench.toml");
     log("building the bench worker (wrangler deploy --dry-run -c bench/wrangler.bench.toml)");
     const bundle = await dryRun(paths, "bench-worker", benchConfig, [], t.dryRunMs);
     log("serving the bench worker");
-    const server = await serveBundle(paths, "vm", bundle, await readWranglerConfig(benchConfig), {}, "/clock", t.readyMs);
+    // The bench worker is also section 6's gateway (500-tool catalog): its token and agents.
+    const bindings = { GATEWAY_TOKENS: JSON.stringify({ [plan.token]: plan.tenant }), CODEMODE_CONFIG: toolSearchConfig(plan.toolsearch) };
+    const server = await serveBundle(paths, "vm", bundle, await readWranglerConfig(benchConfig), bindings, "/clock", t.readyMs);
     try {
       const get = (route: string) => workerRoute(server.base, route, t.workerRouteMs);
       if (has("vm")) results.vm = await measureVm(get, plan.vm, log);
       if (has("suspend")) results.suspendIsolate = await measureSuspendIsolate(get, plan.suspend, log);
       if (has("catalog")) results.catalog = await measureCatalog(get, plan.catalog, log);
+      if (has("toolsearch")) {
+        const gw = gatewayAt(server.base, plan.token, t.requestMs);
+        results.toolsearch = await measureToolSearch(gw, plan.toolsearch, paths, server.output, log);
+      }
     } finally {
       await stopServer(server);
     }

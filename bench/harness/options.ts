@@ -5,10 +5,10 @@
  *   npm run bench                       full run; prints the report and writes bench/out/BENCHMARKS.md
  *   npm run bench -- --write            full run, and rewrites BENCHMARKS.md at the repo root
  *   npm run bench -- --quick            few samples, a smoke run of every section (figures not representative)
- *   npm run bench -- --only=exec,vm     only these sections (exec, vm, bundle, suspend, catalog)
+ *   npm run bench -- --only=exec,vm     only these sections (exec, vm, bundle, suspend, catalog, toolsearch)
  */
 
-export const SECTIONS = ["exec", "vm", "bundle", "suspend", "catalog"] as const;
+export const SECTIONS = ["exec", "vm", "bundle", "suspend", "catalog", "toolsearch"] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export interface Options {
@@ -20,7 +20,7 @@ export interface Options {
 
 export class UsageError extends Error {}
 
-export const USAGE = "usage: npm run bench [-- [--quick] [--write] [--only=exec,vm,bundle,suspend,catalog]]";
+export const USAGE = "usage: npm run bench [-- [--quick] [--write] [--only=exec,vm,bundle,suspend,catalog,toolsearch]]";
 
 export function parseOptions(argv: readonly string[]): Options {
   let quick = false;
@@ -78,6 +78,21 @@ export interface Plan {
   };
   /** 5. catalog: latency over a replicated catalog, split into blocks of consecutive queries. */
   catalog: { latencyTools: number; reps: number; builds: number; blocks: number; surfaceSizes: number[] };
+  /**
+   * 6. Tool Search over the bench worker's 500-tool catalog: one `tool_search_code` body, our path
+   * against a `node --permission` child per call, interleaved rounds of each.
+   */
+  toolsearch: {
+    catalogSize: number;
+    code: string;
+    expectedTitle: string;
+    codeTimeoutMs: number;
+    rounds: number;
+    oursPerRound: number;
+    nodePerRound: number;
+    warmup: number;
+    nodeWarmup: number;
+  };
   timeouts: { requestMs: number; workerRouteMs: number; childMs: number; readyMs: number; dryRunMs: number; watchdogMs: number };
 }
 
@@ -113,6 +128,22 @@ export function planFor(quick: boolean): Plan {
       sizeReps: quick ? 2 : 5,
     },
     catalog: { latencyTools: 10_000, reps: quick ? 2 : 5, builds: quick ? 1 : 3, blocks: quick ? 3 : 9, surfaceSizes: [10, 100, 1000, 10_000] },
+    toolsearch: {
+      catalogSize: 500, // largeCatalogPlugin(500) in bench/bench-worker.ts
+      // Seed 004's example body: search → describe → call.
+      code: [
+        'const hits = await openclaw.tools.search("create a GitHub issue");',
+        "const tool = await openclaw.tools.describe(hits[0].id);",
+        'return await openclaw.tools.call(tool.id, { title: "Crash on startup", body: "Steps to reproduce..." });',
+      ].join("\n"),
+      expectedTitle: "Crash on startup",
+      codeTimeoutMs: 10_000, // seed 004's default, on both sides
+      rounds: quick ? 3 : 11,
+      oursPerRound: quick ? 5 : 20,
+      nodePerRound: quick ? 2 : 10,
+      warmup: quick ? 3 : 10,
+      nodeWarmup: quick ? 1 : 3,
+    },
     timeouts: { requestMs: 15_000, workerRouteMs: 90_000, childMs: 15_000, readyMs: 60_000, dryRunMs: 90_000, watchdogMs: 300_000 },
   };
 }

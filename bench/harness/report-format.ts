@@ -57,6 +57,9 @@ export function table(header: readonly string[], rows: ReadonlyArray<readonly st
   return [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.map(esc).join(" | ")} |`)];
 }
 
+/** The headers of timingCells' columns. */
+export const TIMING_HEADER: readonly string[] = ["median (ms)", "IQR (ms)", "p90 (ms)", "min (ms)", "max (ms)"];
+
 /** The timing columns every latency table shares: median, IQR, p90, min, max (ms). */
 export function timingCells(s: Summary): string[] {
   return [ms(s.median), `${ms(s.q1)}–${ms(s.q3)}`, ms(s.p90), ms(s.min), ms(s.max)];

@@ -4,6 +4,7 @@
  */
 import type { Results } from "./report.ts";
 import { kib, ms, msSpread, speed, speedRange, table, x } from "./report-format.ts";
+import { latencyVerdict, payloadVerdict } from "./report-toolsearch.ts";
 import { invert } from "./stats.ts";
 import { exactBasis, iqrBasis, judge, rangeBasis, statusText, type Basis, type Rule, type Status } from "./verdict.ts";
 
@@ -101,6 +102,20 @@ export function goalRows(r: Results): Goal[] {
       goal: "code-mode surface flat (bounded) and ≤ 2% of direct exposure at 1,000 tools (5.3)",
       measured: `${flat ? "flat" : "not flat"}; ${s1000 ? `${kib(s1000.codeModeBytes)} KiB vs ${kib(s1000.directBytes)} KiB = ${(100 * share).toFixed(2)}%` : "n/a"}`,
       status: holds(flat && share <= 0.02),
+    });
+  }
+  if (r.toolsearch) {
+    const t = r.toolsearch;
+    const p = t.payload;
+    rows.push({
+      goal: `Tool Search payload smaller than direct tools on the same ${t.catalogSize}-tool catalog (seed 004; 6.1)`,
+      measured: `${payloadVerdict(t)}: ${p.code.bytes} B vs ${p.direct.bytes} B (code mode ${p.codeMode.bytes} B)`,
+      status: holds(p.code.bytes < p.direct.bytes && p.tools.bytes < p.direct.bytes),
+    });
+    rows.push({
+      goal: "(for reference) one `tool_search_code` call vs seed 004's Node child per call (6.2)",
+      measured: latencyVerdict(t),
+      status: `${{ met: "ours faster", "not met": "ours slower", unclear: "unclear (spread crosses 1×)" }[judge(iqrBasis(t.ratio, "rounds"), { kind: "atMost", line: 1 })]} (IQR over ${t.ratio.n} rounds)`,
     });
   }
   return rows;

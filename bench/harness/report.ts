@@ -7,12 +7,14 @@ import type { BundleFigures } from "./measure-bundle.ts";
 import type { CatalogFigures } from "./measure-catalog.ts";
 import type { ExecFigures } from "./measure-exec.ts";
 import type { SuspendHttpFigures, SuspendIsolateFigures } from "./measure-suspend.ts";
+import type { ToolSearchFigures } from "./measure-toolsearch.ts";
 import type { VmFigures } from "./measure-vm.ts";
 import { reportBundle } from "./report-bundle.ts";
 import { reportCatalog } from "./report-catalog.ts";
 import { reportExec } from "./report-exec.ts";
 import { reportGoals } from "./report-goals.ts";
 import { reportSuspension } from "./report-suspend.ts";
+import { reportToolSearch } from "./report-toolsearch.ts";
 import { reportVm } from "./report-vm.ts";
 
 /** Figures of the sections that ran. */
@@ -23,6 +25,7 @@ export interface Results {
   suspendHttp?: SuspendHttpFigures;
   suspendIsolate?: SuspendIsolateFigures;
   catalog?: CatalogFigures;
+  toolsearch?: ToolSearchFigures;
 }
 
 /** /proc/loadavg: load averages over 1, 5 and 15 minutes, runnable and total scheduling entities. */
@@ -89,5 +92,6 @@ export function renderReport(r: Results, m: Machine): string {
   if (r.bundle) lines.push(...reportBundle(r.bundle));
   if (r.suspendHttp && r.suspendIsolate) lines.push(...reportSuspension(r.suspendHttp, r.suspendIsolate));
   if (r.catalog) lines.push(...reportCatalog(r.catalog));
+  if (r.toolsearch) lines.push(...reportToolSearch(r.toolsearch));
   return lines.join("\n").replace(/\n+$/, "") + "\n";
 }
