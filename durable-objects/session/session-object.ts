@@ -17,8 +17,8 @@ import { callDirectTool, cellEnvironment, execCell, isRestartSafe, type TurnDeps
 import { defaultExecLanguage, type ModelTool } from "../../src/turns";
 import { turnTelemetry } from "../../src/turns";
 import type { TurnCounters, TurnSpec } from "../../src/turns";
-import { planTurn, type OpenTurnRequest } from "./turn-opening";
-import { notFound, type ClientResultBody, type SessionReply, type SessionRpc } from "./session-rpc";
+import { planTurn, turnSurface, type OpenTurnRequest } from "./turn-opening";
+import { notFound, type ClientResultBody, type SessionReply, type SessionRpc, type TurnSurface } from "./session-rpc";
 import { SessionExpiry } from "./session-expiry";
 import { sessionKv } from "./session-kv";
 import { SessionStorage } from "./session-storage";
@@ -128,6 +128,14 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       this.turns.insert(spec, counters, row);
       this.touched(turnId, { opened: true });
       return { ok: true, body: { turnId, codeModeEngaged: spec.codeModeEngaged, tools, telemetry: this.telemetry(spec, counters) } };
+    }
+
+    async describeTurn(tenantId: string, turnId: string): Promise<SessionReply<TurnSurface>> {
+      const turn = this.turns.get(tenantId, turnId);
+      if (!turn) return notFound("unknown turn");
+      const surface = turnSurface(turn.spec);
+      if (!surface.ok) return { ok: false, reason: "surface_rejected", message: surface.message };
+      return { ok: true, body: { codeModeEngaged: turn.spec.codeModeEngaged, tools: surface.tools } };
     }
 
     /**

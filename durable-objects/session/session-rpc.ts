@@ -16,8 +16,13 @@ export type ClientResultBody = { callId: string; value?: unknown; error?: { mess
 
 export type OpenTurnAnswer = { turnId: string; codeModeEngaged: boolean; tools: ModelTool[]; telemetry: CodeModeTelemetry };
 
+/** An open turn's model-facing surface, as `openTurn` answered it. */
+export type TurnSurface = { codeModeEngaged: boolean; tools: ModelTool[] };
+
 export interface SessionRpc {
   openTurn(tenantId: string, sessionId: string, req: unknown): Promise<SessionReply<OpenTurnAnswer>>;
+  /** The surface of an open turn (unknown, or another tenant's: not_found). Read-only: no activity is recorded. */
+  describeTurn(tenantId: string, turnId: string): Promise<SessionReply<TurnSurface>>;
   /** A model-visible tool of the turn: `exec`/`wait` answer a CodeModeResult, direct tools their result. */
   callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<unknown>>;
   /** The HTTP client of `requestId` went away: cancel that call's active work. */

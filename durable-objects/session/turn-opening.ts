@@ -45,9 +45,20 @@ export function planTurn(
     counterScope: ids.counterScope,
     createdAt: ids.now,
   };
-  const tools = toolsActive ? modelSurface(catalog, engaged, options.languages) : [];
-  // Fail closed: a surface that is not exactly what the activation allows is never sent.
-  const check = checkSurface(tools, catalog, engaged);
+  // A turn without tools has an empty catalog and code mode off: its surface is empty.
+  const surface = turnSurface(spec);
+  if (!surface.ok) return surface;
+  return { ok: true, spec, tools: surface.tools };
+}
+
+/**
+ * The model-facing surface of a turn, from its stored spec: what `openTurn` answered, and what
+ * `POST /mcp` lists later for the same turn. Fail closed: a surface that is not exactly what
+ * the activation allows is never sent.
+ */
+export function turnSurface(spec: TurnSpec): { ok: true; tools: ModelTool[] } | { ok: false; message: string } {
+  const tools = modelSurface(spec.catalog, spec.codeModeEngaged, spec.options.languages);
+  const check = checkSurface(tools, spec.catalog, spec.codeModeEngaged);
   if (!check.ok) return check;
-  return { ok: true, spec, tools };
+  return { ok: true, tools };
 }
