@@ -9,6 +9,7 @@ import { callSessionTool } from "./session-call";
 import { tenantRateLimit } from "./rate-limit";
 import { validateClientResult, validateOpenTurn } from "./validate-turn";
 import { VERSION } from "../version";
+import { handleMcpRequest } from "../mcp-server";
 import { MAX_BODY_BYTES } from "../limits";
 import { logRecord, requestLog, type RequestLogVars } from "../observability";
 
@@ -76,7 +77,8 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
     return c.json({ ok: true, runtime: "quickjs-wasi", version: VERSION });
   });
 
-  for (const path of ["/v1/*"]) {
+  // /v1 and /mcp: the same bearer tokens and per-tenant rate limit.
+  for (const path of ["/v1/*", "/mcp"]) {
     app.use(path, async (c, next) => {
       const error = configurationError(c.env);
       if (error) throw error;
@@ -132,6 +134,9 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
     const { stub } = sessionStub(c);
     return reply(c, await stub.deleteSession());
   });
+
+  // Code mode as an MCP server (Streamable HTTP); the transport enforces its own body limit.
+  app.all("/mcp", (c) => handleMcpRequest(c.req.raw, { tenant: c.get("tenant"), requestId: c.get("requestId"), sessions: c.env.SESSIONS }));
 
   app.notFound((c) => {
     c.set("errorCode", "not_found");
