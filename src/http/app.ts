@@ -136,7 +136,11 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
   });
 
   // Code mode as an MCP server (Streamable HTTP); the transport enforces its own body limit.
-  app.all("/mcp", (c) => handleMcpRequest(c.req.raw, { tenant: c.get("tenant"), requestId: c.get("requestId"), sessions: c.env.SESSIONS }));
+  app.all("/mcp", async (c) => {
+    const res = await handleMcpRequest(c.req.raw, { tenant: c.get("tenant"), requestId: c.get("requestId"), sessions: c.env.SESSIONS });
+    // Through the context, so the headers set for every answer (x-request-id) are kept.
+    return c.newResponse(res.body, res);
+  });
 
   app.notFound((c) => {
     c.set("errorCode", "not_found");

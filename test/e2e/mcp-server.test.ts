@@ -162,6 +162,7 @@ describe("POST /mcp: code mode over MCP", () => {
     expect(asB.json.error.code).toBe(-32001);
     const asA = await post(listTools, sessionHeaders(id), TOKEN_A);
     expect(asA.status).toBe(200);
+    expect(asA.headers.get("x-request-id")).toMatch(new RegExp(`^${UUID}$`));
     expect(asA.json.result.tools.map((t: { name: string }) => t.name)).toEqual(["exec", "wait"]);
   });
 
