@@ -7,6 +7,7 @@ import type { GatewayEnv } from "../http/app";
 import { HttpError, statusFor } from "../http/http-error";
 import { callSessionTool, type SessionStub } from "../http/session-call";
 import { MAX_BODY_BYTES } from "../limits";
+import { logRecord } from "../observability";
 import { VERSION } from "../version";
 import { callToolResult } from "./call-tool-result";
 import { formatMcpSessionId, mcpCodemodeSessionId, parseMcpSessionId, type McpSessionRef } from "./mcp-session-id";
@@ -53,7 +54,11 @@ async function initialize(req: Request, ctx: McpRequestContext): Promise<Respons
     maxRequestBodySize: MAX_BODY_BYTES,
     // Runs once the transport has accepted a well-formed initialize, before the server answers it.
     onsessioninitialized: async (key) => {
-      const opened = await openSessionTurn(ctx, key);
+      // A throw here would become the transport's "400 Parse error" carrying the error's text.
+      const opened = await openSessionTurn(ctx, key).catch((error: unknown) => {
+        logRecord("host_error", { where: "mcp.initialize", error, requestId: ctx.requestId, tenant: ctx.tenant });
+        return { ok: false as const, response: gatewayError("internal_error", "internal error") };
+      });
       if (!opened.ok) {
         refused = opened.response;
         throw new Error("initialize refused");
@@ -169,7 +174,7 @@ function methodNotAllowed(): Response {
 }
 
 /** A session reply's failure, with the status /v1 gives the same reason. */
-function gatewayError(reason: SessionFailure, message: string): Response {
+function gatewayError(reason: SessionFailure | "internal_error", message: string): Response {
   return jsonRpcError(statusFor(reason), ErrorCode.InternalError, message, { code: reason });
 }
 

@@ -258,4 +258,34 @@ describe("handleMcpRequest: a default turn without code mode", () => {
     expect(opened[0]).toMatch(new RegExp(`^tenant-x:mcp-${UUID}\\|mcp-${UUID}$`));
     expect(deleted).toEqual([opened[0]!.split("|")[0]]);
   });
+
+  it("a session object that throws while the turn opens is a 500 internal error, its text not echoed", async () => {
+    const sessions = {
+      idFromName: (name: string) => name,
+      get: () => ({
+        openTurn: async () => {
+          throw new Error("storage exploded: secret detail");
+        },
+      }),
+    } as unknown as McpRequestContext["sessions"];
+    const init = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    };
+    const res = await handleMcpRequest(
+      new Request(URL_MCP, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify(init),
+      }),
+      { tenant: "tenant-x", requestId: "r2", sessions },
+    );
+    expect(res.status).toBe(500);
+    expect(res.headers.get("mcp-session-id")).toBeNull();
+    const text = await res.text();
+    expect(JSON.parse(text).error).toMatchObject({ code: -32603, message: "internal error", data: { code: "internal_error" } });
+    expect(text).not.toContain("secret detail");
+  });
 });
