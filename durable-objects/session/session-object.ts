@@ -20,8 +20,8 @@ import { callToolSearchTool, mcpToolDefinition, runToolSearchCode } from "../../
 import { McpServers } from "../../src/mcp";
 import { isToolSearchControl, TOOL_SEARCH_CONTROLS } from "../../src/tool-search";
 import type { TurnCounters, TurnSpec } from "../../src/turns";
-import { discoverMcp, planTurn, type OpenTurnRequest } from "./turn-opening";
-import { notFound, type ClientResultBody, type OpenTurnAnswer, type SessionReply, type SessionRpc } from "./session-rpc";
+import { discoverMcp, planTurn, turnSurface, type OpenTurnRequest } from "./turn-opening";
+import { notFound, type ClientResultBody, type OpenTurnAnswer, type SessionReply, type SessionRpc, type TurnSurface } from "./session-rpc";
 import { SessionExpiry } from "./session-expiry";
 import { sessionKv } from "./session-kv";
 import { SessionStorage } from "./session-storage";
@@ -174,6 +174,14 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         logRecord("host_error", { where: "turn.sandbox_probe", error });
         return false;
       }
+    }
+
+    async describeTurn(tenantId: string, turnId: string): Promise<SessionReply<TurnSurface>> {
+      const turn = this.turns.get(tenantId, turnId);
+      if (!turn) return notFound("unknown turn");
+      const surface = turnSurface(turn.spec);
+      if (!surface.ok) return { ok: false, reason: "surface_rejected", message: surface.message };
+      return { ok: true, body: { codeModeEngaged: turn.spec.codeModeEngaged, tools: surface.tools } };
     }
 
     /**

@@ -27,8 +27,13 @@ export type OpenTurnAnswer = {
   telemetry: CodeModeTelemetry;
 };
 
+/** An open turn's model-facing surface, as `openTurn` answered it. */
+export type TurnSurface = { codeModeEngaged: boolean; tools: ModelTool[] };
+
 export interface SessionRpc {
   openTurn(tenantId: string, sessionId: string, req: unknown): Promise<SessionReply<OpenTurnAnswer>>;
+  /** The surface of an open turn (unknown, or another tenant's: not_found). Read-only: no activity is recorded. */
+  describeTurn(tenantId: string, turnId: string): Promise<SessionReply<TurnSurface>>;
   /**
    * A model-visible tool of the turn: `exec`/`wait` and Tool Search's controls answer a
    * CodeModeResult-shaped value, direct tools their result.

@@ -70,6 +70,26 @@ export function planTurn(
   return { ok: true, spec, tools };
 }
 
+/** A stored turn's surface shape (what planTurn decided when it opened). */
+function shapeOf(spec: TurnSpec): SurfaceShape {
+  if (spec.codeModeEngaged) return { kind: "code_mode", languages: spec.options.languages };
+  if (spec.toolSearch) return { kind: "tool_search", toolSearch: spec.toolSearch };
+  return spec.surface?.kind === "none" ? { kind: "none" } : { kind: "direct" };
+}
+
+/**
+ * The model-facing surface of an open turn, from its stored spec: what `openTurn` answered, and
+ * what `POST /mcp` lists later for the same turn. Fail closed: a surface that is not exactly what
+ * the activation allows is never sent.
+ */
+export function turnSurface(spec: TurnSpec): { ok: true; tools: ModelTool[] } | { ok: false; message: string } {
+  const shape = shapeOf(spec);
+  const tools = modelSurface(spec.catalog, shape);
+  const check = checkSurface(tools, spec.catalog, shape);
+  if (!check.ok) return check;
+  return { ok: true, tools };
+}
+
 /** Runs that intentionally have no tools: `disableTools`, or an empty allow list. */
 export function toolsActive(req: OpenTurnRequest): boolean {
   return req.disableTools !== true && !(req.allow !== undefined && req.allow.length === 0);

@@ -5,9 +5,11 @@ import { loadGatewayConfig, RATE_LIMIT_DEFAULTS } from "../config";
 import { authenticate, loadGatewayTokens } from "./auth";
 import { HttpError, statusFor } from "./http-error";
 import { parseJsonBody } from "./json-body";
+import { callSessionTool } from "./session-call";
 import { tenantRateLimit } from "./rate-limit";
 import { validateClientResult, validateOpenTurn } from "./validate-turn";
 import { VERSION } from "../version";
+import { handleMcpRequest } from "../mcp-server";
 import { MAX_BODY_BYTES } from "../limits";
 import { logRecord, requestLog, type RequestLogVars } from "../observability";
 
@@ -57,11 +59,6 @@ function param(c: Context, name: string, pattern: RegExp): string {
   return v;
 }
 
-/** Errors thrown by our own Durable Object code carry `remote: true`; infrastructure errors do not. */
-function isRemote(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { remote?: unknown }).remote === true;
-}
-
 /** The one place a session reply becomes HTTP: the success status is the route's, a failure's comes from its reason. */
 function reply(c: Context<{ Bindings: GatewayEnv } & Vars>, r: SessionReply<unknown>, success: 200 | 201 | 202 = 200): Response {
   if (r.ok) return c.json(r.body as object, success);
@@ -80,19 +77,22 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
     return c.json({ ok: true, runtime: "quickjs-wasi", version: VERSION });
   });
 
-  app.use("/v1/*", async (c, next) => {
-    const error = configurationError(c.env);
-    if (error) throw error;
-    c.set("tenant", authenticate(c.req.header("authorization"), c.env.GATEWAY_TOKENS));
-    await next();
-  });
-  app.use(
-    "/v1/*",
-    tenantRateLimit((env: GatewayEnv) => {
-      const config = loadGatewayConfig(env);
-      return config.ok ? config.config.operations.rateLimit : RATE_LIMIT_DEFAULTS;
-    }),
-  );
+  // /v1 and /mcp: the same bearer tokens and per-tenant rate limit.
+  for (const path of ["/v1/*", "/mcp"]) {
+    app.use(path, async (c, next) => {
+      const error = configurationError(c.env);
+      if (error) throw error;
+      c.set("tenant", authenticate(c.req.header("authorization"), c.env.GATEWAY_TOKENS));
+      await next();
+    });
+    app.use(
+      path,
+      tenantRateLimit((env: GatewayEnv) => {
+        const config = loadGatewayConfig(env);
+        return config.ok ? config.config.operations.rateLimit : RATE_LIMIT_DEFAULTS;
+      }),
+    );
+  }
   app.use(
     "/v1/*",
     bodyLimit({
@@ -111,36 +111,11 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
 
   app.post("/v1/sessions/:sessionId/turns/:turnId/tools/:toolName", async (c) => {
     const input = await readJson(c);
-    const { stub } = sessionStub(c);
+    sessionStub(c); // a malformed session id is refused (400) before the turn and tool are checked
     const turnId = param(c, "turnId", TURN_ID);
     const toolName = param(c, "toolName", TOOL_NAME);
-    // A client that disconnects cancels its exec/wait (needs the enable_request_signal flag).
-    const requestId = c.get("requestId");
-    const tenant = c.get("tenant");
-    const signal = c.req.raw.signal;
-    const onAbort = () =>
-      void stub
-        .cancelRequest(requestId)
-        .catch((error: unknown) => logRecord("host_error", { where: "tool_call.cancel", error, requestId, tenant, turnId, tool: toolName }));
-    signal?.addEventListener("abort", onAbort);
-    try {
-      return reply(c, await stub.callTool(tenant, turnId, toolName, input ?? {}, requestId));
-    } catch (error) {
-      // Thrown by the platform, not our code: the object was reset under the call (CPU or
-      // memory limit, deploy). A fresh instance reports the cell as failed.
-      if (isRemote(error)) throw error;
-      logRecord("host_error", { where: "tool_call.session_reset", error, requestId, tenant, turnId, tool: toolName });
-      // A stub that saw its object reset stays broken: ask through a fresh one.
-      const after = await sessionStub(c)
-        .stub.lostCall(tenant, turnId, toolName, requestId)
-        .catch(
-          (lost: unknown) => void logRecord("host_error", { where: "tool_call.lost_call", error: lost, requestId, tenant, turnId, tool: toolName }),
-        );
-      if (!after) throw new HttpError("session_reset", "the session was reset during this call and is not reachable yet; retry shortly");
-      return reply(c, after);
-    } finally {
-      signal?.removeEventListener("abort", onAbort);
-    }
+    const call = { tenant: c.get("tenant"), turnId, toolName, input: input ?? {}, requestId: c.get("requestId"), signal: c.req.raw.signal };
+    return reply(c, await callSessionTool({ ...call, stub: () => sessionStub(c).stub }));
   });
 
   app.post("/v1/sessions/:sessionId/turns/:turnId/client-results", async (c) => {
@@ -158,6 +133,13 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
   app.delete("/v1/sessions/:sessionId", async (c) => {
     const { stub } = sessionStub(c);
     return reply(c, await stub.deleteSession());
+  });
+
+  // Code mode as an MCP server (Streamable HTTP); the transport enforces its own body limit.
+  app.all("/mcp", async (c) => {
+    const res = await handleMcpRequest(c.req.raw, { tenant: c.get("tenant"), requestId: c.get("requestId"), sessions: c.env.SESSIONS });
+    // Through the context, so the headers set for every answer (x-request-id) are kept.
+    return c.newResponse(res.body, res);
   });
 
   app.notFound((c) => {

@@ -28,6 +28,10 @@ describe("per-tenant request rate limit (RATE_LIMITER binding)", () => {
     expect(limited.json).toEqual({
       error: { code: "rate_limited", message: expect.stringMatching(/too many requests for this tenant; retry after 60 s/) },
     });
+    // POST /mcp is limited per tenant like /v1 (the same middleware and key).
+    const mcp = await call("/mcp", "test-token-a", "POST");
+    expect(mcp.status).toBe(429);
+    expect(mcp.json.error.code).toBe("rate_limited");
     expect((await call("/v1/sessions/rl-other", "test-token-b")).status).toBe(404);
     for (let i = 0; i < 2 * LIMIT; i++) expect((await call("/healthz", null, "GET")).status).toBe(200);
   });

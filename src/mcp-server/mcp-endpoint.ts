@@ -1,0 +1,184 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import type { OpenTurnAnswer, SessionFailure, SessionReply, TurnSurface } from "../../durable-objects/session/session-rpc";
+import type { GatewayEnv } from "../http/app";
+import { HttpError, statusFor } from "../http/http-error";
+import { callSessionTool, type SessionStub } from "../http/session-call";
+import { MAX_BODY_BYTES } from "../limits";
+import { logRecord } from "../observability";
+import { VERSION } from "../version";
+import { callToolResult } from "./call-tool-result";
+import { formatMcpSessionId, mcpCodemodeSessionId, parseMcpSessionId, type McpSessionRef } from "./mcp-session-id";
+
+/** What one `/mcp` request runs with: the authenticated tenant and the session objects. */
+export type McpRequestContext = {
+  tenant: string;
+  /** The HTTP request's id; each tool call gets `<requestId>:<n>` (its cancellation handle). */
+  requestId: string;
+  sessions: GatewayEnv["SESSIONS"];
+};
+
+const SERVER_INFO = { name: "codemode-edge", version: VERSION };
+
+/**
+ * `POST /mcp` (and `DELETE`, `GET`): code mode as an MCP server over Streamable HTTP, with the
+ * SDK's web-standard transport. The Worker keeps nothing between requests, so each request gets
+ * a fresh transport and server:
+ * - `initialize` (no `mcp-session-id`): a stateful transport mints the key, a turn is opened in
+ *   the new codemode session `mcp-<key>` with the config's default agent and model, and the
+ *   session id answered is `<key>.<turnId>`. A default turn without code mode is refused (409).
+ * - anything else: the session id is checked against the session object (unknown, expired or
+ *   another tenant's: the transport's 404), then a stateless transport handles the messages
+ *   for that turn. `DELETE` deletes the codemode session.
+ * - `GET` is 405: the server never sends unprompted messages, so it offers no SSE stream.
+ * Answers are JSON (`enableJsonResponse`), never SSE: a tool call answers when its cell does.
+ */
+export async function handleMcpRequest(req: Request, ctx: McpRequestContext): Promise<Response> {
+  if (req.method !== "POST" && req.method !== "DELETE") return methodNotAllowed();
+  const header = req.headers.get("mcp-session-id");
+  return header === null ? initialize(req, ctx) : inSession(req, header, ctx);
+}
+
+function stubFor(ctx: McpRequestContext, ref: Pick<McpSessionRef, "sessionId">): SessionStub {
+  // The same object naming as /v1: tenant + session id, so another tenant's id names another object.
+  return ctx.sessions.get(ctx.sessions.idFromName(`${ctx.tenant}:${ref.sessionId}`));
+}
+
+async function initialize(req: Request, ctx: McpRequestContext): Promise<Response> {
+  let refused: Response | undefined;
+  const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: () => crypto.randomUUID(),
+    enableJsonResponse: true,
+    maxRequestBodySize: MAX_BODY_BYTES,
+    // Runs once the transport has accepted a well-formed initialize, before the server answers it.
+    onsessioninitialized: async (key) => {
+      // A throw here would become the transport's "400 Parse error" carrying the error's text.
+      const opened = await openSessionTurn(ctx, key).catch((error: unknown) => {
+        logRecord("host_error", { where: "mcp.initialize", error, requestId: ctx.requestId, tenant: ctx.tenant });
+        return { ok: false as const, response: gatewayError("internal_error", "internal error") };
+      });
+      if (!opened.ok) {
+        refused = opened.response;
+        throw new Error("initialize refused");
+      }
+      // Read when the answer is built: the client gets the id that names the turn too.
+      transport.sessionId = formatMcpSessionId(key, opened.turnId);
+    },
+  });
+  const server = createServer(undefined);
+  await server.connect(transport);
+  try {
+    const response = await transport.handleRequest(req);
+    return refused ?? response;
+  } finally {
+    await server.close();
+  }
+}
+
+/** The turn behind a new MCP session; code mode must be engaged for it, or nothing is kept. */
+async function openSessionTurn(ctx: McpRequestContext, key: string): Promise<{ ok: true; turnId: string } | { ok: false; response: Response }> {
+  const sessionId = mcpCodemodeSessionId(key);
+  const stub = stubFor(ctx, { sessionId });
+  // RPC results are typed as their serialized form; the reply is the plain union.
+  const opened = (await stub.openTurn(ctx.tenant, sessionId, {})) as SessionReply<OpenTurnAnswer>;
+  if (!opened.ok) return { ok: false, response: gatewayError(opened.reason, opened.message) };
+  if (!opened.body.codeModeEngaged) {
+    await stub.deleteSession();
+    const message =
+      "code mode is not engaged for this gateway's default agent and model (tools.codeMode in CODEMODE_CONFIG); /mcp serves only code mode";
+    return { ok: false, response: jsonRpcError(409, ErrorCode.InvalidRequest, message, { code: "code_mode_not_engaged" }) };
+  }
+  return { ok: true, turnId: opened.body.turnId };
+}
+
+async function inSession(req: Request, header: string, ctx: McpRequestContext): Promise<Response> {
+  const ref = parseMcpSessionId(header);
+  if (!ref) return sessionNotFound();
+  const stub = stubFor(ctx, ref);
+  const surface = (await stub.describeTurn(ctx.tenant, ref.turnId)) as SessionReply<TurnSurface>;
+  if (!surface.ok) return surface.reason === "not_found" ? sessionNotFound() : gatewayError(surface.reason, surface.message);
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    // Stateless for the SDK: the session was checked above, against the session object.
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+    maxRequestBodySize: MAX_BODY_BYTES,
+    // DELETE: the codemode session was made for this MCP session alone; all of it goes.
+    onsessionclosed: async () => {
+      const deleted = await stub.deleteSession();
+      if (!deleted.ok && deleted.reason !== "not_found") throw new HttpError("internal_error", deleted.message);
+    },
+  });
+  const server = createServer({ ctx, ref, surface: surface.body, signal: req.signal });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(req);
+  } finally {
+    await server.close();
+  }
+}
+
+type SessionScope = { ctx: McpRequestContext; ref: McpSessionRef; surface: TurnSurface; signal: AbortSignal };
+
+/** One request's server: `tools/list` and `tools/call` for the session's turn (none before initialize). */
+function createServer(scope: SessionScope | undefined): Server {
+  // Ajv compiles validators with `new Function`, which workerd forbids: the SDK validates with @cfworker/json-schema.
+  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+  if (!scope) return server;
+  const tools: Tool[] = scope.surface.tools.map((t) => ({
+    name: t.name,
+    description: t.description,
+    inputSchema: t.parameters as Tool["inputSchema"],
+  }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+  let calls = 0;
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const { name, arguments: input } = request.params;
+    if (!tools.some((t) => t.name === name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const { ctx, ref } = scope;
+    let reply: SessionReply<unknown>;
+    try {
+      reply = await callSessionTool({
+        stub: () => stubFor(ctx, ref),
+        tenant: ctx.tenant,
+        turnId: ref.turnId,
+        toolName: name,
+        input: input ?? {},
+        requestId: `${ctx.requestId}:${++calls}`,
+        signal: scope.signal,
+      });
+    } catch (error) {
+      if (error instanceof HttpError) throw new McpError(ErrorCode.InternalError, error.message, { code: error.code });
+      throw error;
+    }
+    if (!reply.ok) {
+      // The turn went away under this session (deleted, expired): the session is over.
+      if (reply.reason === "not_found") throw new McpError(ErrorCode.InvalidRequest, `Session not found: ${reply.message}`);
+      throw new McpError(ErrorCode.InternalError, reply.message, { code: reply.reason });
+    }
+    return callToolResult(reply.body);
+  });
+  return server;
+}
+
+/** The transport's own answer for an unknown session id, so clients see the standard 404. */
+function sessionNotFound(): Response {
+  return jsonRpcError(404, -32001, "Session not found");
+}
+
+function methodNotAllowed(): Response {
+  const response = jsonRpcError(405, -32000, "Method not allowed.");
+  response.headers.set("Allow", "POST, DELETE");
+  return response;
+}
+
+/** A session reply's failure, with the status /v1 gives the same reason. */
+function gatewayError(reason: SessionFailure | "internal_error", message: string): Response {
+  return jsonRpcError(statusFor(reason), ErrorCode.InternalError, message, { code: reason });
+}
+
+function jsonRpcError(status: number, code: number, message: string, data?: unknown): Response {
+  const error = { code, message, ...(data !== undefined ? { data } : {}) };
+  return new Response(JSON.stringify({ jsonrpc: "2.0", error, id: null }), { status, headers: { "content-type": "application/json" } });
+}
