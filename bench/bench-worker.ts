@@ -23,6 +23,13 @@
  * It is also a gateway (section 6, bench/harness/measure-toolsearch.ts): `/healthz` and `/v1/*`
  * go to createGateway with the 500-tool catalog of test/support/large-catalog.ts, its session
  * Durable Object exported below, configured by the harness's CODEMODE_CONFIG and GATEWAY_TOKENS.
+ *
+ * Section 7 (bench/harness/measure-mcp.ts) uses that gateway with MCP servers attached per turn,
+ * and times against it:
+ *   GET /mcp-echo?url=http://127.0.0.1:<port>/mcp&message=m   the repo's McpClient in this Worker:
+ *                                             connect (initialize) → tools/call echo → close, once;
+ *                                             what one `MCP.<server>.echo()` costs the session object
+ *                                             (src/mcp/mcp-servers.ts opens a client per call, too)
  */
 import { QuickJS } from "quickjs-wasi";
 import quickjsModule from "quickjs-wasi/quickjs.wasm";
@@ -35,6 +42,7 @@ import { searchLatency, searchQuality, surfaceSizes } from "./bench-catalog";
 import { createGateway } from "../src/gateway";
 import type { GatewayEnv } from "../src/http";
 import { largeCatalogPlugin } from "../test/support/large-catalog";
+import { McpClient, MCP_CALL_TIMEOUT_MS } from "../src/mcp";
 
 /** Section 6: the same 500-tool catalog under every surface (direct, Tool Search code/tools, code mode). */
 const TOOL_SEARCH_CATALOG_SIZE = 500;
@@ -163,6 +171,21 @@ async function run(phased: Batch, n: number, k: number, warmup: number) {
   return { iterations: batches * k, batchSize: k, batches, phases: summarize(rows), rows };
 }
 
+/** Section 7's baseline: one MCP `echo` through the repo's client, connect and close included. Loopback only. */
+async function mcpEcho(url: URL): Promise<Response> {
+  const target = new URL(url.searchParams.get("url") ?? "");
+  if (target.hostname !== "127.0.0.1") return Response.json({ error: "/mcp-echo: loopback URLs only" }, { status: 400 });
+  const opts = { timeoutMs: MCP_CALL_TIMEOUT_MS };
+  const connected = await McpClient.connect({ server: "everything", url: target, headers: {} }, opts);
+  if (!connected.ok) return Response.json({ error: `connect: ${connected.message}` }, { status: 502 });
+  try {
+    const r = await connected.value.callTool("echo", { message: url.searchParams.get("message") ?? "" }, opts);
+    return r.ok ? Response.json({ value: r.value }) : Response.json({ error: `echo: ${r.message}` }, { status: 502 });
+  } finally {
+    await connected.value.close();
+  }
+}
+
 function clockProbe() {
   // Smallest non-zero step of performance.now() seen in a short busy loop.
   let minStep = Infinity;
@@ -192,6 +215,8 @@ export default {
       switch (url.pathname) {
         case "/clock":
           return Response.json(clockProbe());
+        case "/mcp-echo":
+          return await mcpEcho(url);
         case "/raw":
           return Response.json(await run(rawBatch, n, k, warmup));
         case "/raw-limits":

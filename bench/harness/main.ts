@@ -10,6 +10,9 @@
  *   5. catalog: search quality, latency, model surface         measure-catalog.ts, report-catalog.ts
  *   6. Tool Search: payload per surface on 500 tools, and one
  *      tool_search_code call against a node --permission child  measure-toolsearch.ts, report-toolsearch.ts
+ *   7. MCP: payload of a turn with two real MCP servers (code
+ *      mode vs direct), and MCP.everything.echo in a cell vs
+ *      the same call from the Worker                         measure-mcp.ts,     report-mcp.ts
  *
  * Supporting jobs: supervise.ts (children, cleanup, watchdog), workers.ts (build and serve),
  * http.ts (requests), baselines.ts (the two exec baselines), baselines-toolsearch.ts (section 6's), rounds.ts (interleaving), stats.ts
@@ -27,6 +30,7 @@ import { measureBundle } from "./measure-bundle.ts";
 import { measureCatalog } from "./measure-catalog.ts";
 import { measureExec } from "./measure-exec.ts";
 import { measureSuspendHttp, measureSuspendIsolate } from "./measure-suspend.ts";
+import { measureMcp, startMcpServers, stopMcpServers } from "./measure-mcp.ts";
 import { measureToolSearch, toolSearchConfig } from "./measure-toolsearch.ts";
 import { measureVm } from "./measure-vm.ts";
 import { workerRoute, type Gateway } from "./http.ts";
@@ -92,12 +96,12 @@ async function run(argv: string[]): Promise<void> {
     }
   }
 
-  if (has("vm") || has("suspend") || has("catalog") || has("toolsearch")) {
+  if (has("vm") || has("suspend") || has("catalog") || has("toolsearch") || has("mcp")) {
     const benchConfig = path.join(BENCH_DIR, "wrangler.bench.toml");
     log("building the bench worker (wrangler deploy --dry-run -c bench/wrangler.bench.toml)");
     const bundle = await dryRun(paths, "bench-worker", benchConfig, [], t.dryRunMs);
     log("serving the bench worker");
-    // The bench worker is also section 6's gateway (500-tool catalog): its token and agents.
+    // The bench worker is also sections 6 and 7's gateway (500-tool catalog): its token and agents.
     const bindings = { GATEWAY_TOKENS: JSON.stringify({ [plan.token]: plan.tenant }), CODEMODE_CONFIG: toolSearchConfig(plan.toolsearch) };
     const server = await serveBundle(paths, "vm", bundle, await readWranglerConfig(benchConfig), bindings, "/clock", t.readyMs);
     try {
@@ -108,6 +112,15 @@ async function run(argv: string[]): Promise<void> {
       if (has("toolsearch")) {
         const gw = gatewayAt(server.base, plan.token, t.requestMs);
         results.toolsearch = await measureToolSearch(gw, plan.toolsearch, paths, server.output, log);
+      }
+      if (has("mcp")) {
+        log("[7] mcp: starting server-everything and the 300-tool MCP server on loopback");
+        const mcpServers = await startMcpServers(ROOT, t.readyMs);
+        try {
+          results.mcp = await measureMcp(gatewayAt(server.base, plan.token, t.requestMs), plan.mcp, mcpServers, log);
+        } finally {
+          await stopMcpServers(mcpServers);
+        }
       }
     } finally {
       await stopServer(server);

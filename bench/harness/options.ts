@@ -5,10 +5,10 @@
  *   npm run bench                       full run; prints the report and writes bench/out/BENCHMARKS.md
  *   npm run bench -- --write            full run, and rewrites BENCHMARKS.md at the repo root
  *   npm run bench -- --quick            few samples, a smoke run of every section (figures not representative)
- *   npm run bench -- --only=exec,vm     only these sections (exec, vm, bundle, suspend, catalog, toolsearch)
+ *   npm run bench -- --only=exec,vm     only these sections (exec, vm, bundle, suspend, catalog, toolsearch, mcp)
  */
 
-export const SECTIONS = ["exec", "vm", "bundle", "suspend", "catalog", "toolsearch"] as const;
+export const SECTIONS = ["exec", "vm", "bundle", "suspend", "catalog", "toolsearch", "mcp"] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export interface Options {
@@ -20,7 +20,7 @@ export interface Options {
 
 export class UsageError extends Error {}
 
-export const USAGE = "usage: npm run bench [-- [--quick] [--write] [--only=exec,vm,bundle,suspend,catalog,toolsearch]]";
+export const USAGE = "usage: npm run bench [-- [--quick] [--write] [--only=exec,vm,bundle,suspend,catalog,toolsearch,mcp]]";
 
 export function parseOptions(argv: readonly string[]): Options {
   let quick = false;
@@ -93,6 +93,11 @@ export interface Plan {
     warmup: number;
     nodeWarmup: number;
   };
+  /**
+   * 7. MCP: one `MCP.everything.echo({ message })` in an exec cell against the same call from the
+   * Worker with the repo's McpClient, and a cell without MCP; interleaved rounds of each.
+   */
+  mcp: { message: string; rounds: number; perRound: number; warmup: number };
   timeouts: { requestMs: number; workerRouteMs: number; childMs: number; readyMs: number; dryRunMs: number; watchdogMs: number };
 }
 
@@ -144,6 +149,7 @@ export function planFor(quick: boolean): Plan {
       warmup: quick ? 3 : 10,
       nodeWarmup: quick ? 1 : 3,
     },
+    mcp: { message: "bench echo", rounds: quick ? 3 : 11, perRound: quick ? 5 : 20, warmup: quick ? 3 : 10 },
     timeouts: { requestMs: 15_000, workerRouteMs: 90_000, childMs: 15_000, readyMs: 60_000, dryRunMs: 90_000, watchdogMs: 300_000 },
   };
 }

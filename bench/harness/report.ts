@@ -7,6 +7,7 @@ import type { BundleFigures } from "./measure-bundle.ts";
 import type { CatalogFigures } from "./measure-catalog.ts";
 import type { ExecFigures } from "./measure-exec.ts";
 import type { SuspendHttpFigures, SuspendIsolateFigures } from "./measure-suspend.ts";
+import type { McpFigures } from "./measure-mcp.ts";
 import type { ToolSearchFigures } from "./measure-toolsearch.ts";
 import type { VmFigures } from "./measure-vm.ts";
 import { reportBundle } from "./report-bundle.ts";
@@ -14,6 +15,7 @@ import { reportCatalog } from "./report-catalog.ts";
 import { reportExec } from "./report-exec.ts";
 import { reportGoals } from "./report-goals.ts";
 import { reportSuspension } from "./report-suspend.ts";
+import { reportMcp } from "./report-mcp.ts";
 import { reportToolSearch } from "./report-toolsearch.ts";
 import { reportVm } from "./report-vm.ts";
 
@@ -26,6 +28,7 @@ export interface Results {
   suspendIsolate?: SuspendIsolateFigures;
   catalog?: CatalogFigures;
   toolsearch?: ToolSearchFigures;
+  mcp?: McpFigures;
 }
 
 /** /proc/loadavg: load averages over 1, 5 and 15 minutes, runnable and total scheduling entities. */
@@ -93,5 +96,6 @@ export function renderReport(r: Results, m: Machine): string {
   if (r.suspendHttp && r.suspendIsolate) lines.push(...reportSuspension(r.suspendHttp, r.suspendIsolate));
   if (r.catalog) lines.push(...reportCatalog(r.catalog));
   if (r.toolsearch) lines.push(...reportToolSearch(r.toolsearch));
+  if (r.mcp) lines.push(...reportMcp(r.mcp));
   return lines.join("\n").replace(/\n+$/, "") + "\n";
 }

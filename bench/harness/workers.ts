@@ -94,7 +94,7 @@ export async function readWranglerConfig(configPath: string): Promise<WorkerConf
   return { compatibilityDate: c.compatibility_date ?? "", compatibilityFlags: c.compatibility_flags ?? [], durableObjects };
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();
