@@ -115,7 +115,10 @@ const SERVER_NAME = /^[^\u0000-\u001f\u007f]{1,64}$/;
  * Returns the problem (`path` relative to the server) or undefined.
  */
 export function mcpServerProblem(name: string, value: unknown, origin: McpConfigOrigin): { path?: string; message: string } | undefined {
-  if (!SERVER_NAME.test(name) || name.includes("__")) return { message: 'an MCP server name is 1-64 characters without control characters or "__"' };
+  // No ":" (Tool Search ids are mcp:<server>:<tool>) and no "__" (catalog names are <server>__<tool>): both stay unambiguous.
+  if (!SERVER_NAME.test(name) || name.includes("__") || name.includes(":")) {
+    return { message: 'an MCP server name is 1-64 characters without control characters, ":" or "__"' };
+  }
   if (value === null || typeof value !== "object" || Array.isArray(value)) return { message: "must be an object { url, headers? }" };
   const v = value as Record<string, unknown>;
   for (const key of Object.keys(v))

@@ -43,11 +43,44 @@ export type McpOperation = { server: string; what: string };
 export function sanitizeServerText(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join("[redacted]");
+  out = redactFragments(out, secrets);
   out = out
     .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g, " ")
     .replace(/ {2,}/g, " ")
     .trim();
   return out.length > MAX_SERVER_TEXT_CHARS ? out.slice(0, MAX_SERVER_TEXT_CHARS) + "…" : out;
+}
+
+/**
+ * A server may echo part of a credential ("bad token abc123…"): every run of text that shares
+ * SECRET_FRAGMENT_CHARS or more consecutive characters with a secret is masked too. Secrets are
+ * split on whitespace and URL punctuation first, and auth-scheme words are skipped, so "Bearer" in
+ * prose stays readable.
+ * Bound: O(text × fragments), both small (the text is cut at MAX_SERVER_TEXT_CHARS later).
+ */
+const SECRET_FRAGMENT_CHARS = 6;
+/** Words of a credential that are not secret (auth schemes). */
+const PUBLIC_PARTS = new Set(["bearer", "basic", "token"]);
+
+function redactFragments(text: string, secrets: readonly string[]): string {
+  const grams = new Set<string>();
+  for (const secret of secrets) {
+    for (const part of secret.split(/[\s&=?/]+/)) {
+      if (part.length < SECRET_FRAGMENT_CHARS || PUBLIC_PARTS.has(part.toLowerCase())) continue;
+      for (let i = 0; i + SECRET_FRAGMENT_CHARS <= part.length && grams.size < 20_000; i++) grams.add(part.slice(i, i + SECRET_FRAGMENT_CHARS));
+    }
+  }
+  if (grams.size === 0 || text.length < SECRET_FRAGMENT_CHARS) return text;
+  const masked = new Uint8Array(text.length);
+  for (let i = 0; i + SECRET_FRAGMENT_CHARS <= text.length; i++) {
+    if (grams.has(text.slice(i, i + SECRET_FRAGMENT_CHARS))) masked.fill(1, i, i + SECRET_FRAGMENT_CHARS);
+  }
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    if (!masked[i]) out += text[i];
+    else if (i === 0 || !masked[i - 1]) out += "[redacted]";
+  }
+  return out;
 }
 
 export function mcpFailure(code: McpFailureCode, op: McpOperation, detail: string): McpFailure {

@@ -33,7 +33,10 @@ export class McpServers {
     return Promise.all(
       this.servers.map(async (s): Promise<McpServerListing> => {
         const listed = await this.with(s.name, MCP_LIST_TIMEOUT_MS, signal, (client, opts) => client.listTools(opts));
-        return listed.ok ? { name: s.name, tools: listed.value } : { name: s.name, error: listed.message };
+        if (!listed.ok) return { name: s.name, error: listed.message };
+        // A name listed twice is one tool (the first listing wins), so counts match the catalog.
+        const seen = new Set<string>();
+        return { name: s.name, tools: listed.value.filter((t) => !seen.has(t.name) && seen.add(t.name)) };
       }),
     );
   }
@@ -76,11 +79,13 @@ export class McpServers {
     if (!record) return { ok: false, code: "mcp_invalid_config", message: `MCP server ${JSON.stringify(server)} is not attached to this turn` };
     const target = resolveMcpTarget(record.name, record, this.env, record.origin);
     if (!target.ok) return target;
+    // One deadline for the whole operation: connecting spends from the same budget as the call.
+    const started = Date.now();
     const opts = { timeoutMs, ...(signal ? { signal } : {}) };
     const connected = await McpClient.connect(target.target, { ...opts, ...(this.fetcher ? { fetch: this.fetcher } : {}) });
     if (!connected.ok) return connected;
     try {
-      return await fn(connected.value, opts);
+      return await fn(connected.value, { ...opts, timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)) });
     } finally {
       await connected.value.close();
     }

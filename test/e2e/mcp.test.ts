@@ -229,6 +229,8 @@ describe("MCP server validation at the edge", () => {
     [{ a: { url: "https://x.example/mcp", headers: { authorization: "env:GATEWAY_TOKENS" } } }, "mcpServers.a.headers"],
     [{ a: { url: "https://x.example/mcp", extra: 1 } }, "mcpServers.a.extra"],
     [{ a__b: { url: "https://x.example/mcp" } }, "mcpServers.a__b"],
+    // ":" would make Tool Search ids (mcp:<server>:<tool>) ambiguous between servers.
+    [{ "evil:a": { url: "https://x.example/mcp" } }, "mcpServers.evil:a"],
   ])("%j is refused with 400 at %s", async (mcpServers, path) => {
     const r = await api("POST", `/v1/sessions/${sessionId()}/turns`, { mcpServers });
     expect(r.status).toBe(400);

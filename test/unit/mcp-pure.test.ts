@@ -193,3 +193,14 @@ describe("failure classification", () => {
     expect(sanitizeServerText("abc 1 2", ["1"])).toBe("abc 1 2");
   });
 });
+
+describe("server text never carries part of a credential", () => {
+  it("masks fragments of header values and URL tokens a server echoes back", async () => {
+    const { sanitizeServerText } = await import("../../src/mcp");
+    const secrets = ["Bearer SECRETHEADER", "http://127.0.0.1:18777/evil?token=SECRETQUERY", "token=SECRETQUERY"];
+    const out = sanitizeServerText("MCP error -32602: bad token SECRETHEADER q=SECRET and HEADERx", secrets);
+    expect(out).not.toMatch(/SECRE|HEADER|CRETQ/);
+    expect(out).toContain("MCP error -32602: bad token [redacted]");
+    expect(sanitizeServerText("Invalid arguments for tool echo", secrets)).toBe("Invalid arguments for tool echo");
+  });
+});
