@@ -7,6 +7,8 @@ export type CatalogModel = {
   compat?: ModelCompat;
   cost?: ModelCost;
   upstreamModel?: string;
+  contextWindow?: number;
+  maxTokens?: number;
 };
 
 /**

@@ -23,6 +23,10 @@ export type ModelRow = {
   cost?: ModelCost;
   /** The vendor's own name for the weights, only where it differs from `id` (e.g. kimi `k3` → `kimi-k3`). */
   upstreamModel?: string;
+  /** Context window in tokens (OpenClaw's `contextWindow`); a positive integer. */
+  contextWindow?: number;
+  /** Most output tokens one call may ask for (OpenClaw's `maxTokens`); a positive integer. */
+  maxTokens?: number;
 };
 
 /** One provider catalog after the bundled catalogs were merged under the user's. */

@@ -8,12 +8,15 @@ const COST_KEYS = ["input", "output", "cacheRead", "cacheWrite"] as const;
 /** `env:` followed by a secret name without whitespace. */
 const SECRET_REF = /^env:\S+$/;
 /**
- * Keys of a provider and of a model row. Besides the fields this gateway reads, OpenClaw's own model
- * metadata (`name`, `reasoning`, `input`, `contextWindow`, `contextTokens`, `maxTokens`) and provider
- * `headers` are accepted as written so catalogs carry over; anything else (a typo) is refused.
+ * Keys of a provider and of a model row. Besides the fields this gateway reads (`contextWindow` and
+ * `maxTokens` among them), OpenClaw's own model metadata (`name`, `reasoning`, `input`,
+ * `contextTokens`) and provider `headers` are accepted as written so catalogs carry over; anything
+ * else (a typo) is refused.
  */
 const PROVIDER_KEYS = ["api", "baseUrl", "apiKey", "models", "headers"];
 const ROW_KEYS = ["id", "compat", "cost", "upstreamModel", "name", "reasoning", "input", "contextWindow", "contextTokens", "maxTokens"];
+/** Token counts of a row that the provider layer reads (context sizing, `max_tokens`). */
+const TOKEN_COUNT_KEYS = ["contextWindow", "maxTokens"] as const;
 /** The compat flags core reads; other compat flags belong to the provider's own transport and pass through. */
 const COMPAT_READ = ["codeMode", "supportsTools"];
 
@@ -151,6 +154,14 @@ function parseModelRow(value: unknown, path: string): ModelRow {
       fail(configPath(path, "upstreamModel"), "must be a non-empty string");
     }
     row.upstreamModel = upstreamModel;
+  }
+  for (const key of TOKEN_COUNT_KEYS) {
+    const count = own(value, key);
+    if (count === undefined) continue;
+    if (typeof count !== "number" || !Number.isSafeInteger(count) || count <= 0) {
+      fail(configPath(path, key), "must be a positive integer (tokens)");
+    }
+    row[key] = count;
   }
   return row;
 }

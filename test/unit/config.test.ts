@@ -769,6 +769,11 @@ describe("provider catalog validation", () => {
     ],
     [{ x: { models: [{ id: "m", upstreamModel: "" }] } }, "models.providers.x.models[0].upstreamModel", "must be a non-empty string"],
     [{ x: { models: [{ id: "m" }, { id: "m" }] } }, "models.providers.x.models[1].id", 'duplicates model id "m"'],
+    [{ x: { models: [{ id: "m", contextWindow: 0 }] } }, "models.providers.x.models[0].contextWindow", "must be a positive integer (tokens)"],
+    [{ x: { models: [{ id: "m", contextWindow: 1.5 }] } }, "models.providers.x.models[0].contextWindow", "must be a positive integer (tokens)"],
+    [{ x: { models: [{ id: "m", contextWindow: "128000" }] } }, "models.providers.x.models[0].contextWindow", "must be a positive integer (tokens)"],
+    [{ x: { models: [{ id: "m", maxTokens: -1 }] } }, "models.providers.x.models[0].maxTokens", "must be a positive integer (tokens)"],
+    [{ x: { models: [{ id: "m", maxTokens: 1e300 }] } }, "models.providers.x.models[0].maxTokens", "must be a positive integer (tokens)"],
     [{ "a/b": {} }, 'models.providers["a/b"]', 'is not a valid provider id (it must be non-empty and contain no "/")'],
     [{ x: 1 }, "models.providers.x", "must be an object"],
     ["openai", "models.providers", "must be an object keyed by provider id"],
@@ -777,10 +782,16 @@ describe("provider catalog validation", () => {
   });
 
   it("accepts unknown keys on providers and rows (kept in raw)", () => {
-    const raw = providers({ x: { headers: { a: "b" }, models: [{ id: "m", name: "M", contextWindow: 1000, compat: { reasoning: true } }] } });
+    const raw = providers({ x: { headers: { a: "b" }, models: [{ id: "m", name: "M", contextTokens: 1000, compat: { reasoning: true } }] } });
     const parsed = config(raw);
     expect(findModel(parsed, "x/m")).toEqual({ provider: "x", id: "m", compat: {} });
     expect(parsed.raw).toBe(raw);
+  });
+
+  it("types a row's contextWindow and maxTokens (positive integers)", () => {
+    const parsed = config(providers({ x: { models: [{ id: "m", contextWindow: 200_000, maxTokens: 8192 }, { id: "n" }] } }));
+    expect(findModel(parsed, "x/m")).toEqual({ provider: "x", id: "m", contextWindow: 200_000, maxTokens: 8192 });
+    expect(findModel(parsed, "x/n")).toEqual({ provider: "x", id: "n" });
   });
 });
 
