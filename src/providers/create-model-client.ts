@@ -1,0 +1,133 @@
+import type { LanguageModelV4StreamPart, LanguageModelV4Usage } from "@ai-sdk/provider";
+import { systemClock, type Clock } from "../runtime";
+import { observedFetch } from "./observed-fetch";
+import { toProviderError, type CallEnd } from "./provider-errors";
+import { toLanguageModelPrompt, toLanguageModelTools } from "./to-language-model-prompt";
+import { toModelToolCall } from "./tool-call-input";
+import {
+  ProviderError,
+  type ModelClient,
+  type ModelEvent,
+  type ModelRequest,
+  type ModelUsage,
+  type ResolvedModel,
+  type TransportObserver,
+} from "./types";
+import { maxOutputTokensFor, wireModel } from "./wire-model";
+
+/**
+ * Anthropic: no `eager_input_streaming` on tools (tool input arrives whole per block, JSON-checked by
+ * the API; calls are emitted at block end anyway), which keeps requests to the fields every
+ * Messages-compatible endpoint takes.
+ */
+const WIRE_OPTIONS = { anthropic: { toolStreaming: false } };
+
+export type ModelClientOptions = {
+  /** Deadline of one whole call: request, headers and the full stream. */
+  timeoutMs: number;
+  observer?: TransportObserver;
+  /** The fetch the wire client uses (tests; defaults to the global one). */
+  fetch?: typeof fetch;
+  /** For the observer's response times and `retry-after` dates (defaults to the system clock). */
+  clock?: Clock;
+};
+
+/**
+ * A `ModelClient` for a resolved model: one streamed request per `stream()` call, no retries (the
+ * agent loop decides), failures only as `ProviderError`.
+ */
+export function createModelClient(model: ResolvedModel, opts: ModelClientOptions): ModelClient {
+  return { model, stream: (request) => streamCall(model, opts, request) };
+}
+
+async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, request: ModelRequest): AsyncGenerator<ModelEvent> {
+  const clock = opts.clock ?? systemClock;
+  if (request.signal.aborted) throw new ProviderError("aborted", "the model call was cancelled by its caller", 0);
+
+  const controller = new AbortController();
+  let ended: CallEnd;
+  const onAbort = () => {
+    ended ??= "aborted";
+    controller.abort(request.signal.reason);
+  };
+  request.signal.addEventListener("abort", onAbort, { once: true });
+  const timer = setTimeout(() => {
+    ended ??= "timeout";
+    controller.abort(new DOMException(`model call deadline of ${opts.timeoutMs} ms`, "TimeoutError"));
+  }, opts.timeoutMs);
+
+  const transport = observedFetch(opts.fetch ?? globalThis.fetch.bind(globalThis), clock, opts.observer);
+  const fail = (error: unknown) =>
+    toProviderError(error, {
+      ended,
+      timeoutMs: opts.timeoutMs,
+      secrets: [model.apiKey],
+      now: clock.now(),
+      status: transport.status(),
+      sent: transport.sent(),
+    });
+
+  let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart> | undefined;
+  try {
+    let result;
+    try {
+      result = await wireModel(model, transport.fetch).doStream({
+        prompt: toLanguageModelPrompt(request.messages, model.api),
+        ...(request.tools.length > 0 ? { tools: toLanguageModelTools(request.tools) } : {}),
+        maxOutputTokens: maxOutputTokensFor(model, request.maxOutputTokens),
+        abortSignal: controller.signal,
+        providerOptions: WIRE_OPTIONS,
+      });
+    } catch (error) {
+      throw fail(error);
+    }
+    reader = result.stream.getReader();
+    let finish: Extract<LanguageModelV4StreamPart, { type: "finish" }> | undefined;
+    for (;;) {
+      let next: ReadableStreamReadResult<LanguageModelV4StreamPart>;
+      try {
+        next = await reader.read();
+      } catch (error) {
+        throw fail(error);
+      }
+      if (next.done) break;
+      const part = next.value;
+      if (part.type === "text-delta") {
+        if (part.delta !== "") yield { type: "text-delta", text: part.delta };
+      } else if (part.type === "tool-call") {
+        yield { type: "tool-call", call: toModelToolCall(part.toolCallId, part.toolName, part.input) };
+      } else if (part.type === "error") {
+        throw fail(part.error);
+      } else if (part.type === "finish") {
+        finish = part;
+      }
+    }
+    // The caller or the deadline may have fired while the last chunk was in flight.
+    if (ended !== undefined) throw fail(undefined);
+    const reason = finish?.finishReason.unified;
+    if (finish === undefined || reason === undefined || reason === "interrupted" || reason === "error") {
+      throw fail(new Error("the stream ended before the provider said the answer was complete"));
+    }
+    const done: ModelEvent = { type: "finish", finishReason: reason, usage: toModelUsage(finish.usage), requestBytes: transport.requestBytes() };
+    yield done;
+  } finally {
+    clearTimeout(timer);
+    request.signal.removeEventListener("abort", onAbort);
+    // A consumer that stops early (or a failure) must not leave the HTTP stream open.
+    controller.abort();
+    reader?.cancel().catch(() => {});
+  }
+}
+
+/**
+ * Cost-ready usage: `inputTokens` counts only input neither read from nor written to the cache.
+ * The SDK's `noCache` is exactly that for both wire formats (OpenAI's `prompt_tokens` minus
+ * `cached_tokens`; Anthropic's `input_tokens`, which excludes cache tokens); a provider that sends
+ * only a total gets the cache counts taken off it.
+ */
+export function toModelUsage(usage: LanguageModelV4Usage): ModelUsage {
+  const cacheReadTokens = usage.inputTokens.cacheRead ?? 0;
+  const cacheWriteTokens = usage.inputTokens.cacheWrite ?? 0;
+  const inputTokens = usage.inputTokens.noCache ?? Math.max(0, (usage.inputTokens.total ?? 0) - cacheReadTokens - cacheWriteTokens);
+  return { inputTokens, outputTokens: usage.outputTokens.total ?? 0, cacheReadTokens, cacheWriteTokens };
+}

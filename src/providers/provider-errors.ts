@@ -1,0 +1,77 @@
+import { APICallError } from "@ai-sdk/provider";
+import { redactSecrets } from "../observability/redact-secrets";
+import { ProviderError } from "./types";
+
+/** Why a call's own abort controller fired, if it did: the caller's signal, or the call's deadline. */
+export type CallEnd = "aborted" | "timeout" | undefined;
+
+export type ErrorContext = {
+  ended: CallEnd;
+  timeoutMs: number;
+  /** Secrets to mask in any provider text (the API key). */
+  secrets: readonly string[];
+  /** Epoch ms, for a `retry-after` HTTP date. */
+  now: number;
+  /** The answer's HTTP status when one came (a broken stream after `200`). */
+  status?: number;
+  /** False when the error came before any request left: the request could not be built. */
+  sent: boolean;
+};
+
+/**
+ * The one place a failure of a model call becomes a `ProviderError` (types.ts has the code table).
+ * The call's own ending wins over whatever error it surfaced as: once the caller's signal or the
+ * deadline fired, the error is the abort, whatever the client library made of it.
+ */
+export function toProviderError(error: unknown, context: ErrorContext): ProviderError {
+  if (error instanceof ProviderError) return error;
+  if (context.ended === "aborted") return new ProviderError("aborted", "the model call was cancelled by its caller", 0);
+  if (context.ended === "timeout") {
+    return new ProviderError("provider_timeout", `the provider did not finish answering within ${context.timeoutMs} ms`, 0);
+  }
+  const mask = (text: string) => redactSecrets(text, context.secrets);
+  if (APICallError.isInstance(error)) {
+    const status = error.statusCode;
+    if (status === undefined) return new ProviderError("provider_unavailable", mask(`the provider could not be reached: ${error.message}`), 0);
+    return fromStatus(status, mask(error.message), error.responseHeaders, context.now);
+  }
+  const streamError = asStreamError(error);
+  if (streamError !== undefined) {
+    if (streamError.statusCode !== undefined) return fromStatus(streamError.statusCode, mask(streamError.message), undefined, context.now);
+    return new ProviderError("provider_unavailable", mask(`the provider's stream reported an error: ${streamError.message}`), context.status ?? 0);
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  if (!context.sent) return new ProviderError("provider_error", mask(`the request could not be built: ${message}`), 0);
+  return new ProviderError("provider_unavailable", mask(`malformed answer from the provider: ${message}`), context.status ?? 0);
+}
+
+function fromStatus(status: number, message: string, headers: Record<string, string> | undefined, now: number): ProviderError {
+  if (status === 429) return new ProviderError("provider_rate_limited", message, status, retryAfterSeconds(headers?.["retry-after"], now));
+  if (status >= 400 && status < 500) return new ProviderError("provider_error", message, status);
+  if (status >= 500) return new ProviderError("provider_unavailable", message, status);
+  // A 2xx whose body could not be read as the wire format says.
+  return new ProviderError("provider_unavailable", `malformed answer from the provider: ${message}`, status);
+}
+
+/**
+ * `Retry-After` (RFC 9110 §10.2.3): delay-seconds or an HTTP date. Whole seconds, rounded up, never
+ * negative; undefined when absent or unreadable.
+ */
+export function retryAfterSeconds(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.ceil(Number(text));
+  // An HTTP date names its weekday and month; anything else (a negative number) is unreadable.
+  if (!/[A-Za-z]/.test(text)) return undefined;
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/** An error event inside a provider's stream, as the AI SDK's providers report it. */
+function asStreamError(error: unknown): { message: string; statusCode?: number } | undefined {
+  if (typeof error !== "object" || error === null || error instanceof Error) return undefined;
+  const { message, statusCode } = error as { message?: unknown; statusCode?: unknown };
+  if (typeof message !== "string") return undefined;
+  return typeof statusCode === "number" ? { message, statusCode } : { message };
+}

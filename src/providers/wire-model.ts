@@ -1,0 +1,26 @@
+import { createAnthropic } from "@ai-sdk/anthropic";
+import { createOpenAI } from "@ai-sdk/openai";
+import type { LanguageModelV4 } from "@ai-sdk/provider";
+import type { ResolvedModel } from "./types";
+
+/**
+ * The kept client of a model's wire format, at the AI SDK's LanguageModel spec level (`doStream`):
+ * OpenAI Chat Completions (`.chat()`, POST `{baseUrl}/chat/completions`; never the Responses API) or
+ * Anthropic Messages (POST `{baseUrl}/messages`). The agent loop is ours, so nothing here retries or
+ * loops: `doStream` makes exactly one request. `fetch` is the call's observed fetch.
+ */
+export function wireModel(model: ResolvedModel, fetch: typeof globalThis.fetch): LanguageModelV4 {
+  switch (model.api) {
+    case "openai-completions":
+      return createOpenAI({ baseURL: model.baseUrl, apiKey: model.apiKey, fetch }).chat(model.wireModel);
+    case "anthropic-messages":
+      return createAnthropic({ baseURL: model.baseUrl, apiKey: model.apiKey, fetch }).messages(model.wireModel);
+  }
+}
+
+/** The Messages API refuses a request without `max_tokens`; Chat Completions lets the model decide. */
+export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
+
+export function maxOutputTokensFor(model: ResolvedModel, requested: number | undefined): number | undefined {
+  return requested ?? model.maxOutputTokens ?? (model.api === "anthropic-messages" ? ANTHROPIC_DEFAULT_MAX_TOKENS : undefined);
+}
