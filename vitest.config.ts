@@ -1,7 +1,17 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
-import { TEST_CONFIG } from "./test/test-config.ts";
+import { freeLoopbackPort } from "./test/support/free-port.mjs";
+import { FAKE_PROVIDER_SECRETS, testConfig } from "./test/test-config.ts";
+
+/**
+ * The fake provider server's port (test/support/fake-providers.mjs), fixed here because the workers'
+ * CODEMODE_CONFIG names it in provider base URLs before any worker starts: a free loopback port,
+ * probed and released, handed to the globalSetup through the environment (it fails loudly if the
+ * port was taken in between). An explicit CODEMODE_FAKE_PROVIDER_PORT wins.
+ */
+process.env.CODEMODE_FAKE_PROVIDER_PORT ??= String(await freeLoopbackPort());
+const FAKE_PROVIDER_PORT = Number(process.env.CODEMODE_FAKE_PROVIDER_PORT);
 
 /**
  * Every project runs inside workerd through the Workers vitest integration. `requestsPerMinute`
@@ -18,7 +28,8 @@ function workers(options: { main?: string; requestsPerMinute: number }) {
       compatibilityFlags: ["increase_websocket_message_size"],
       bindings: {
         GATEWAY_TOKENS: JSON.stringify({ "test-token-a": "tenant-a", "test-token-b": "tenant-b" }),
-        CODEMODE_CONFIG: JSON.stringify(TEST_CONFIG),
+        CODEMODE_CONFIG: JSON.stringify(testConfig(FAKE_PROVIDER_PORT)),
+        ...FAKE_PROVIDER_SECRETS,
       },
       ratelimits: { RATE_LIMITER: { namespace_id: "1001", simple: { limit: options.requestsPerMinute, period: 60 } } },
     },
@@ -62,6 +73,12 @@ const LOG_CAPTURE = ["./test/support/log-capture.ts"];
  */
 const MCP_EVERYTHING = ["./test/support/mcp-everything-server.mjs"];
 
+/**
+ * The fake provider server (OpenAI Chat Completions + Anthropic Messages, scripted) on the port picked
+ * above; tests read its URL with `inject("fakeProviderUrl")`.
+ */
+const FAKE_PROVIDERS = ["./test/support/fake-providers.mjs"];
+
 export default defineConfig({
   test: {
     projects: [
@@ -71,7 +88,7 @@ export default defineConfig({
         test: {
           name: "gateway",
           setupFiles: LOG_CAPTURE,
-          globalSetup: MCP_EVERYTHING,
+          globalSetup: [...MCP_EVERYTHING, ...FAKE_PROVIDERS],
           include: ["test/unit/**/*.test.ts", "test/e2e/**/*.test.ts"],
           testTimeout: 30_000,
         },

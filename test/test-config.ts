@@ -1,4 +1,4 @@
-/** The gateway config the test workers run with (CODEMODE_CONFIG binding). */
+/** The gateway config the test workers run with (CODEMODE_CONFIG binding), less the fake providers (`testConfig`). */
 export const TEST_CONFIG = {
   tools: { codeMode: true },
   agents: {
@@ -36,3 +36,48 @@ export const TEST_CONFIG = {
     },
   },
 };
+
+/**
+ * Worker secrets of the fake providers (miniflare bindings). The fake server accepts any key starting
+ * with `fake-key-`; `FAKE_BAD_KEY` is one it refuses (401 in the vendor's format).
+ */
+export const FAKE_PROVIDER_SECRETS = {
+  FAKE_OPENAI_KEY: "fake-key-openai",
+  FAKE_ANTHROPIC_KEY: "fake-key-anthropic",
+  FAKE_BAD_KEY: "wrong-key",
+};
+
+const tested = { codeMode: "preferred", supportsTools: true } as const;
+
+/**
+ * Provider catalogs served by the fake provider server (test/support/fake-providers.mjs) at
+ * `baseUrl` (`http://127.0.0.1:<port>/v1`): both wire formats, a model with and one without prices,
+ * one with a small context window, and providers whose key the server refuses.
+ */
+export function fakeProviderCatalogs(baseUrl: string) {
+  return {
+    fakeoai: {
+      api: "openai-completions",
+      baseUrl,
+      apiKey: "env:FAKE_OPENAI_KEY",
+      models: [
+        { id: "gpt-fake", compat: tested, cost: { input: 2, output: 8, cacheRead: 0.5, cacheWrite: 0 } },
+        { id: "gpt-fake-nocost", compat: tested },
+        { id: "gpt-fake-small", compat: tested, contextWindow: 8000, maxTokens: 1000, cost: { input: 2, output: 8 } },
+      ],
+    },
+    fakeant: {
+      api: "anthropic-messages",
+      baseUrl,
+      apiKey: "env:FAKE_ANTHROPIC_KEY",
+      models: [{ id: "claude-fake", compat: tested, cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } }],
+    },
+    "fakeoai-badkey": { api: "openai-completions", baseUrl, apiKey: "env:FAKE_BAD_KEY", models: [{ id: "gpt-fake", compat: tested }] },
+    "fakeant-badkey": { api: "anthropic-messages", baseUrl, apiKey: "env:FAKE_BAD_KEY", models: [{ id: "claude-fake", compat: tested }] },
+  };
+}
+
+/** TEST_CONFIG with the fake providers on `127.0.0.1:<fakeProviderPort>`. */
+export function testConfig(fakeProviderPort: number) {
+  return { ...TEST_CONFIG, models: { providers: fakeProviderCatalogs(`http://127.0.0.1:${fakeProviderPort}/v1`) } };
+}

@@ -11,8 +11,9 @@
 // (SIGTERM, then SIGKILL after 3 s).
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { dirname, join } from "node:path";
+import { freeLoopbackPort } from "./free-port.mjs";
 
 const START_TIMEOUT_MS = 15_000;
 const ATTEMPTS = 3;
@@ -22,17 +23,6 @@ function serverEntry() {
   const pkgPath = require.resolve("@modelcontextprotocol/server-everything/package.json");
   const pkg = require(pkgPath);
   return join(dirname(pkgPath), pkg.bin["mcp-server-everything"]);
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 function accepts(port) {
@@ -88,7 +78,7 @@ async function stop(server) {
 export default async function setup(project) {
   const failures = [];
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-    const port = await freePort();
+    const port = await freeLoopbackPort();
     const server = startOn(port);
     const ready = await waitUntilListening(server, port);
     if (ready.ok) {

@@ -1,0 +1,58 @@
+import { inject } from "vitest";
+
+/** One scripted step of the fake provider server (test/support/fake-provider/server.mjs has the contract). */
+export type FakeStep =
+  | {
+      text?: string | string[];
+      toolCalls?: { id?: string; name: string; input: unknown }[];
+      usage?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number };
+      finishReason?: "stop" | "tool-calls" | "length" | "content-filter";
+    }
+  | { error: { status: number; message: string; headers?: Record<string, string> } }
+  | { hangMs: number; text?: string | string[] }
+  | { malformed: true; text?: string | string[] };
+
+/** What the fake server recorded of one request. */
+export type FakeRequestRecord = {
+  wire: "openai" | "anthropic";
+  path: string;
+  /** Lower-cased request headers; the auth header's value is "present" or "wrong", never the key. */
+  headers: Record<string, string>;
+  body: any;
+  problems: string[];
+  /** The client went away before the answer ended. */
+  aborted: boolean;
+};
+
+export type FakeScript = {
+  id: string;
+  /** Put this in the first user message: it routes the request to this script. */
+  marker: string;
+  /** The script's requests so far, once each has ended (the server waits up to 5 s). */
+  requests(): Promise<FakeRequestRecord[]>;
+};
+
+export function fakeProviderUrl(): string {
+  return inject("fakeProviderUrl");
+}
+
+/** Registers a script on the fake provider server. */
+export async function fakeScript(steps: FakeStep[]): Promise<FakeScript> {
+  const base = fakeProviderUrl();
+  const response = await fetch(`${base}/__scripts`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ steps }),
+  });
+  if (!response.ok) throw new Error(`fake provider server refused the script: ${response.status} ${await response.text()}`);
+  const { scriptId } = (await response.json()) as { scriptId: string };
+  return {
+    id: scriptId,
+    marker: `[script:${scriptId}]`,
+    async requests() {
+      const r = await fetch(`${base}/__scripts/${scriptId}/requests`);
+      if (!r.ok) throw new Error(`fake provider server: ${r.status} ${await r.text()}`);
+      return (await r.json()) as FakeRequestRecord[];
+    },
+  };
+}

@@ -1,0 +1,2 @@
+/** A loopback TCP port that was free a moment ago (free-port.mjs). */
+export function freeLoopbackPort(): Promise<number>;
