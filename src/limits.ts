@@ -66,3 +66,9 @@ export const QUICK_INDEX_MAX_CHARS = 4000;
 
 /** Hints are bounded so one tool cannot flood the quick index. */
 export const MAX_HINT_CHARS = 240;
+
+/**
+ * Stored (redacted) cell source: an `exec` call's `code` / `command` over this many UTF-8 bytes is
+ * stored "diagnostic masked", its leading part redacted plus a marker counting the omitted bytes.
+ */
+export const MAX_REDACTED_SOURCE_BYTES = 256 * 1024;

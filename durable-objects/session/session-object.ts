@@ -142,6 +142,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
           fallbackFrom: spec.toolSearch?.fallbackFrom,
         },
         tools,
+        config.config.redactPatterns,
       );
       return {
         ok: true,

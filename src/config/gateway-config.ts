@@ -79,6 +79,11 @@ export type GatewayConfig = {
   operations: GatewayOperations;
   /** `mcp.servers`: attached to every turn that has tools (no prototype; read with `Object.entries`). */
   mcpServers: Record<string, { url: string; headers?: Record<string, string> }>;
+  /**
+   * `logging.redactPatterns`, compiled once with the `g` flag (parse-logging-section.ts): masked in stored
+   * source, nested-call previews and redacted debug payloads. Shared: use with `String.prototype.replace` only.
+   */
+  redactPatterns: RegExp[];
 };
 
 export type ConfigError = { message: string; path: string };

@@ -40,6 +40,7 @@ export {
   type SessionLimits,
 } from "./parse-session-limits";
 export { AGENT_ID_PATTERN, AGENT_ID_RULE } from "./agent-id";
+export { MAX_REDACT_PATTERN_CHARS, MAX_REDACT_PATTERNS } from "./parse-logging-section";
 export * from "./code-mode-options";
 export * from "./tool-search-options";
 export { planSurface, resolveToolSearchOptions, type SurfacePlan } from "./resolve-tool-search";

@@ -4,19 +4,20 @@ import { configPath } from "./config-path";
 import { mcpServerProblem, type McpServerConfig } from "../mcp";
 import type { ConfigResult, GatewayConfig } from "./gateway-config";
 import { parseAgents } from "./parse-agents";
+import { parseLoggingSection } from "./parse-logging-section";
 import { parseGatewayOperations } from "./parse-session-limits";
 import { parseProviderCatalogs } from "./parse-provider-catalogs";
 import { parseToolsSection } from "./parse-tools-section";
 
 /** The sections this gateway reads (ARCHITECTURE.md, "Configuration"); any other top-level key is refused. */
-const TOP_LEVEL_KEYS = ["tools", "agents", "models", "gateway", "mcp"];
+const TOP_LEVEL_KEYS = ["tools", "agents", "models", "gateway", "mcp", "logging"];
 const MODELS_KEYS = ["providers"];
 
 /**
  * Validates a configuration document (a JSON value). Pure and synchronous; never throws.
  *
  * Reads and validates `tools` (`codeMode`, `toolSearch`, and the seed-documented `sandbox`, `swarm`, `allow`),
- * `agents.defaults.models`, `agents.entries.<agent>.{tools,models}` and `models.providers`. Unknown keys in
+ * `agents.defaults.models`, `agents.entries.<agent>.{tools,models}`, `models.providers` and `logging.redactPatterns`. Unknown keys in
  * any of these sections are refused, so a typo such as a top-level `tool` is an error rather than a setting
  * that silently never applies. The first problem found is returned with the offending key path; a root
  * that is not an object is reported with path `""`.
@@ -48,6 +49,7 @@ function buildConfig(raw: unknown): GatewayConfig {
     // `gateway.sessions` and `gateway.rateLimit` (parse-session-limits.ts); other `gateway.*` keys stay in `raw`.
     operations: parseGatewayOperations(own(raw, "gateway"), "gateway"),
     mcpServers: parseMcpSection(own(raw, "mcp"), "mcp"),
+    redactPatterns: parseLoggingSection(own(raw, "logging"), "logging"),
   };
 }
 

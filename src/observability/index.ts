@@ -19,4 +19,8 @@ export * from "./cell-record";
 export * from "./log";
 export * from "./debug-flags";
 export * from "./redact-secrets";
+export { redactSource } from "./redact-source";
+export { redactedPreview } from "./redacted-preview";
+export { isCredentialName, isCredentialParam } from "./credential-names";
+export { MASK, SECRET_SHAPES, maskSecrets, type RedactOptions } from "./secret-shapes";
 export * from "./turn-debug";

@@ -31,8 +31,16 @@ export function debugFlags(value: string | undefined): DebugFlags {
   return flags;
 }
 
-/** `code-mode` and `payload=…`: what the turn's model would be sent, logged as `debug` records. */
-export function logTurnSurface(flags: DebugFlags, facts: TurnDebugFacts, tools: ReadonlyArray<{ name: string }>): void {
+/**
+ * `code-mode` and `payload=…`: what the turn's model would be sent, logged as `debug` records.
+ * `redactPatterns` are the configured `logging.redactPatterns`, masked in the full-redacted payload too.
+ */
+export function logTurnSurface(
+  flags: DebugFlags,
+  facts: TurnDebugFacts,
+  tools: ReadonlyArray<{ name: string }>,
+  redactPatterns: readonly RegExp[] = [],
+): void {
   const ids = { requestId: facts.requestId, tenant: facts.tenant, sessionId: facts.sessionId, turnId: facts.turnId };
   if (flags.codeMode) {
     logRecord("debug", {
@@ -50,7 +58,7 @@ export function logTurnSurface(flags: DebugFlags, facts: TurnDebugFacts, tools: 
       event: "model_payload",
       ...ids,
       toolNames: tools.map((t) => t.name),
-      ...(flags.payload === "full-redacted" ? { payload: redactSecrets(JSON.stringify({ tools })) } : {}),
+      ...(flags.payload === "full-redacted" ? { payload: redactSecrets(JSON.stringify({ tools }), [], redactPatterns) } : {}),
     });
   }
 }

@@ -238,11 +238,75 @@ describe("code mode validation", () => {
   });
 });
 
+describe("logging.redactPatterns", () => {
+  it("defaults to no patterns", () => {
+    expect(config({}).redactPatterns).toEqual([]);
+    expect(config({ logging: {} }).redactPatterns).toEqual([]);
+  });
+
+  it("compiles each source once with the g flag", () => {
+    const patterns = config({ logging: { redactPatterns: ["acct_[0-9]{6}", "INTERNAL-[A-Z]+"] } }).redactPatterns;
+    expect(patterns.map((p) => [p.source, p.flags])).toEqual([
+      ["acct_[0-9]{6}", "g"],
+      ["INTERNAL-[A-Z]+", "g"],
+    ]);
+    expect("x acct_123456 y acct_654321".replace(patterns[0]!, "***")).toBe("x *** y ***");
+  });
+
+  it("accepts 32 patterns of 256 characters", () => {
+    const long = "a".repeat(256);
+    expect(config({ logging: { redactPatterns: Array.from({ length: 32 }, () => long) } }).redactPatterns).toHaveLength(32);
+  });
+
+  it.each([
+    [{ logging: [] }, "logging", "logging must be an object"],
+    [{ logging: { redactPatterns: "acct_.*" } }, "logging.redactPatterns", "logging.redactPatterns must be an array of regular expression sources"],
+    [
+      { logging: { redactPatterns: Array.from({ length: 33 }, (_, i) => `p${i}`) } },
+      "logging.redactPatterns",
+      "logging.redactPatterns has 33 patterns; at most 32 are allowed",
+    ],
+    [
+      { logging: { redactPatterns: ["ok", 7] } },
+      "logging.redactPatterns[1]",
+      "logging.redactPatterns[1] must be a string (a JavaScript regular expression source)",
+    ],
+    [{ logging: { redactPatterns: [""] } }, "logging.redactPatterns[0]", "logging.redactPatterns[0] must not be empty"],
+    [
+      { logging: { redactPatterns: ["a".repeat(257)] } },
+      "logging.redactPatterns[0]",
+      "logging.redactPatterns[0] is 257 characters; at most 256 are allowed",
+    ],
+    [
+      { logging: { redactPatterns: ["ok", "(unclosed"] } },
+      "logging.redactPatterns[1]",
+      "logging.redactPatterns[1] is not a valid JavaScript regular expression (Unterminated group)",
+    ],
+    [
+      { logging: { redactPatterns: ["x*"] } },
+      "logging.redactPatterns[0]",
+      "logging.redactPatterns[0] must not match the empty string (it would mask nothing but run everywhere)",
+    ],
+    [
+      { logging: { redactPattern: ["x"] } },
+      "logging.redactPattern",
+      'unknown key "redactPattern" at $.logging.redactPattern; known keys here: redactPatterns',
+    ],
+  ])("refuses %j at %s", (raw, path, message) => {
+    expect(rejection(raw)).toEqual({ path, message });
+  });
+
+  it("an invalid pattern's message does not repeat the pattern (it may hold a pasted secret)", () => {
+    const error = rejection({ logging: { redactPatterns: ["sk-live-SECRET-(unclosed"] } });
+    expect(error.message).not.toContain("SECRET");
+  });
+});
+
 describe("unknown keys are refused in every section the gateway reads", () => {
   it("a top-level `tool` (for `tools`) is an error naming the key, not code mode silently off", () => {
     expect(rejection({ tool: { codeMode: true } })).toEqual({
       path: "tool",
-      message: 'unknown key "tool" at $.tool; known keys here: tools, agents, models, gateway, mcp',
+      message: 'unknown key "tool" at $.tool; known keys here: tools, agents, models, gateway, mcp, logging',
     });
   });
 
