@@ -6,7 +6,8 @@ import { logRecord } from "../observability";
 /** A bridge result for one guest request: JSON text for the guest, or an error message. */
 export type Settlement = { ok: true; text: string | undefined } | { ok: false; message: string };
 
-export type ToolRequest = { id: number; tool: string; input: unknown };
+/** `callId` is the invocation id of a tool call (the one pendingToolCalls and the trajectory show). */
+export type ToolRequest = { id: number; tool: string; input: unknown; callId?: string };
 
 /** Host work a parked run still waits for; persisted with the snapshot (plain JSON). */
 export type PendingRequest =
@@ -264,7 +265,7 @@ export class HostBridge implements GuestHost {
             break;
           }
           this.inflight.set(r.id, { id: r.id, kind: "tool", tool, input, callId, abort });
-          this.handlers.call({ id: r.id, tool, input }, abort.signal).then(
+          this.handlers.call({ id: r.id, tool, input, callId }, abort.signal).then(
             (s) => this.complete(r.id, s),
             (error: unknown) => {
               // The handler itself failed (tool errors are settlements, not throws): the guest

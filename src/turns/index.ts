@@ -8,3 +8,4 @@ export * from "./turn-spec";
 export * from "./surface-check";
 export * from "./tool-search-run";
 export * from "./mcp-runtime";
+export * from "./nested-activity";

@@ -12,6 +12,7 @@ import { recordCalled, type TurnCounters, type TurnSpec } from "./turn-spec";
 import { mcpRuntime, type McpRuntime } from "./mcp-runtime";
 import type { McpServers } from "../mcp";
 import { toolSearchId } from "../tool-search";
+import type { ActivitySink } from "./nested-activity";
 
 export type ToolRouteResult =
   | { kind: "code_mode"; result: CodeModeResult }
@@ -27,6 +28,8 @@ export type TurnDeps = {
   context: Omit<ToolContext, "signal">;
   /** The turn's MCP servers (operations open their own client). */
   mcp: McpServers;
+  /** Completed nested calls, for the trajectory (absent: not recorded). */
+  activity?: ActivitySink;
 };
 
 /** The cell environment of a turn: limits, guest tool metadata, bridge handlers, telemetry. */
@@ -41,7 +44,7 @@ export function cellEnvironment(spec: TurnSpec, counters: TurnCounters, deps: Tu
     signal: deps.signal,
     vms: deps.vms,
     tools,
-    handlers: turnHandlers(spec, catalog, counters, deps, mcp, { restartSafe }),
+    handlers: turnHandlers(spec, catalog, counters, { ...deps, now: () => deps.clock.now() }, mcp, { restartSafe }),
     telemetry: () => turnTelemetry(spec, catalog, counters),
   };
 }

@@ -1,4 +1,5 @@
-import type { BridgeHandlers, Settlement } from "../bridge";
+import type { BridgeHandlers, Settlement, ToolRequest } from "../bridge";
+import { nestedCall, type ActivitySink } from "./nested-activity";
 import { Catalog, guestDescription, guestMetadata } from "../catalog";
 import type { CatalogEntry } from "../catalog";
 import { boundedJson, boundedResult, utf8ByteLength } from "../code-mode";
@@ -65,38 +66,46 @@ export function turnHandlers(
   spec: TurnSpec,
   catalog: Catalog,
   counters: TurnCounters,
-  deps: { resolve: ToolResolver; context: Omit<ToolContext, "signal">; mcp: McpServers },
+  deps: { resolve: ToolResolver; context: Omit<ToolContext, "signal">; mcp: McpServers; activity?: ActivitySink; now?: () => number },
   mcp: McpRuntime,
   opts: { restartSafe: boolean },
 ): Omit<BridgeHandlers, "output"> {
   const maxBytes = spec.options.maxOutputBytes;
   const { resolve, context } = deps;
+  const dispatch = async (request: ToolRequest, signal: AbortSignal): Promise<Settlement> => {
+    if (request.tool.startsWith("mcp:")) {
+      // MCP.<server>.<tool>(input): a catalog entry, through the executor like any tool.
+      const tool = catalog.lookupMcp(request.tool);
+      if (tool) {
+        counters.call++;
+        const name = `MCP.${tool.mcp!.serverIdent}.${tool.mcp!.toolIdent}`;
+        return executeEntry(tool, name, request.input, { resolve, context }, signal, maxBytes, () =>
+          opts.restartSafe ? notReplaySafe(name) : undefined,
+        );
+      }
+      // $api reads the turn's declarations (a describe); resources and prompts are server calls.
+      if (request.tool.endsWith("/$api")) counters.describe++;
+      else counters.call++;
+      if (opts.restartSafe && !request.tool.endsWith("/$api")) return { ok: false, message: notReplaySafe(request.tool.slice(4)) };
+      if (!request.tool.includes("/")) return { ok: false, message: `${request.tool.slice(4) || "MCP tool"} is not an available tool` };
+      return mcpServerOp(spec, mcp, deps.mcp, request.tool, request.input, signal, maxBytes);
+    }
+    counters.call++;
+    const entry = catalog.lookup(request.tool);
+    // Same message for denied, unknown and guessed names: existence is not revealed.
+    if (!entry) return { ok: false, message: `${request.tool || "tool"} is not an available tool` };
+    return executeEntry(entry, entry.callableName, request.input, { resolve, context }, signal, maxBytes, (definition) =>
+      opts.restartSafe && definition.replaySafe !== true ? notReplaySafe(entry.callableName) : undefined,
+    );
+  };
+  const now = deps.now ?? Date.now;
   return {
     async call(request, signal): Promise<Settlement> {
-      if (request.tool.startsWith("mcp:")) {
-        // MCP.<server>.<tool>(input): a catalog entry, through the executor like any tool.
-        const tool = catalog.lookupMcp(request.tool);
-        if (tool) {
-          counters.call++;
-          const name = `MCP.${tool.mcp!.serverIdent}.${tool.mcp!.toolIdent}`;
-          return executeEntry(tool, name, request.input, { resolve, context }, signal, maxBytes, () =>
-            opts.restartSafe ? notReplaySafe(name) : undefined,
-          );
-        }
-        // $api reads the turn's declarations (a describe); resources and prompts are server calls.
-        if (request.tool.endsWith("/$api")) counters.describe++;
-        else counters.call++;
-        if (opts.restartSafe && !request.tool.endsWith("/$api")) return { ok: false, message: notReplaySafe(request.tool.slice(4)) };
-        if (!request.tool.includes("/")) return { ok: false, message: `${request.tool.slice(4) || "MCP tool"} is not an available tool` };
-        return mcpServerOp(spec, mcp, deps.mcp, request.tool, request.input, signal, maxBytes);
-      }
-      counters.call++;
-      const entry = catalog.lookup(request.tool);
-      // Same message for denied, unknown and guessed names: existence is not revealed.
-      if (!entry) return { ok: false, message: `${request.tool || "tool"} is not an available tool` };
-      return executeEntry(entry, entry.callableName, request.input, { resolve, context }, signal, maxBytes, (definition) =>
-        opts.restartSafe && definition.replaySafe !== true ? notReplaySafe(entry.callableName) : undefined,
-      );
+      const startedAt = now();
+      const settlement = await dispatch(request, signal);
+      // Completed nested calls become display-only activity under their parent (trajectory); starts stay transient.
+      deps.activity?.(nestedCall(catalog, request, settlement, startedAt, now()));
+      return settlement;
     },
     isClientTool(tool): boolean {
       return catalog.lookup(tool)?.source === "client";

@@ -35,7 +35,7 @@ describe("HostBridge", () => {
     b.request(1, "call", call("slow"));
     expect(f.calls).toHaveLength(0);
     b.dispatch();
-    expect(f.calls).toEqual([{ id: 1, tool: "slow", input: {} }]);
+    expect(f.calls).toEqual([{ id: 1, tool: "slow", input: {}, callId: expect.stringMatching(/^call_1_/) }]);
     expect(b.hostCallsInFlight).toBe(1);
   });
 
