@@ -72,3 +72,33 @@ export const MAX_HINT_CHARS = 240;
  * stored "diagnostic masked", its leading part redacted plus a marker counting the omitted bytes.
  */
 export const MAX_REDACTED_SOURCE_BYTES = 256 * 1024;
+
+// --- Agent turns (/chat): src/agent, durable-objects/session/transcript-store.ts
+
+/** Model round trips one `/chat` call may make unless the request asks for fewer (1..MAX). */
+export const DEFAULT_ASSISTANT_TURNS = 16;
+export const MAX_ASSISTANT_TURNS = 64;
+
+/** Messages one `/chat` request may carry, and characters of one message. */
+export const MAX_CHAT_MESSAGES = 256;
+export const MAX_CHAT_MESSAGE_CHARS = 256 * 1024;
+
+/** One model call (connect, stream, finish) must complete within this. */
+export const PROVIDER_TIMEOUT_MS = 120_000;
+
+/**
+ * Model-facing `exec`/`wait`/direct results fit the model's per-result context (seed 002,
+ * "Output API"): at most this share of its context window (at ~4 UTF-8 bytes a token), and never
+ * more than the persistence cap. Network-derived results keep the smaller untrusted cap.
+ */
+export const RESULT_CONTEXT_SHARE = 0.3;
+export const BYTES_PER_TOKEN = 4;
+export const MAX_PERSISTED_RESULT_BYTES = 400_000;
+export const MAX_UNTRUSTED_RESULT_BYTES = 100_000;
+
+/** A turn's stored transcript (messages) and trajectory (events) are bounded; past that the loop stops / events are counted only. */
+export const MAX_TRANSCRIPT_BYTES = 2 * 1024 * 1024;
+export const MAX_TRAJECTORY_EVENTS = 2000;
+
+/** Display-only previews of a nested call's input and result in the trajectory. */
+export const NESTED_PREVIEW_BYTES = 2048;

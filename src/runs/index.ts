@@ -1,3 +1,4 @@
 /** The public surface of src/runs (other folders import from here). */
 export * from "./run-id";
 export * from "./run-lifecycle";
+export * from "./messages";

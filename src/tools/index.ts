@@ -5,3 +5,4 @@ export type { JsonSchema, SessionStore, ToolContext, ToolDefinition, ToolPlugin 
 export * from "./executor";
 export * from "./schema-validator";
 export * from "./types";
+export * from "./untrusted-content";

@@ -1,0 +1,138 @@
+import { ProviderError, type ModelClient, type ModelMessage, type ModelToolCall } from "../providers";
+import type { ModelTool } from "../turns";
+import type { ChatEvent, PendingClientCall } from "./chat-events";
+import { addUsage, countToolCall, type ChatState } from "./chat-state";
+
+/** One outer tool call as the model will read it back. */
+export type ToolRun = {
+  /** Model-facing text (bounded for the model's context; wrapped when network-derived). */
+  content: string;
+  isError: boolean;
+  /** `completed`/`waiting`/`failed` of a code-mode result; `completed`/`failed` otherwise. */
+  status: string;
+  untrusted: boolean;
+  /** Client calls a parked cell waits for: the loop stops and hands them to the caller. */
+  pending?: PendingClientCall[];
+};
+
+export type LoopDeps = {
+  client: ModelClient;
+  /** Exactly the turn's model-facing tools. */
+  tools: ModelTool[];
+  signal: AbortSignal;
+  /** Model calls this /chat call may still make. */
+  maxAssistantTurns: number;
+  /** Mutated as the loop runs; the caller persists it. */
+  state: ChatState;
+  /** A client tool the model called directly (its result comes from the caller). */
+  isClientTool(name: string): boolean;
+  /** Run one outer call through the same path as the tools route (exec/wait/Tool Search/direct). */
+  runTool(call: ModelToolCall): Promise<ToolRun>;
+  /** Persist one message (redacted as stored); false when the turn's transcript is full. */
+  append(message: ModelMessage): boolean;
+  emit(event: ChatEvent): void;
+  /** What an outer call's input looks like in events (exec source redacted). */
+  displayInput(call: ModelToolCall): unknown;
+  /** Persist `state` (after each model call and each tool round). */
+  saveState(): void;
+};
+
+export type LoopEnd = { status: "completed"; text: string } | { status: "waiting"; pending: PendingClientCall[] };
+
+/**
+ * The agent loop of one `/chat` call: call the model with the conversation so far, run its tool
+ * calls one at a time through the session's tool path, feed the results back, and repeat until
+ * the model answers without tool calls, client tools must run, or a bound stops it. Provider
+ * replay holds only real model calls: nested activity never becomes a message. Throws only
+ * `ProviderError` (the caller reports it; the transcript so far is kept).
+ */
+export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Promise<LoopEnd> {
+  const { state } = deps;
+  let made = 0;
+  let lastText = "";
+  for (;;) {
+    if (made >= deps.maxAssistantTurns) {
+      state.stopReason = "max_assistant_turns";
+      return { status: "completed", text: lastText };
+    }
+    const reply = await callModel(deps, messages);
+    made++;
+    const assistant: ModelMessage = { role: "assistant", content: reply.text, ...(reply.calls.length ? { toolCalls: reply.calls } : {}) };
+    messages.push(assistant);
+    const stored = deps.append(assistant);
+    deps.saveState();
+    if (reply.text !== "") lastText = reply.text;
+    if (reply.calls.length === 0) {
+      state.stopReason = "final";
+      return { status: "completed", text: reply.text };
+    }
+    const pending: PendingClientCall[] = [];
+    for (const call of reply.calls) {
+      deps.emit({ type: "tool_call_start", callId: call.id, name: call.name, input: deps.displayInput(call) });
+      if (call.inputError === undefined && deps.isClientTool(call.name)) {
+        // The caller runs it; its result arrives through client-results and is appended then.
+        countToolCall(state, call.name, false);
+        pending.push({ callId: call.id, tool: call.name, input: call.input });
+        continue;
+      }
+      const run = await runOne(deps, call);
+      countToolCall(state, call.name, run.isError);
+      if (run.pending) pending.push(...run.pending);
+      const result: ModelMessage = {
+        role: "tool",
+        toolCallId: call.id,
+        toolName: call.name,
+        content: run.content,
+        ...(run.isError ? { isError: true } : {}),
+      };
+      messages.push(result);
+      deps.append(result);
+      deps.emit({ type: "tool_call_end", callId: call.id, name: call.name, status: run.status, untrusted: run.untrusted, result: run.content });
+    }
+    deps.saveState();
+    if (pending.length > 0) {
+      state.stopReason = "client_tools";
+      return { status: "waiting", pending };
+    }
+    if (!stored) {
+      state.stopReason = "transcript_limit";
+      return { status: "completed", text: lastText };
+    }
+  }
+}
+
+async function runOne(deps: LoopDeps, call: ModelToolCall): Promise<ToolRun> {
+  if (call.inputError !== undefined) {
+    return {
+      content: `error: the arguments of ${call.name} are not a JSON object (${call.inputError}); call it again with valid JSON`,
+      isError: true,
+      status: "failed",
+      untrusted: false,
+    };
+  }
+  if (deps.signal.aborted)
+    return { content: "error: cancelled before it ran (the caller went away)", isError: true, status: "failed", untrusted: false };
+  return deps.runTool(call);
+}
+
+async function callModel(deps: LoopDeps, messages: ModelMessage[]): Promise<{ text: string; calls: ModelToolCall[] }> {
+  let text = "";
+  const calls: ModelToolCall[] = [];
+  let finished = false;
+  for await (const event of deps.client.stream({ messages, tools: deps.tools, signal: deps.signal })) {
+    if (event.type === "text-delta") {
+      text += event.text;
+      deps.emit({ type: "text", delta: event.text });
+    } else if (event.type === "tool-call") {
+      calls.push(event.call);
+    } else {
+      finished = true;
+      deps.state.assistantTurns++;
+      addUsage(deps.state.usage, event.usage);
+      deps.state.promptBytes += event.requestBytes;
+      deps.emit({ type: "assistant_turn", n: deps.state.assistantTurns, finishReason: event.finishReason, usage: event.usage });
+    }
+  }
+  if (!finished) throw new ProviderError("provider_unavailable", "the provider's stream ended without finishing the message", 0);
+  return { text, calls };
+}

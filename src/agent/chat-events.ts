@@ -1,0 +1,102 @@
+import type { CodeModePendingToolCall } from "../code-mode";
+import type { FinishReason, ModelUsage } from "../providers";
+
+/**
+ * What one `/chat` call reports, in order. The session object writes these as NDJSON over RPC;
+ * the HTTP edge answers JSON (the last event) or re-frames each as a server-sent event
+ * (`event: <type>`, `data: <json>`). Starts and partial updates are transient; the transcript
+ * and trajectory keep what completed.
+ */
+export type ChatMeta = {
+  /** True only when code mode owned the model tool surface of this turn. */
+  codeModeEngaged: boolean;
+  /** Completed provider round trips across the turn (every /chat call of it). */
+  assistantTurns: number;
+  /** The turn's cumulative inner bridge counts; these never reach the provider. */
+  bridgeCalls: { search: number; describe: number; call: number };
+  /** From the model's cost config and the turn's usage; absent when the model has no cost data. */
+  costUsd?: number;
+  /** Provider-visible outer tool calls. */
+  toolSummary: { calls: number; tools: string[]; failures: number };
+  usage: ModelUsage;
+  /** UTF-8 bytes of every request body sent to the provider for this turn. */
+  promptBytes: number;
+  /** Why the loop stopped: a final answer, client tools to run, or a bound. */
+  stopReason: "final" | "client_tools" | "max_assistant_turns" | "transcript_limit";
+};
+
+/** A call the caller runs: a client tool the model called directly, or one a parked cell is waiting on (`runId`). */
+export type PendingClientCall = CodeModePendingToolCall & { runId?: string };
+
+export type ChatAnswer = {
+  turnId: string;
+  status: "completed" | "waiting";
+  message?: { role: "assistant"; content: string };
+  pendingToolCalls?: PendingClientCall[];
+  meta: ChatMeta;
+};
+
+export type ChatErrorCode =
+  | "invalid_request"
+  | "not_found"
+  | "conflict"
+  | "quota_exceeded"
+  | "invalid_config"
+  | "surface_rejected"
+  | "provider_error"
+  | "provider_rate_limited"
+  | "provider_timeout"
+  | "provider_unavailable"
+  | "aborted"
+  | "internal_error";
+
+export type ChatError = { code: ChatErrorCode; message: string; providerStatus?: number; retryAfterSeconds?: number };
+
+export type ChatEvent =
+  | { type: "turn"; turnId: string; codeModeEngaged: boolean; continued: boolean }
+  | { type: "text"; delta: string }
+  | { type: "assistant_turn"; n: number; finishReason: FinishReason; usage: ModelUsage }
+  | { type: "tool_call_start"; callId: string; name: string; input: unknown }
+  | { type: "nested_call"; parentCallId: string; invocationId: string; tool: string; source: string; ok: boolean; durationMs: number }
+  | { type: "tool_call_end"; callId: string; name: string; status: string; untrusted: boolean; result: string }
+  | { type: "done"; answer: ChatAnswer }
+  | { type: "error"; error: ChatError; turnId?: string; meta?: ChatMeta };
+
+const encoder = new TextEncoder();
+
+export function encodeEvent(event: ChatEvent): Uint8Array {
+  return encoder.encode(JSON.stringify(event) + "\n");
+}
+
+/** One server-sent event: the type as the SSE event name, the JSON as its data (one line: JSON has no raw newlines). */
+export function sseFrame(event: ChatEvent): string {
+  return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+/** Splits an NDJSON byte stream into events (a line never contains a raw newline: JSON escapes them). */
+export async function* readEvents(stream: ReadableStream<Uint8Array>): AsyncGenerator<ChatEvent> {
+  const decoder = new TextDecoder();
+  const reader = stream.getReader();
+  let buffered = "";
+  let finished = false;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffered += decoder.decode(value, { stream: true });
+      let nl: number;
+      while ((nl = buffered.indexOf("\n")) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        if (line.trim() !== "") yield JSON.parse(line) as ChatEvent;
+      }
+    }
+    buffered += decoder.decode();
+    finished = true;
+    if (buffered.trim() !== "") yield JSON.parse(buffered) as ChatEvent;
+  } finally {
+    // A consumer that stops early cancels the source (the session object then cancels the turn).
+    if (!finished) await reader.cancel().catch(() => undefined);
+    reader.releaseLock();
+  }
+}

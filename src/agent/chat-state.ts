@@ -1,0 +1,61 @@
+import type { ModelUsage } from "../providers";
+import type { ChatMeta, PendingClientCall } from "./chat-events";
+
+/**
+ * What the session keeps about a turn driven by `/chat`, beside its transcript: the model it
+ * talks to, where the loop stopped, and the run's accumulated stats (meta is built from these).
+ */
+export type ChatState = {
+  /** `"provider/model"`; a continuation talks to the same model. */
+  model: string;
+  /** `running` while a /chat call drives the turn; `waiting` for client results; otherwise settled. */
+  status: "running" | "waiting" | "completed" | "stopped";
+  assistantTurns: number;
+  usage: ModelUsage;
+  promptBytes: number;
+  toolCalls: number;
+  failures: number;
+  /** Distinct outer tool names, in first-call order (bounded). */
+  tools: string[];
+  /** Calls the caller must answer before the turn can continue. */
+  pending: PendingClientCall[];
+  stopReason?: ChatMeta["stopReason"];
+};
+
+export const ZERO_USAGE: ModelUsage = Object.freeze({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
+
+export function newChatState(model: string): ChatState {
+  return { model, status: "running", assistantTurns: 0, usage: { ...ZERO_USAGE }, promptBytes: 0, toolCalls: 0, failures: 0, tools: [], pending: [] };
+}
+
+export function addUsage(total: ModelUsage, more: ModelUsage): void {
+  total.inputTokens += more.inputTokens;
+  total.outputTokens += more.outputTokens;
+  total.cacheReadTokens += more.cacheReadTokens;
+  total.cacheWriteTokens += more.cacheWriteTokens;
+}
+
+const MAX_TOOL_NAMES = 64;
+
+export function countToolCall(state: ChatState, name: string, failed: boolean): void {
+  state.toolCalls++;
+  if (failed) state.failures++;
+  if (!state.tools.includes(name) && state.tools.length < MAX_TOOL_NAMES) state.tools.push(name);
+}
+
+export function chatMeta(
+  state: ChatState,
+  turn: { codeModeEngaged: boolean; counters: { search: number; describe: number; call: number } },
+  costUsd: number | undefined,
+): ChatMeta {
+  return {
+    codeModeEngaged: turn.codeModeEngaged,
+    assistantTurns: state.assistantTurns,
+    bridgeCalls: { search: turn.counters.search, describe: turn.counters.describe, call: turn.counters.call },
+    ...(costUsd !== undefined ? { costUsd } : {}),
+    toolSummary: { calls: state.toolCalls, tools: [...state.tools], failures: state.failures },
+    usage: { ...state.usage },
+    promptBytes: state.promptBytes,
+    stopReason: state.stopReason ?? "final",
+  };
+}

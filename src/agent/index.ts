@@ -1,0 +1,5 @@
+export * from "./agent-loop";
+export * from "./chat-events";
+export * from "./chat-state";
+export * from "./model-result";
+export * from "./trajectory";
