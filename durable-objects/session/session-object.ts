@@ -3,7 +3,7 @@ import { Catalog } from "../../src/catalog";
 import type { CatalogEntry } from "../../src/catalog";
 import { failed } from "../../src/cell";
 import type { CodeModeResult, CodeModeTelemetry } from "../../src/code-mode";
-import { loadGatewayConfig, SESSION_LIMIT_DEFAULTS, type SessionLimits } from "../../src/config";
+import { findModel, loadGatewayConfig, SESSION_LIMIT_DEFAULTS, type SessionLimits } from "../../src/config";
 import { cellFields, cellTrace, debugFlags, execLanguage, logRecord, logTurnSurface, type CellTrace } from "../../src/observability";
 import { systemClock, type Clock } from "../../src/runtime";
 import type { CellVms, VmPool } from "../../src/runtime";
@@ -28,6 +28,15 @@ import { SessionStorage } from "./session-storage";
 import { Sql } from "./sql";
 import { StorageQuota } from "./storage-quota";
 import { encodeTurn, TurnStore, type StoredTurn } from "./turn-store";
+import { OuterCallRecorder, type CallScope, type OuterCall, type OuterReply } from "./outer-call-recorder";
+import { TranscriptStore } from "./transcript-store";
+import { runChat } from "./chat-run";
+import { registeredSecrets } from "./registered-secrets";
+import { buildTrajectory, chatMeta, type Trajectory } from "../../src/agent";
+import { costUsd } from "../../src/providers";
+import type { ActivitySink } from "../../src/turns";
+import type { ChatRequest } from "./session-rpc";
+import { transportObserver } from "../../src/observability";
 
 export type SessionEnv = {
   CODEMODE_CONFIG?: string;
@@ -56,6 +65,9 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     /** Injected in tests (small limits); production reads `gateway.sessions` from the config. */
     limitsOverride: SessionLimits | undefined;
     private readonly turns: TurnStore;
+    private readonly transcript: TranscriptStore;
+    /** Tests replace the provider transport of /chat (production: the platform's fetch). */
+    providerFetch: typeof fetch | undefined;
     readonly snapshots: SnapshotStore;
     /** Encodes parked VMs against a base a later build can rebuild (its registry is replaced in tests). */
     readonly codec: SnapshotCodec;
@@ -85,6 +97,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         this.expiry.init();
       });
       this.turns = new TurnStore(sql, ready);
+      this.transcript = new TranscriptStore(sql, ready);
       this.snapshots = new SnapshotStore(sql);
       this.codec = new SnapshotCodec(env.PRISTINE_IMAGES ? registryFromBinding(env.PRISTINE_IMAGES) : null);
       this.runs = new RunLifecycle({
@@ -190,33 +203,70 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
      * (`cancelRequest`); an aborted exec or wait fails with `aborted` and its run is dropped.
      */
     async callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<unknown>> {
+      const r = await this.runOuter(tenantId, turnId, toolName, input, { callId: `call_${crypto.randomUUID()}`, via: "route", requestId });
+      return r.reply;
+    }
+
+    /**
+     * One outer (model-visible) tool call, from the tools route or the agent loop, recorded in the
+     * turn's trajectory with its nested calls, snapshot lifecycle and limits hit.
+     */
+    private async runOuter(tenantId: string, turnId: string, toolName: string, input: unknown, call: OuterCall): Promise<OuterReply> {
       const turn = this.turns.get(tenantId, turnId);
-      if (!turn) return notFound("unknown turn");
+      if (!turn) return { reply: notFound("unknown turn"), untrusted: false };
       this.touched(turnId);
+      const started = this.clock.now();
+      const secrets = this.secretsOf(turn.spec);
+      const recorder = new OuterCallRecorder(this.transcript, turnId, call, toolName, () => this.clock.now(), {
+        secrets,
+        patterns: this.redactPatterns(),
+      });
+      recorder.start(input);
+      // A directly called MCP tool's result is network-derived too (not only nested ones).
+      if (
+        !turn.spec.codeModeEngaged &&
+        [...turn.spec.catalog.entries, ...turn.spec.catalog.direct].some((e) => e.toolName === toolName && e.source === "mcp")
+      )
+        recorder.untrusted = true;
+      const reply = await this.dispatchTool(turn, toolName, input, call, (n) => recorder.nested(n));
+      recorder.end(reply, input, this.clock.now() - started);
+      return { reply, untrusted: recorder.untrusted };
+    }
+
+    private async dispatchTool(
+      turn: StoredTurn,
+      toolName: string,
+      input: unknown,
+      call: OuterCall,
+      activity: ActivitySink,
+    ): Promise<SessionReply<unknown>> {
       const { spec } = turn;
+      const { tenantId, turnId } = spec;
+      const { requestId } = call;
+      const ctx: CallScope = { requestId, parent: call.parent, activity };
       if (spec.codeModeEngaged && toolName === "exec") {
         const trace = cellTrace("exec", requestId, execLanguage(input, defaultExecLanguage(spec.options.languages)));
-        const reply = await this.serial(() => this.withTurn(tenantId, turnId, trace, (t, signal) => this.exec(t, input, signal)));
+        const reply = await this.serial(() => this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => this.exec(t, input, signal, activity)));
         return this.logCell(spec, trace, reply);
       }
       if (spec.codeModeEngaged && toolName === "wait") {
         const trace = cellTrace("wait", requestId);
-        return this.logCell(spec, trace, await this.wait(turn, input, trace));
+        return this.logCell(spec, trace, await this.wait(turn, input, trace, ctx));
       }
       const ts = spec.toolSearch;
       if (ts && isToolSearchControl(toolName) && TOOL_SEARCH_CONTROLS[ts.mode].includes(toolName)) {
         const trace = cellTrace(toolName, requestId, toolName === "tool_search_code" ? "javascript" : undefined);
         if (toolName === "tool_search_code") {
           const reply = await this.serial(() =>
-            this.withTurn(tenantId, turnId, trace, (t, signal) => runToolSearchCode(t.spec, t.counters, this.deps(t.spec, signal), input)),
+            this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => runToolSearchCode(t.spec, t.counters, this.deps(t.spec, signal), input)),
           );
           return this.logCell(spec, trace, reply);
         }
-        return this.withTurn(tenantId, turnId, trace, (t, signal) =>
+        return this.withTurn(tenantId, turnId, trace, ctx, (t, signal) =>
           callToolSearchTool(t.spec, t.counters, this.deps(t.spec, signal), toolName, input),
         );
       }
-      const abort = this.track(turnId, requestId);
+      const abort = this.track(turnId, requestId, call.parent);
       const before = JSON.stringify(turn.counters);
       try {
         const routed = await callDirectTool(spec, toolName, input, this.deps(spec, abort.signal), turn.counters);
@@ -263,6 +313,24 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       // Accepted once per turn: the record outlives the run, so a repeat after the run settled is still a 409.
       if (this.turns.wasDelivered(turnId, body.callId))
         return { ok: false, reason: "conflict", message: `a result for ${body.callId} was already delivered` };
+      // A client tool the model called directly in /chat: its result becomes the tool message the model reads next.
+      const chat = this.transcript.state(turnId);
+      const direct = chat?.status === "waiting" ? chat.pending.find((p) => p.runId === undefined && p.callId === body.callId) : undefined;
+      if (chat && direct) {
+        const settlement = clientResultSettlement(turn.spec, direct.tool, body);
+        this.transcript.append(turnId, {
+          role: "tool",
+          toolCallId: direct.callId,
+          toolName: direct.tool,
+          content: settlement.ok ? (settlement.text ?? "null") : `error: ${settlement.message}`,
+          ...(settlement.ok ? {} : { isError: true }),
+        });
+        chat.pending = chat.pending.filter((p) => p !== direct);
+        this.transcript.saveState(turnId, chat);
+        this.turns.recordDelivered(turnId, body.callId);
+        this.transcript.event(turnId, this.clock.now(), "client_result", { invocationId: body.callId, ok: settlement.ok });
+        return { ok: true, body: { accepted: true } };
+      }
       // The declared outputSchema and the size cap are applied here; a violation reaches the guest as an error at wait.
       const tool = this.snapshots
         .runsOfTurn(turnId)
@@ -272,27 +340,93 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const r = this.runs.deliverClientResult(turnId, body.callId, settlement);
       if (!r.ok) return { ok: false, reason: r.reason === "already_delivered" ? "conflict" : "not_found", message: r.message };
       this.turns.recordDelivered(turnId, body.callId);
+      this.transcript.event(turnId, this.clock.now(), "client_result", { invocationId: body.callId, ok: settlement.ok });
       return { ok: true, body: { accepted: true } };
+    }
+
+    /** `POST …/chat`: the agent loop of one call, as NDJSON events (chat-run.ts). */
+    async chat(tenantId: string, sessionId: string, req: ChatRequest, requestId: string): Promise<ReadableStream<Uint8Array>> {
+      const env = this.env as unknown as Record<string, unknown>;
+      return runChat(
+        {
+          config: () => {
+            const c = loadGatewayConfig(this.env);
+            return c.ok ? c : { ok: false, message: c.error.message };
+          },
+          env,
+          now: () => this.clock.now(),
+          openTurn: (t, s, r) => this.openTurn(t, s, r),
+          turn: (t, id) => this.turns.get(t, id),
+          surface: (spec) => turnSurface(spec),
+          runOuter: (t, id, name, input, call) => this.runOuter(t, id, name, input, call),
+          transcript: this.transcript,
+          wasDelivered: (id, callId) => this.turns.wasDelivered(id, callId),
+          track: (id, r) => this.track(id, r),
+          untrack: (id, c, r) => this.untrack(id, c, r),
+          redaction: (spec) => ({ secrets: this.secretsOf(spec), patterns: this.redactPatterns() }),
+          observer: (ids) => transportObserver(debugFlags(this.env.CODEMODE_DEBUG), ids, this.secretsOf(undefined)),
+          ...(this.providerFetch ? { fetch: this.providerFetch } : {}),
+        },
+        tenantId,
+        sessionId,
+        req,
+        requestId,
+      );
+    }
+
+    /** `GET …/turns/:turnId/trajectory`: outer calls with their nested calls, model calls, snapshot lifecycle, limits. */
+    async trajectory(tenantId: string, turnId: string): Promise<SessionReply<Trajectory>> {
+      const turn = this.turns.get(tenantId, turnId);
+      if (!turn) return notFound("unknown turn");
+      const state = this.transcript.state(turnId);
+      const config = loadGatewayConfig(this.env);
+      const model = state && config.ok ? findModel(config.config, state.model) : undefined;
+      return {
+        ok: true,
+        body: buildTrajectory(this.transcript.events(turnId), {
+          turnId,
+          codeModeEngaged: turn.spec.codeModeEngaged,
+          status: state?.status ?? "open",
+          ...(state
+            ? { meta: chatMeta(state, { codeModeEngaged: turn.spec.codeModeEngaged, counters: turn.counters }, costUsd(state.usage, model?.cost)) }
+            : {}),
+          telemetry: this.telemetry(turn.spec, turn.counters),
+        }),
+      };
+    }
+
+    /** Values masked wherever the session stores or logs text: provider keys, MCP headers, gateway tokens. */
+    private secretsOf(spec: TurnSpec | undefined): string[] {
+      const config = loadGatewayConfig(this.env);
+      return registeredSecrets(this.env as unknown as Record<string, unknown>, config.ok ? config.config : undefined, spec);
+    }
+
+    private redactPatterns(): RegExp[] {
+      const config = loadGatewayConfig(this.env);
+      return config.ok ? config.config.redactPatterns : [];
     }
 
     async deleteTurn(tenantId: string, turnId: string): Promise<SessionReply<{ telemetry: CodeModeTelemetry }>> {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
-      for (const c of this.active.get(turnId) ?? []) c.abort();
-      this.runs.closeTurn(turnId);
-      this.turns.delete(turnId);
+      this.dropTurn(turnId);
       return { ok: true, body: { telemetry: this.telemetry(turn.spec, turn.counters) } };
     }
 
     /** TTL expiry of parked runs, enforced by the alarm rather than only on the next wait. */
     async alarm(): Promise<void> {
       if (!this.sessionStorage.ready) return;
+      const due = this.snapshots.expiredRunIds(this.clock.now()).map((runId) => this.snapshots.state(runId));
       this.runs.expire();
+      for (const run of due) {
+        if (run && !this.snapshots.state(run.runId))
+          this.transcript.event(run.turnId, this.clock.now(), "snapshot", { event: "expired", runId: run.runId });
+      }
       await this.expireIdle();
     }
 
     /** `wait`: claimed before queueing, so a second concurrent wait for one runId fails at once. */
-    private wait(turn: StoredTurn, input: unknown, trace: CellTrace): Promise<SessionReply<unknown>> {
+    private wait(turn: StoredTurn, input: unknown, trace: CellTrace, ctx: CallScope): Promise<SessionReply<unknown>> {
       const { spec } = turn;
       const claim = this.runs.claim(spec, input);
       if (!claim.ok)
@@ -300,9 +434,9 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       trace.runId = claim.runId;
       const closing = this.telemetry(spec, turn.counters);
       return this.serial(async (): Promise<SessionReply<unknown>> => {
-        const reply = await this.withTurn(spec.tenantId, spec.turnId, trace, (t, signal) =>
+        const reply = await this.withTurn(spec.tenantId, spec.turnId, trace, ctx, (t, signal) =>
           this.runs.resume(t.spec, claim.runId, (s, claimSignal, restartSafe) =>
-            cellEnvironment(s, t.counters, this.deps(s, anySignal(signal, claimSignal)), restartSafe),
+            cellEnvironment(s, t.counters, this.deps(s, anySignal(signal, claimSignal), ctx.activity), restartSafe),
           ),
         );
         // Torn down while this wait was queued: it observed the teardown.
@@ -311,9 +445,9 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       }).finally(() => this.runs.release(claim.runId));
     }
 
-    private async exec(turn: StoredTurn, input: unknown, signal: AbortSignal): Promise<CodeModeResult> {
+    private async exec(turn: StoredTurn, input: unknown, signal: AbortSignal, activity?: ActivitySink): Promise<CodeModeResult> {
       const restartSafe = isRestartSafe(input);
-      const env = cellEnvironment(turn.spec, turn.counters, this.deps(turn.spec, signal), restartSafe);
+      const env = cellEnvironment(turn.spec, turn.counters, this.deps(turn.spec, signal, activity), restartSafe);
       const end = await execCell(env, input);
       return this.runs.finish(turn.spec, end, env, { restartSafe });
     }
@@ -323,12 +457,13 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       tenantId: string,
       turnId: string,
       trace: CellTrace,
+      ctx: CallScope,
       fn: (turn: StoredTurn, signal: AbortSignal) => Promise<CodeModeResult>,
     ): Promise<SessionReply<unknown>> {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
       const { requestId } = trace;
-      const abort = this.track(turnId, requestId);
+      const abort = this.track(turnId, requestId, ctx.parent);
       const before = JSON.stringify(turn.counters);
       trace.ranAt = performance.now();
       trace.before = { ...turn.counters };
@@ -362,9 +497,10 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       return turnTelemetry(spec, new Catalog(spec.catalog), counters);
     }
 
-    private deps(spec: TurnSpec, signal: AbortSignal): TurnDeps {
+    private deps(spec: TurnSpec, signal: AbortSignal, activity?: ActivitySink): TurnDeps {
       const mcp = new McpServers(spec.mcp?.servers ?? [], this.env as unknown as Record<string, unknown>);
       return {
+        ...(activity ? { activity } : {}),
         clock: this.clock,
         signal,
         vms: this.vms,
@@ -427,6 +563,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     private dropTurn(turnId: string): void {
       for (const c of this.active.get(turnId) ?? []) c.abort();
       this.runs.closeTurn(turnId);
+      this.transcript.deleteTurn(turnId);
       this.turns.delete(turnId);
     }
 
@@ -462,8 +599,13 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
 
     private readonly cancelled = new Map<string, AbortController>();
 
-    private track(turnId: string, requestId?: string): AbortController {
+    /** `parent`: the /chat call this one runs under; cancelling it cancels this call too. */
+    private track(turnId: string, requestId?: string, parent?: AbortSignal): AbortController {
       const c = new AbortController();
+      if (parent) {
+        if (parent.aborted) c.abort();
+        else parent.addEventListener("abort", () => c.abort(), { once: true });
+      }
       if (requestId !== undefined) {
         if (this.cancelled.get(requestId)?.signal.aborted) c.abort();
         this.cancelled.set(requestId, c);

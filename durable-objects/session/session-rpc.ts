@@ -1,5 +1,7 @@
 import type { CodeModeTelemetry } from "../../src/code-mode";
 import type { ModelTool } from "../../src/turns";
+import type { Trajectory } from "../../src/agent";
+import type { OpenTurnRequest } from "./turn-opening";
 
 /**
  * The session object's RPC contract: what the Worker may call and what comes back. The
@@ -30,6 +32,13 @@ export type OpenTurnAnswer = {
 /** An open turn's model-facing surface, as `openTurn` answered it. */
 export type TurnSurface = { codeModeEngaged: boolean; tools: ModelTool[] };
 
+/** A validated `POST …/chat` body: a new turn (`model`, `messages`, turn fields) or a continuation (`turnId`). */
+export type ChatRequest = OpenTurnRequest & {
+  messages: Array<{ role: "system" | "user" | "assistant"; content: string }>;
+  turnId?: string;
+  maxAssistantTurns: number;
+};
+
 export interface SessionRpc {
   openTurn(tenantId: string, sessionId: string, req: unknown): Promise<SessionReply<OpenTurnAnswer>>;
   /** The surface of an open turn (unknown, or another tenant's: not_found). Read-only: no activity is recorded. */
@@ -46,6 +55,13 @@ export interface SessionRpc {
   clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<{ accepted: true }>>;
   deleteTurn(tenantId: string, turnId: string): Promise<SessionReply<{ telemetry: CodeModeTelemetry }>>;
   deleteSession(): Promise<SessionReply<{ deleted: true }>>;
+  /**
+   * Runs the agent loop of one `/chat` call. The answer is a stream of NDJSON `ChatEvent`s ending
+   * with one `done` or `error` event (src/agent/chat-events.ts); cancelling the stream, or
+   * `cancelRequest(requestId)`, cancels the turn's active work.
+   */
+  chat(tenantId: string, sessionId: string, req: ChatRequest, requestId: string): Promise<ReadableStream<Uint8Array>>;
+  trajectory(tenantId: string, turnId: string): Promise<SessionReply<Trajectory>>;
 }
 
 export const notFound = (message: string): SessionReply<never> => ({ ok: false, reason: "not_found", message });

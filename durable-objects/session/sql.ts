@@ -24,7 +24,7 @@ export class Sql {
 
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_RESUMING } from "../../src/snapshot-store";
 
-const SCHEMA_VERSION = 6;
+const SCHEMA_VERSION = 7;
 
 const MIGRATIONS: Record<number, string[]> = {
   1: [
@@ -54,6 +54,25 @@ const MIGRATIONS: Record<number, string[]> = {
        call_id TEXT NOT NULL,
        UNIQUE (turn_id, call_id)
      )`,
+  ],
+  // Agent turns (transcript-store.ts): the /chat state of a turn, its messages, its trajectory events.
+  7: [
+    "CREATE TABLE IF NOT EXISTS chat_turns (turn_id TEXT PRIMARY KEY, state TEXT NOT NULL)",
+    `CREATE TABLE IF NOT EXISTS transcript (
+       seq INTEGER PRIMARY KEY AUTOINCREMENT,
+       turn_id TEXT NOT NULL,
+       message TEXT NOT NULL,
+       bytes INTEGER NOT NULL
+     )`,
+    "CREATE INDEX IF NOT EXISTS transcript_turn ON transcript (turn_id, seq)",
+    `CREATE TABLE IF NOT EXISTS trajectory (
+       seq INTEGER PRIMARY KEY AUTOINCREMENT,
+       turn_id TEXT NOT NULL,
+       at INTEGER NOT NULL,
+       kind TEXT NOT NULL,
+       body TEXT NOT NULL
+     )`,
+    "CREATE INDEX IF NOT EXISTS trajectory_turn ON trajectory (turn_id, seq)",
   ],
 };
 

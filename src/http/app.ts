@@ -8,6 +8,8 @@ import { parseJsonBody } from "./json-body";
 import { callSessionTool } from "./session-call";
 import { tenantRateLimit } from "./rate-limit";
 import { validateClientResult, validateOpenTurn } from "./validate-turn";
+import { validateChat } from "./validate-chat";
+import { chatResponse } from "./chat-response";
 import { VERSION } from "../version";
 import { handleMcpRequest } from "../mcp-server";
 import { MAX_BODY_BYTES } from "../limits";
@@ -127,6 +129,25 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
   app.delete("/v1/sessions/:sessionId/turns/:turnId", async (c) => {
     const { stub } = sessionStub(c);
     return reply(c, await stub.deleteTurn(c.get("tenant"), param(c, "turnId", TURN_ID)));
+  });
+
+  app.get("/v1/sessions/:sessionId/turns/:turnId/trajectory", async (c) => {
+    const { stub } = sessionStub(c);
+    return reply(c, await stub.trajectory(c.get("tenant"), param(c, "turnId", TURN_ID)));
+  });
+
+  // The agent loop: JSON (the final answer) or SSE (every event) with Accept: text/event-stream.
+  app.post("/v1/sessions/:sessionId/chat", async (c) => {
+    const body = validateChat(await readJson(c));
+    const { stub, sessionId } = sessionStub(c);
+    const requestId = c.get("requestId");
+    const tenant = c.get("tenant");
+    // A client that disconnects cancels the turn's active work (model call, running cell).
+    const onAbort = () =>
+      void stub.cancelRequest(requestId).catch((error: unknown) => logRecord("host_error", { where: "chat.cancel", error, requestId, tenant }));
+    c.req.raw.signal.addEventListener("abort", onAbort);
+    const stream = await stub.chat(tenant, sessionId, body, requestId);
+    return chatResponse(c, stream, { onError: (code) => c.set("errorCode", code), onCancel: onAbort });
   });
 
   // Everything the session stored (turns, parked runs, tool data, alarm); another tenant's or an unknown session: 404.

@@ -12,7 +12,12 @@ export type HttpErrorCode =
   | "invalid_config"
   | "internal_error"
   | "session_reset"
-  | "surface_rejected";
+  | "surface_rejected"
+  | "provider_error"
+  | "provider_rate_limited"
+  | "provider_timeout"
+  | "provider_unavailable"
+  | "aborted";
 
 const STATUS: Record<HttpErrorCode, ContentfulStatusCode> = {
   invalid_request: 400,
@@ -30,6 +35,14 @@ const STATUS: Record<HttpErrorCode, ContentfulStatusCode> = {
   session_reset: 503,
   /** The model-facing surface failed its fail-closed check (a gateway fault): nothing was sent. */
   surface_rejected: 500,
+  // A /chat provider failure: the upstream's own status travels as `providerStatus` in the body.
+  provider_error: 502,
+  /** The provider rate-limited the call; its Retry-After is passed on. */
+  provider_rate_limited: 429,
+  provider_timeout: 504,
+  provider_unavailable: 502,
+  /** The caller cancelled (only seen by a caller that is still reading, e.g. a stream cut by the gateway). */
+  aborted: 499 as ContentfulStatusCode,
 };
 
 export class HttpError extends Error {

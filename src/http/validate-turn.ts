@@ -29,10 +29,10 @@ const MAX_MCP_SERVERS = 16;
 const KEYS = new Set(["agentId", "model", "allow", "deny", "disableTools", "clientTools", "mcpServers"]);
 
 /** Validate the `POST …/turns` body at the edge; inner modules trust the typed result. */
-export function validateOpenTurn(body: unknown): OpenTurnRequest {
+export function validateOpenTurn(body: unknown, extraKeys: ReadonlySet<string> = new Set()): OpenTurnRequest {
   if (body === undefined) return {};
   if (!isObject(body)) fail("", "body must be a JSON object");
-  for (const key of Object.keys(body)) if (!KEYS.has(key)) fail(key, `unknown field ${key}`);
+  for (const key of Object.keys(body)) if (!KEYS.has(key) && !extraKeys.has(key)) fail(key, `unknown field ${key}`);
   const out: OpenTurnRequest = {};
   if (body.agentId !== undefined) {
     if (typeof body.agentId !== "string" || !AGENT_ID_PATTERN.test(body.agentId)) fail("agentId", `agentId must be ${AGENT_ID_RULE}`);

@@ -80,7 +80,7 @@ export type ImagePruneFields = { pruned: number };
 
 /** Written only when `CODEMODE_DEBUG` asks (debug-flags.ts): what a turn's model would be sent. */
 export type DebugFields = {
-  event: "activation" | "model_payload";
+  event: "activation" | "model_payload" | "model_request" | "model_response" | "model_sse";
   requestId?: string;
   tenant?: string;
   sessionId?: string;
@@ -94,6 +94,14 @@ export type DebugFields = {
   toolNames?: string[];
   /** `payload=full-redacted`: the payload as redacted, capped JSON text. */
   payload?: string;
+  /** Provider transport (`transport`): the request URL (redacted), body bytes, status and time. */
+  url?: string;
+  bytes?: number;
+  status?: number;
+  durationMs?: number;
+  /** `sse=…`: the event's number in the stream and its redacted, capped data. */
+  n?: number;
+  data?: string;
 };
 
 export type LogFields = {
@@ -167,6 +175,12 @@ const RULES: { [K in LogKind]: { [F in keyof Required<LogFields[K]>]: Rule } } =
     fallbackFrom: "string",
     toolNames: "names",
     payload: "snapshot",
+    url: "string",
+    bytes: "number",
+    status: "number",
+    durationMs: "number",
+    n: "number",
+    data: "snapshot",
   },
 };
 

@@ -1,4 +1,4 @@
-import { parseDebugFlags, type DebugFlags } from "./debug-flags";
+import { MAX_DEBUG_SNAPSHOT_CHARS, parseDebugFlags, type DebugFlags } from "./debug-flags";
 import { logRecord } from "./log";
 import { redactSecrets } from "./redact-secrets";
 
@@ -61,4 +61,53 @@ export function logTurnSurface(
       ...(flags.payload === "full-redacted" ? { payload: redactSecrets(JSON.stringify({ tools }), [], redactPatterns) } : {}),
     });
   }
+}
+
+/** Stream events logged under `sse=peek` (seed 002: the first five). */
+const SSE_PEEK_EVENTS = 5;
+/** One logged SSE event is cut to this many characters. */
+const SSE_EVENT_CHARS = 2048;
+
+/**
+ * The provider transport as the debug switches see it (seed 002 "Debugging": model transport,
+ * payload and SSE logging): `transport` logs each request's URL and size and each response's
+ * status and time; `payload=tools` the tool names sent; `payload=full-redacted` a capped redacted
+ * snapshot of the request; `sse=events` every provider stream event (redacted, capped), `sse=peek`
+ * the first five. Undefined when every switch is off (no per-event cost).
+ */
+export function transportObserver(
+  flags: DebugFlags,
+  ids: { tenant: string; sessionId: string; turnId: string; requestId: string },
+  secrets: readonly string[],
+):
+  | {
+      request?(i: { url: string; body: unknown; bytes: number }): void;
+      response?(i: { url: string; status: number; ms: number }): void;
+      sseEvent?(data: string): void;
+    }
+  | undefined {
+  if (!flags.transport && flags.payload === "off" && flags.sse === "off") return undefined;
+  let seen = 0;
+  return {
+    request({ url, body, bytes }) {
+      if (flags.transport) logRecord("debug", { event: "model_request", ...ids, url: redactSecrets(url, secrets), bytes });
+      if (flags.payload !== "off") {
+        const tools = (body as { tools?: Array<{ name?: string; function?: { name?: string } }> } | null)?.tools ?? [];
+        logRecord("debug", {
+          event: "model_payload",
+          ...ids,
+          toolNames: tools.map((t) => t.function?.name ?? t.name ?? "?"),
+          ...(flags.payload === "full-redacted" ? { payload: redactSecrets(JSON.stringify(body), secrets).slice(0, MAX_DEBUG_SNAPSHOT_CHARS) } : {}),
+        });
+      }
+    },
+    response({ url, status, ms }) {
+      if (flags.transport) logRecord("debug", { event: "model_response", ...ids, url: redactSecrets(url, secrets), status, durationMs: ms });
+    },
+    sseEvent(data) {
+      if (flags.sse === "off" || (flags.sse === "peek" && seen >= SSE_PEEK_EVENTS)) return;
+      seen++;
+      logRecord("debug", { event: "model_sse", ...ids, n: seen, data: redactSecrets(data, secrets).slice(0, SSE_EVENT_CHARS) });
+    },
+  };
 }

@@ -1,0 +1,146 @@
+import type { CodeModeResult } from "../../src/code-mode";
+import { NESTED_PREVIEW_BYTES } from "../../src/limits";
+import { redactedPreview, redactSource } from "../../src/observability";
+import { RUN_UNAVAILABLE } from "../../src/runs";
+import type { ActivitySink, NestedCall } from "../../src/turns";
+import type { SessionReply } from "./session-rpc";
+import type { TranscriptStore } from "./transcript-store";
+
+/** One outer call as the session object runs it: who called, and the /chat call it belongs to. */
+export type OuterCall = {
+  /** The provider's tool-call id in /chat; a generated `call_<uuid>` on the tools route. */
+  callId: string;
+  via: "chat" | "route";
+  requestId?: string;
+  /** The /chat call's signal: cancelling it cancels this call. */
+  parent?: AbortSignal;
+  /** Each completed nested call, as it completes (the /chat stream's `nested_call` events). */
+  onNested?: (call: NestedCall) => void;
+};
+
+export type OuterReply = { reply: SessionReply<unknown>; untrusted: boolean };
+
+/** What the tool dispatch needs of an outer call. */
+export type CallScope = { requestId?: string; parent?: AbortSignal; activity?: ActivitySink };
+
+export type RedactionOptions = { secrets: readonly string[]; patterns: readonly RegExp[] };
+
+/** `exec`'s `code`/`command` as stored: redacted source (seed 002, "Source in session history"); other inputs as given. */
+export function storedInput(toolName: string, input: unknown, redaction: RedactionOptions): unknown {
+  if (toolName !== "exec" || typeof input !== "object" || input === null || Array.isArray(input)) return input;
+  const out: Record<string, unknown> = { ...(input as Record<string, unknown>) };
+  for (const key of ["code", "command"]) if (typeof out[key] === "string") out[key] = redactSource(out[key] as string, redaction);
+  return out;
+}
+
+/**
+ * Writes one outer call's trajectory events: its start and end, every completed nested call
+ * under it (bounded, redacted previews), client calls it handed out, the snapshot lifecycle
+ * (parked, resumed, settled, dropped, expired) and the limits it hit. Tracks whether any nested
+ * call was network-derived (the model-facing result is then wrapped as untrusted).
+ */
+export class OuterCallRecorder {
+  untrusted = false;
+
+  constructor(
+    private readonly store: TranscriptStore,
+    private readonly turnId: string,
+    private readonly call: OuterCall,
+    private readonly toolName: string,
+    private readonly now: () => number,
+    private readonly redaction: RedactionOptions,
+  ) {}
+
+  private event(kind: string, body: Record<string, unknown>): void {
+    this.store.event(this.turnId, this.now(), kind, body);
+  }
+
+  private preview(value: unknown): string {
+    return redactedPreview(value, NESTED_PREVIEW_BYTES, this.redaction);
+  }
+
+  start(input: unknown): void {
+    this.event("outer_start", {
+      callId: this.call.callId,
+      tool: this.toolName,
+      via: this.call.via,
+      input: storedInput(this.toolName, input, this.redaction),
+    });
+  }
+
+  nested(n: NestedCall): void {
+    if (n.networkDerived) this.untrusted = true;
+    this.call.onNested?.(n);
+    this.event("nested", {
+      parentCallId: this.call.callId,
+      invocationId: n.invocationId,
+      tool: n.tool,
+      source: n.source,
+      ok: n.ok,
+      durationMs: n.durationMs,
+      input: this.preview(n.input),
+      ...(n.ok ? { result: this.preview(parseOr(n.result)) } : { error: this.preview(n.error) }),
+    });
+  }
+
+  end(reply: SessionReply<unknown>, input: unknown, durationMs: number): void {
+    const callId = this.call.callId;
+    if (!reply.ok) {
+      this.event("outer_end", { callId, tool: this.toolName, status: "refused", code: reply.reason, durationMs });
+      return;
+    }
+    const body = reply.body as LooseResult;
+    const status = typeof body.status === "string" ? body.status : "completed";
+    const code = body.status === "failed" ? body.code : undefined;
+    const runId = body.status === "waiting" ? body.runId : this.toolName === "wait" ? (input as { runId?: unknown } | null)?.runId : undefined;
+    this.event("outer_end", {
+      callId,
+      tool: this.toolName,
+      status,
+      ...(code !== undefined ? { code } : {}),
+      ...(typeof runId === "string" ? { runId } : {}),
+      durationMs,
+      ...(this.untrusted ? { untrusted: true } : {}),
+    });
+    if (this.toolName === "wait" && typeof runId === "string") {
+      const unavailable = body.status === "failed" && code === "invalid_input";
+      if (unavailable) {
+        if (body.error === RUN_UNAVAILABLE) this.event("snapshot", { event: "unavailable", runId, callId });
+      } else {
+        this.event("snapshot", { event: "resumed", runId, callId });
+        if (body.status !== "waiting") this.event("snapshot", { event: body.status === "completed" ? "settled" : "dropped", runId, callId });
+      }
+    }
+    if (body.status === "waiting") {
+      this.event("snapshot", { event: "parked", runId: body.runId, callId });
+      for (const p of body.pendingToolCalls ?? [])
+        this.event("client_call", { parentCallId: callId, invocationId: p.callId, tool: p.tool, source: "client", input: this.preview(p.input) });
+    }
+    if (code === "timeout" || code === "output_limit_exceeded" || code === "snapshot_limit_exceeded" || code === "aborted")
+      this.event("limit", { limit: code, callId, detail: typeof body.error === "string" ? body.error.slice(0, 240) : undefined });
+    if (isTruncated(body.value)) this.event("limit", { limit: "maxOutputBytes", callId, detail: "the value was truncated" });
+  }
+}
+
+/** A CodeModeResult or a direct tool's `{ status, value | error }`, read field by field. */
+type LooseResult = {
+  status?: unknown;
+  value?: unknown;
+  error?: unknown;
+  code?: CodeModeResult extends infer R ? (R extends { code?: infer C } ? C : never) : never;
+  runId?: string;
+  pendingToolCalls?: Array<{ callId: string; tool: string; input: unknown }>;
+};
+
+function parseOr(text: string | undefined): unknown {
+  if (text === undefined) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function isTruncated(value: unknown): boolean {
+  return typeof value === "object" && value !== null && (value as { truncated?: unknown }).truncated === true;
+}

@@ -1,0 +1,75 @@
+import type { Context } from "hono";
+import { readEvents, sseFrame, type ChatEvent } from "../agent";
+import { statusFor } from "./http-error";
+
+/**
+ * The HTTP face of one `/chat` call. The session object streams NDJSON events; with
+ * `Accept: text/event-stream` each becomes a server-sent event, otherwise the answer is the
+ * final event as JSON: `done` → 200 with the ChatAnswer, `error` → the error's status with
+ * `{ error: { code, message, providerStatus?, retryAfterSeconds? }, turnId?, meta? }` (a provider
+ * 429 keeps its Retry-After). A request refused before the loop starts (unknown turn, bad model)
+ * is an HTTP error in both modes: SSE starts only once the turn runs.
+ */
+export async function chatResponse(
+  c: Context,
+  stream: ReadableStream<Uint8Array>,
+  hooks: { onError(code: string): void; onCancel(): void },
+): Promise<Response> {
+  const onError = hooks.onError;
+  const events = readEvents(stream);
+  const first = await events.next();
+  if (first.done) return fail(c, { type: "error", error: { code: "internal_error", message: "the agent loop ended without an answer" } }, onError);
+  if (first.value.type === "error") return fail(c, first.value, onError);
+  if (!wantsSse(c.req.header("accept"))) {
+    let last: ChatEvent = first.value;
+    for await (const event of events) last = event;
+    if (last.type === "done") return c.json(last.answer, 200);
+    return fail(
+      c,
+      last.type === "error" ? last : { type: "error", error: { code: "internal_error", message: "the agent loop ended without an answer" } },
+      onError,
+    );
+  }
+  const encoder = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      try {
+        controller.enqueue(encoder.encode(sseFrame(first.value)));
+        for await (const event of events) controller.enqueue(encoder.encode(sseFrame(event)));
+        controller.close();
+      } catch (error) {
+        controller.error(error);
+      }
+    },
+    async cancel() {
+      // The client went away: cancel the turn's active work, and stop reading the session object's stream.
+      hooks.onCancel();
+      await events.return(undefined);
+    },
+  });
+  return c.newResponse(body, 200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" });
+}
+
+function wantsSse(accept: string | undefined): boolean {
+  return (accept ?? "").split(",").some((part) => part.trim().toLowerCase().startsWith("text/event-stream"));
+}
+
+function fail(c: Context, event: Extract<ChatEvent, { type: "error" }>, onError: (code: string) => void): Response {
+  onError(event.error.code);
+  const { code, message, providerStatus, retryAfterSeconds } = event.error;
+  const headers: Record<string, string> = retryAfterSeconds !== undefined ? { "retry-after": String(retryAfterSeconds) } : {};
+  return c.json(
+    {
+      error: {
+        code,
+        message,
+        ...(providerStatus !== undefined ? { providerStatus } : {}),
+        ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
+      },
+      ...(event.turnId !== undefined ? { turnId: event.turnId } : {}),
+      ...(event.meta !== undefined ? { meta: event.meta } : {}),
+    },
+    statusFor(code),
+    headers,
+  );
+}
