@@ -30,6 +30,8 @@ export type FakeScript = {
   marker: string;
   /** The script's requests so far, once each has ended (the server waits up to 5 s). */
   requests(): Promise<FakeRequestRecord[]>;
+  /** Adds steps once the test knows what the model says next (e.g. a runId). */
+  append(steps: FakeStep[]): Promise<void>;
 };
 
 export function fakeProviderUrl(): string {
@@ -49,6 +51,14 @@ export async function fakeScript(steps: FakeStep[]): Promise<FakeScript> {
   return {
     id: scriptId,
     marker: `[script:${scriptId}]`,
+    async append(more) {
+      const r = await fetch(`${base}/__scripts/${scriptId}/steps`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ steps: more }),
+      });
+      if (!r.ok) throw new Error(`fake provider server: ${r.status} ${await r.text()}`);
+    },
     async requests() {
       const r = await fetch(`${base}/__scripts/${scriptId}/requests`);
       if (!r.ok) throw new Error(`fake provider server: ${r.status} ${await r.text()}`);

@@ -2,6 +2,8 @@
 // (`POST /v1/chat/completions`) and Anthropic Messages (`POST /v1/messages`), driven by scripts.
 //
 //   POST /__scripts { steps: Step[] }        → { scriptId }
+//   POST /__scripts/:id/steps { steps }       → { steps: n } appends steps (a test that learns what the
+//                                              model should say next, e.g. a runId, adds them then)
 //   GET  /__scripts/:id/requests             → RequestRecord[] (waits, ≤ 5 s, until every request
 //                                              of the script has ended, so `aborted` is settled)
 //   GET  /__unscripted                       → RequestRecord[] of requests that named no script
@@ -84,6 +86,15 @@ export function createFakeProviderServer() {
       const scriptId = ids.next("s");
       scripts.set(scriptId, { steps: body.steps, next: 0, requests: [] });
       return json(res, 200, { scriptId });
+    }
+    const more = url.pathname.match(/^\/__scripts\/([^/]+)\/steps$/);
+    if (req.method === "POST" && more) {
+      const script = scripts.get(more[1]);
+      if (!script) return json(res, 404, { error: `no script ${more[1]}` });
+      const body = await readJson(req);
+      if (!Array.isArray(body?.steps)) return json(res, 400, { error: "body must be { steps: [...] }" });
+      script.steps.push(...body.steps);
+      return json(res, 200, { steps: script.steps.length });
     }
     const records = url.pathname.match(/^\/__scripts\/([^/]+)\/requests$/);
     if (req.method === "GET" && records) {
