@@ -130,7 +130,13 @@ async function callModel(deps: LoopDeps, messages: ModelMessage[]): Promise<{ te
       deps.state.assistantTurns++;
       addUsage(deps.state.usage, event.usage);
       deps.state.promptBytes += event.requestBytes;
-      deps.emit({ type: "assistant_turn", n: deps.state.assistantTurns, finishReason: event.finishReason, usage: event.usage });
+      deps.emit({
+        type: "assistant_turn",
+        n: deps.state.assistantTurns,
+        finishReason: event.finishReason,
+        usage: event.usage,
+        requestBytes: event.requestBytes,
+      });
     }
   }
   if (!finished) throw new ProviderError("provider_unavailable", "the provider's stream ended without finishing the message", 0);

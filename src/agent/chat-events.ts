@@ -55,7 +55,7 @@ export type ChatError = { code: ChatErrorCode; message: string; providerStatus?:
 export type ChatEvent =
   | { type: "turn"; turnId: string; codeModeEngaged: boolean; continued: boolean }
   | { type: "text"; delta: string }
-  | { type: "assistant_turn"; n: number; finishReason: FinishReason; usage: ModelUsage }
+  | { type: "assistant_turn"; n: number; finishReason: FinishReason; usage: ModelUsage; requestBytes: number }
   | { type: "tool_call_start"; callId: string; name: string; input: unknown }
   | { type: "nested_call"; parentCallId: string; invocationId: string; tool: string; source: string; ok: boolean; durationMs: number }
   | { type: "tool_call_end"; callId: string; name: string; status: string; untrusted: boolean; result: string }

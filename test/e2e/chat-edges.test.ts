@@ -1,8 +1,10 @@
 import { SELF } from "cloudflare:test";
 import { inject, describe, expect, it } from "vitest";
-import { api, sessionId, sessionStub, sleep } from "./helpers";
+import { api, inSession, sessionId, sessionStub, sleep } from "./helpers";
+import { mark, recordsSince } from "../support/log-capture";
 import { chat, parseSse, requests, script, toolResults } from "./chat-helpers";
 import { readEvents, type ChatEvent } from "../../src/agent";
+import { MAX_ASSISTANT_TURNS, MAX_CHAT_MESSAGE_CHARS, MAX_CHAT_MESSAGES, MAX_TRAJECTORY_EVENTS, MAX_TRANSCRIPT_BYTES } from "../../src/limits";
 
 const MODEL = "fakeoai/gpt-fake";
 const ANT = "fakeant/claude-fake";
@@ -309,5 +311,97 @@ describe("/chat: the loop's own bounds", () => {
     const r = await chat(sessionId(), { model: MODEL, messages: [{ role: "user", content: `${s.marker} loop` }], maxAssistantTurns: 2 });
     expect(r.json).toMatchObject({ status: "completed", meta: { assistantTurns: 2, stopReason: "max_assistant_turns" } });
     expect(await requests(s.id)).toHaveLength(2);
+  });
+});
+
+describe("/chat: CODEMODE_DEBUG transport, payload and SSE logging", () => {
+  it("transport logs request and response, payload=full-redacted a redacted snapshot, sse=peek the first five provider events", async () => {
+    const session = sessionId();
+    await api("POST", `/v1/sessions/${session}/turns`, { disableTools: true });
+    await inSession(session, (instance) => {
+      Object.defineProperty(instance, "env", {
+        value: { ...instance.env, CODEMODE_DEBUG: "transport,payload=full-redacted,sse=peek" },
+        configurable: true,
+      });
+    });
+    const secret = "sk-proj-abcdefghijklmnopqrstuvwxyz012345";
+    const s = await script([{ text: ["a", "b", "c", "d", "e", "f", "g", "h"] }]);
+    const m = mark();
+    const r = await chat(session, { model: MODEL, messages: [{ role: "user", content: `${s.marker} my key is ${secret}` }] });
+    expect(r.json.message.content).toBe("abcdefgh");
+    // The turn's surface (logged when /chat opens it), then the provider transport of the one model call.
+    const debug = recordsSince(m).filter((x) => x.kind === "debug" && x.turnId === r.json.turnId && x.requestId !== undefined);
+    expect(debug.map((x) => x.event)).toEqual([
+      "model_request",
+      "model_payload",
+      "model_response",
+      "model_sse",
+      "model_sse",
+      "model_sse",
+      "model_sse",
+      "model_sse",
+    ]);
+    expect(debug[0]).toMatchObject({ url: expect.stringContaining("/v1/chat/completions"), bytes: expect.any(Number) });
+    expect(debug[1]!.toolNames.sort()).toEqual(["exec", "wait"]);
+    expect(debug[1]!.payload).toContain("my key is");
+    expect(debug[2]).toMatchObject({ status: 200 });
+    expect(debug.filter((x) => x.event === "model_sse").map((x) => x.n)).toEqual([1, 2, 3, 4, 5]);
+    const all = JSON.stringify(recordsSince(m));
+    expect(all).not.toContain(secret);
+    expect(all).not.toContain("fake-key-openai");
+  });
+});
+
+describe("/chat: every bound of the route is enforced", () => {
+  it("messages: at most MAX_CHAT_MESSAGES, each at most MAX_CHAT_MESSAGE_CHARS; maxAssistantTurns 1..64 integers", async () => {
+    const session = sessionId();
+    const base = { model: MODEL };
+    const many = Array.from({ length: MAX_CHAT_MESSAGES + 1 }, () => ({ role: "user", content: "x" }));
+    expect((await chat(session, { ...base, messages: many })).json.error).toMatchObject({ code: "invalid_request", path: "messages" });
+    const long = "y".repeat(MAX_CHAT_MESSAGE_CHARS + 1);
+    expect((await chat(session, { ...base, messages: [{ role: "user", content: long }] })).json.error.path).toBe("messages[0].content");
+    const parts = [
+      { type: "text", text: long.slice(1) },
+      { type: "text", text: "zz" },
+    ];
+    expect((await chat(session, { ...base, messages: [{ role: "user", content: parts }] })).json.error.path).toBe("messages[0].content");
+    for (const n of [0, MAX_ASSISTANT_TURNS + 1, 1.5, "2"]) {
+      expect((await chat(session, { ...base, messages: [{ role: "user", content: "x" }], maxAssistantTurns: n })).json.error.path).toBe(
+        "maxAssistantTurns",
+      );
+    }
+    // At the bounds: accepted (the fake provider answers the scripted request).
+    const s = await script([{ text: "ok" }]);
+    const atBound = Array.from({ length: MAX_CHAT_MESSAGES }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: i === 0 ? s.marker : "x" }));
+    expect((await chat(session, { ...base, messages: atBound, maxAssistantTurns: MAX_ASSISTANT_TURNS })).json).toMatchObject({ status: "completed" });
+  });
+
+  it("the trajectory keeps at most MAX_TRAJECTORY_EVENTS events per turn and counts the rest", async () => {
+    const session = sessionId();
+    const turn = await api("POST", `/v1/sessions/${session}/turns`, { agentId: "bigmem" });
+    const r = await api("POST", `/v1/sessions/${session}/turns/${turn.json.turnId}/tools/exec`, {
+      code: `let n = 0; for (let i = 0; i < ${MAX_TRAJECTORY_EVENTS + 50}; i++) n += await echo({ value: 1 }); return n;`,
+    });
+    expect(r.json).toMatchObject({ status: "completed", value: MAX_TRAJECTORY_EVENTS + 50 });
+    const t = await api("GET", `/v1/sessions/${session}/turns/${turn.json.turnId}/trajectory`);
+    const stored = 1 + t.json.calls[0].nested.length;
+    expect(stored).toBeLessThanOrEqual(MAX_TRAJECTORY_EVENTS);
+    expect(stored + t.json.omittedEvents).toBe(MAX_TRAJECTORY_EVENTS + 50 + 2);
+    expect(t.json.calls[0].status).toBeUndefined(); // its end came after the bound: counted, not stored
+  });
+
+  it("a turn's transcript is bounded: once over MAX_TRANSCRIPT_BYTES the loop stops after that round", async () => {
+    const session = sessionId();
+    // Each round stores a small exec call and its ~64 KB result; the messages bring 960 KB.
+    const steps = Array.from({ length: 30 }, (_, i) => ({ toolCalls: [{ id: `e${i}`, name: "exec", input: { code: "return 'v'.repeat(64000)" } }] }));
+    const s = await script(steps);
+    const filler = Array.from({ length: 4 }, (_, i) => ({ role: "user", content: (i === 0 ? s.marker : "") + "u".repeat(240_000) }));
+    const r = await chat(session, { model: MODEL, messages: filler, maxAssistantTurns: 30 });
+    expect(r.json).toMatchObject({ status: "completed", meta: { stopReason: "transcript_limit" } });
+    const rounds = r.json.meta.assistantTurns;
+    expect(rounds).toBeLessThan(30);
+    const perRound = 64_000 + 1_000; // the result (with its envelope) plus the assistant message, roughly
+    expect(960_000 + rounds * perRound).toBeGreaterThan(MAX_TRANSCRIPT_BYTES);
+    expect(960_000 + (rounds - 2) * perRound).toBeLessThan(MAX_TRANSCRIPT_BYTES);
   });
 });
