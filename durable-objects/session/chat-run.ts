@@ -15,8 +15,8 @@ import {
 } from "../../src/agent";
 import type { GatewayConfig } from "../../src/config";
 import type { CodeModeResult } from "../../src/code-mode";
-import { PROVIDER_TIMEOUT_MS } from "../../src/limits";
-import { logRecord } from "../../src/observability";
+import { NESTED_PREVIEW_BYTES, PROVIDER_TIMEOUT_MS } from "../../src/limits";
+import { logRecord, redactedPreview } from "../../src/observability";
 import {
   costUsd,
   createModelClient,
@@ -266,6 +266,14 @@ function loop(host: ChatHost, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
           callId: call.id,
           via: "chat",
           parent: c.signal,
+          onUpdate: (invocationId, tool, partial) =>
+            c.emit({
+              type: "tool_update",
+              parentCallId: call.id,
+              ...(invocationId !== undefined && invocationId !== call.id ? { invocationId } : {}),
+              tool,
+              partial: redactedPreview(partial, NESTED_PREVIEW_BYTES, redaction),
+            }),
           onNested: (n) =>
             c.emit({
               type: "nested_call",

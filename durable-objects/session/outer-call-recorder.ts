@@ -3,6 +3,7 @@ import { NESTED_PREVIEW_BYTES } from "../../src/limits";
 import { redactedPreview, redactSource } from "../../src/observability";
 import { RUN_UNAVAILABLE } from "../../src/runs";
 import type { ActivitySink, NestedCall } from "../../src/turns";
+import type { PolicyDecision } from "../../src/tools";
 import type { SessionReply } from "./session-rpc";
 import type { TranscriptStore } from "./transcript-store";
 
@@ -16,12 +17,23 @@ export type OuterCall = {
   parent?: AbortSignal;
   /** Each completed nested call, as it completes (the /chat stream's `nested_call` events). */
   onNested?: (call: NestedCall) => void;
+  /** Partial updates of running tools under this call (the /chat stream's `tool_update` events; transient). */
+  onUpdate?: (invocationId: string | undefined, tool: string, partial: unknown) => void;
 };
 
 export type OuterReply = { reply: SessionReply<unknown>; untrusted: boolean };
 
 /** What the tool dispatch needs of an outer call. */
-export type CallScope = { requestId?: string; parent?: AbortSignal; activity?: ActivitySink };
+export type CallScope = {
+  requestId?: string;
+  parent?: AbortSignal;
+  /** The outer call's id: the invocation id of a direct call (nested calls have their own). */
+  callId?: string;
+  activity?: ActivitySink;
+  /** Policy decisions (hooks, approvals), by invocation id. */
+  record?: (callId: string | undefined, tool: string, decision: PolicyDecision, reason?: string) => void;
+  onUpdate?: (invocationId: string | undefined, tool: string, partial: unknown) => void;
+};
 
 export type RedactionOptions = { secrets: readonly string[]; patterns: readonly RegExp[] };
 
@@ -77,9 +89,20 @@ export class OuterCallRecorder {
       tool: n.tool,
       source: n.source,
       ok: n.ok,
+      ...(n.denied ? { denied: true } : {}),
       durationMs: n.durationMs,
       input: this.preview(n.input),
       ...(n.ok ? { result: this.preview(parseOr(n.result)) } : { error: this.preview(n.error) }),
+    });
+  }
+
+  /** A policy decision on a call under this one (or on this call itself, for a direct tool). */
+  policy(invocationId: string | undefined, tool: string, decision: PolicyDecision, reason?: string): void {
+    this.event("policy", {
+      invocationId: invocationId ?? this.call.callId,
+      tool,
+      decision,
+      ...(reason !== undefined ? { reason: reason.slice(0, 240) } : {}),
     });
   }
 

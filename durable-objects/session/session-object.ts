@@ -34,8 +34,11 @@ import { runChat } from "./chat-run";
 import { registeredSecrets } from "./registered-secrets";
 import { buildTrajectory, chatMeta, type Trajectory } from "../../src/agent";
 import { costUsd } from "../../src/providers";
-import type { ActivitySink } from "../../src/turns";
-import type { ChatRequest } from "./session-rpc";
+import { APPROVALS_OFF } from "../../src/config";
+import { admitExec, execRan, toolCallPolicy, type ExecAdmission, type PluginHooks } from "../../src/policy";
+import type { ToolCallEvent } from "../../src/tools";
+import { ApprovalBroker } from "./approval-broker";
+import type { ApprovalDecision, ChatRequest, PendingApproval } from "./session-rpc";
 import { transportObserver } from "../../src/observability";
 
 export type SessionEnv = {
@@ -58,6 +61,8 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
   for (const p of plugins) for (const t of p.tools) definitions.set(`${p.id}\u0000${t.name}`, t);
   const resolve = (entry: CatalogEntry): ToolDefinition | undefined =>
     entry.pluginId !== undefined ? definitions.get(`${entry.pluginId}\u0000${entry.toolName}`) : undefined;
+  // Every plugin's before/after_tool_call hooks run for every call of every turn, in registration order.
+  const pluginHooks: PluginHooks[] = plugins.flatMap((p) => (p.hooks ? [{ pluginId: p.id, hooks: p.hooks }] : []));
 
   return class SessionDurableObject extends DurableObject<SessionEnv> implements SessionRpc {
     /** The gateway's clock (createGateway); a test may also swap it on one live instance. */
@@ -66,6 +71,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     limitsOverride: SessionLimits | undefined;
     private readonly turns: TurnStore;
     private readonly transcript: TranscriptStore;
+    private readonly approvals: ApprovalBroker;
     /** Tests replace the provider transport of /chat (production: the platform's fetch). */
     providerFetch: typeof fetch | undefined;
     readonly snapshots: SnapshotStore;
@@ -91,10 +97,14 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const ready = () => this.sessionStorage.ready;
       this.quota = new StorageQuota({ sql, transaction: (fn) => ctx.storage.transactionSync(fn), limits: () => this.limits(), ready });
       this.expiry = new SessionExpiry({ sql, now: () => this.clock.now(), limits: () => this.limits() });
+      // Before the storage: its ready hook fails closed the approvals an earlier incarnation left pending.
+      this.approvals = new ApprovalBroker(sql, () => this.clock.now(), ready);
       // The schema is created by the first turn, not here: an unknown session id stores nothing.
       this.sessionStorage = new SessionStorage(ctx.storage, sql, () => {
         this.quota.init(ctx.storage);
         this.expiry.init();
+        // Approvals pending in an earlier incarnation lost their call: they fail closed.
+        this.approvals.init();
       });
       this.turns = new TurnStore(sql, ready);
       this.transcript = new TranscriptStore(sql, ready);
@@ -225,10 +235,20 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       // A directly called MCP tool's result is network-derived too (not only nested ones).
       if (
         !turn.spec.codeModeEngaged &&
-        [...turn.spec.catalog.entries, ...turn.spec.catalog.direct].some((e) => e.toolName === toolName && e.source === "mcp")
+        [...turn.spec.catalog.entries, ...turn.spec.catalog.direct].some(
+          (e) => e.toolName === toolName && (e.source === "mcp" || resolve(e)?.networkDerived === true),
+        )
       )
         recorder.untrusted = true;
-      const reply = await this.dispatchTool(turn, toolName, input, call, (n) => recorder.nested(n));
+      const scope: CallScope = {
+        requestId: call.requestId,
+        parent: call.parent,
+        callId: call.callId,
+        activity: (n) => recorder.nested(n),
+        record: (callId, tool, decision, reason) => recorder.policy(callId, tool, decision, reason),
+        ...(call.onUpdate ? { onUpdate: call.onUpdate } : {}),
+      };
+      const reply = await this.dispatchTool(turn, toolName, input, scope);
       recorder.end(reply, input, this.clock.now() - started);
       return { reply, untrusted: recorder.untrusted };
     }
@@ -237,16 +257,20 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       turn: StoredTurn,
       toolName: string,
       input: unknown,
-      call: OuterCall,
-      activity: ActivitySink,
+      ctx: CallScope,
     ): Promise<SessionReply<unknown>> {
       const { spec } = turn;
       const { tenantId, turnId } = spec;
-      const { requestId } = call;
-      const ctx: CallScope = { requestId, parent: call.parent, activity };
+      const { requestId } = ctx;
       if (spec.codeModeEngaged && toolName === "exec") {
-        const trace = cellTrace("exec", requestId, execLanguage(input, defaultExecLanguage(spec.options.languages)));
-        const reply = await this.serial(() => this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => this.exec(t, input, signal, activity)));
+        const language = execLanguage(input, defaultExecLanguage(spec.options.languages));
+        const trace = cellTrace("exec", requestId, language);
+        const event = this.execEvent(spec, input, language);
+        const admitted = await this.admitExec(spec, event, ctx);
+        if (!admitted.ok) return { ok: true, body: failed(admitted.message, admitted.code, this.telemetry(spec, turn.counters)) };
+        const source = admitted.input;
+        const reply = await this.serial(() => this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => this.exec(t, source, signal, ctx)));
+        if (reply.ok) await execRan(pluginHooks, { ...event, input: source }, reply.body as { status?: unknown; error?: unknown });
         return this.logCell(spec, trace, reply);
       }
       if (spec.codeModeEngaged && toolName === "wait") {
@@ -258,18 +282,18 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         const trace = cellTrace(toolName, requestId, toolName === "tool_search_code" ? "javascript" : undefined);
         if (toolName === "tool_search_code") {
           const reply = await this.serial(() =>
-            this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => runToolSearchCode(t.spec, t.counters, this.deps(t.spec, signal), input)),
+            this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => runToolSearchCode(t.spec, t.counters, this.deps(t.spec, signal, ctx), input)),
           );
           return this.logCell(spec, trace, reply);
         }
         return this.withTurn(tenantId, turnId, trace, ctx, (t, signal) =>
-          callToolSearchTool(t.spec, t.counters, this.deps(t.spec, signal), toolName, input),
+          callToolSearchTool(t.spec, t.counters, this.deps(t.spec, signal, ctx), toolName, input),
         );
       }
-      const abort = this.track(turnId, requestId, call.parent);
+      const abort = this.track(turnId, requestId, ctx.parent);
       const before = JSON.stringify(turn.counters);
       try {
-        const routed = await callDirectTool(spec, toolName, input, this.deps(spec, abort.signal), turn.counters);
+        const routed = await callDirectTool(spec, toolName, input, this.deps(spec, abort.signal, ctx), turn.counters);
         if (routed.kind === "not_found") return notFound(routed.message);
         return { ok: true, body: routed.result };
       } finally {
@@ -395,6 +419,21 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       };
     }
 
+    async listApprovals(tenantId: string): Promise<SessionReply<PendingApproval[]>> {
+      if (!this.sessionStorage.ready) return notFound("unknown session");
+      return { ok: true, body: this.approvals.list(tenantId) };
+    }
+
+    async decideApproval(
+      tenantId: string,
+      approvalId: string,
+      d: ApprovalDecision,
+    ): Promise<SessionReply<{ approvalId: string; decision: "allow" | "deny" }>> {
+      const r = this.approvals.decide(tenantId, approvalId, d);
+      if (!r.ok) return { ok: false, reason: r.reason, message: r.message };
+      return { ok: true, body: { approvalId, decision: d.decision } };
+    }
+
     /** Values masked wherever the session stores or logs text: provider keys, MCP headers, gateway tokens. */
     private secretsOf(spec: TurnSpec | undefined): string[] {
       const config = loadGatewayConfig(this.env);
@@ -436,7 +475,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       return this.serial(async (): Promise<SessionReply<unknown>> => {
         const reply = await this.withTurn(spec.tenantId, spec.turnId, trace, ctx, (t, signal) =>
           this.runs.resume(t.spec, claim.runId, (s, claimSignal, restartSafe) =>
-            cellEnvironment(s, t.counters, this.deps(s, anySignal(signal, claimSignal), ctx.activity), restartSafe),
+            cellEnvironment(s, t.counters, this.deps(s, anySignal(signal, claimSignal), ctx), restartSafe),
           ),
         );
         // Torn down while this wait was queued: it observed the teardown.
@@ -445,9 +484,9 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       }).finally(() => this.runs.release(claim.runId));
     }
 
-    private async exec(turn: StoredTurn, input: unknown, signal: AbortSignal, activity?: ActivitySink): Promise<CodeModeResult> {
+    private async exec(turn: StoredTurn, input: unknown, signal: AbortSignal, scope: CallScope): Promise<CodeModeResult> {
       const restartSafe = isRestartSafe(input);
-      const env = cellEnvironment(turn.spec, turn.counters, this.deps(turn.spec, signal, activity), restartSafe);
+      const env = cellEnvironment(turn.spec, turn.counters, this.deps(turn.spec, signal, scope), restartSafe);
       const end = await execCell(env, input);
       return this.runs.finish(turn.spec, end, env, { restartSafe });
     }
@@ -497,16 +536,56 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       return turnTelemetry(spec, new Catalog(spec.catalog), counters);
     }
 
-    private deps(spec: TurnSpec, signal: AbortSignal, activity?: ActivitySink): TurnDeps {
-      const mcp = new McpServers(spec.mcp?.servers ?? [], this.env as unknown as Record<string, unknown>);
+    /** The outer code-mode exec as hooks see it (seed 002: `code_mode_exec`, with its language). */
+    private execEvent(spec: TurnSpec, input: unknown, language: string | undefined): ToolCallEvent {
       return {
-        ...(activity ? { activity } : {}),
+        toolName: "exec",
+        toolKind: "code_mode_exec",
+        ...(language === "javascript" || language === "typescript" ? { toolInputKind: language } : {}),
+        input,
+        nested: false,
+        context: { tenantId: spec.tenantId, sessionId: spec.sessionId, turnId: spec.turnId, agentId: spec.agentId, party: spec.party },
+      };
+    }
+
+    /** Hooks (and an approval, when asked for) before a cell starts; no hooks and no rule: admitted as is. */
+    private async admitExec(spec: TurnSpec, event: ToolCallEvent, ctx: CallScope): Promise<ExecAdmission> {
+      const approvals = spec.approvals ?? APPROVALS_OFF;
+      if (pluginHooks.length === 0 && approvals.require.length === 0) return { ok: true, input: event.input };
+      const abort = this.track(spec.turnId, ctx.requestId, ctx.parent);
+      try {
+        const requester = this.approvals.requester(spec, { secrets: this.secretsOf(spec), patterns: this.redactPatterns() });
+        const admitted = await admitExec({ hooks: pluginHooks, approvals, requester, signal: abort.signal }, event);
+        if (!admitted.ok) ctx.record?.(ctx.callId, "exec", "blocked_by_hook", admitted.message);
+        return admitted;
+      } finally {
+        this.untrack(spec.turnId, abort, ctx.requestId);
+      }
+    }
+
+    /** What a call of the turn runs with: definitions, MCP servers, its context, policy (hooks, approvals), sinks. */
+    private deps(spec: TurnSpec, signal: AbortSignal, scope: CallScope = {}): TurnDeps {
+      const mcp = new McpServers(spec.mcp?.servers ?? [], this.env as unknown as Record<string, unknown>);
+      const requester = this.approvals.requester(spec, { secrets: this.secretsOf(spec), patterns: this.redactPatterns() });
+      return {
+        ...(scope.activity ? { activity: scope.activity } : {}),
+        ...(scope.onUpdate ? { onUpdate: scope.onUpdate } : {}),
         clock: this.clock,
         signal,
         vms: this.vms,
         mcp,
         resolve: (entry) => (entry.mcp ? mcpToolDefinition(entry, mcp) : resolve(entry)),
-        context: { tenantId: spec.tenantId, sessionId: spec.sessionId, turnId: spec.turnId, store: sessionKv(this.ctx.storage, this.quota) },
+        policy: ({ nested, pause }) =>
+          toolCallPolicy({ hooks: pluginHooks, approvals: spec.approvals ?? APPROVALS_OFF, requester, pause, nested, record: scope.record }),
+        context: {
+          tenantId: spec.tenantId,
+          sessionId: spec.sessionId,
+          turnId: spec.turnId,
+          store: sessionKv(this.ctx.storage, this.quota),
+          ...(spec.agentId !== undefined ? { agentId: spec.agentId } : {}),
+          ...(spec.party ? { party: spec.party } : {}),
+          ...(scope.callId !== undefined ? { callId: scope.callId } : {}),
+        },
       };
     }
 
@@ -564,6 +643,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       for (const c of this.active.get(turnId) ?? []) c.abort();
       this.runs.closeTurn(turnId);
       this.transcript.deleteTurn(turnId);
+      this.approvals.deleteTurn(turnId);
       this.turns.delete(turnId);
     }
 

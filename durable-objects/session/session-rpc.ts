@@ -2,6 +2,10 @@ import type { CodeModeTelemetry } from "../../src/code-mode";
 import type { ModelTool } from "../../src/turns";
 import type { Trajectory } from "../../src/agent";
 import type { OpenTurnRequest } from "./turn-opening";
+import type { PendingApproval } from "./approval-broker";
+
+export type { PendingApproval } from "./approval-broker";
+export type ApprovalDecision = { decision: "allow" | "deny"; reason?: string };
 
 /**
  * The session object's RPC contract: what the Worker may call and what comes back. The
@@ -62,6 +66,10 @@ export interface SessionRpc {
    */
   chat(tenantId: string, sessionId: string, req: ChatRequest, requestId: string): Promise<ReadableStream<Uint8Array>>;
   trajectory(tenantId: string, turnId: string): Promise<SessionReply<Trajectory>>;
+  /** Pending operator approvals of the session (a session that stored nothing: not_found). */
+  listApprovals(tenantId: string): Promise<SessionReply<PendingApproval[]>>;
+  /** Decide one: unknown (or another tenant's) not_found; no longer pending conflict. */
+  decideApproval(tenantId: string, approvalId: string, decision: ApprovalDecision): Promise<SessionReply<{ approvalId: string; decision: "allow" | "deny" }>>;
 }
 
 export const notFound = (message: string): SessionReply<never> => ({ ok: false, reason: "not_found", message });

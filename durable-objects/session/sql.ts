@@ -24,7 +24,7 @@ export class Sql {
 
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_RESUMING } from "../../src/snapshot-store";
 
-const SCHEMA_VERSION = 7;
+const SCHEMA_VERSION = 8;
 
 const MIGRATIONS: Record<number, string[]> = {
   1: [
@@ -73,6 +73,22 @@ const MIGRATIONS: Record<number, string[]> = {
        body TEXT NOT NULL
      )`,
     "CREATE INDEX IF NOT EXISTS trajectory_turn ON trajectory (turn_id, seq)",
+  ],
+  // Operator approvals of nested and direct calls (approval-broker.ts).
+  8: [
+    `CREATE TABLE IF NOT EXISTS approvals (
+       approval_id TEXT PRIMARY KEY,
+       turn_id TEXT NOT NULL,
+       tenant_id TEXT NOT NULL,
+       tool TEXT NOT NULL,
+       input_preview TEXT NOT NULL,
+       call_id TEXT,
+       requested_at INTEGER NOT NULL,
+       status TEXT NOT NULL,
+       reason TEXT,
+       decided_at INTEGER
+     )`,
+    "CREATE INDEX IF NOT EXISTS approvals_turn ON approvals (turn_id)",
   ],
 };
 

@@ -2,7 +2,7 @@ import { buildCatalog } from "../../src/catalog";
 import type { ClientToolSpec, McpServerTools } from "../../src/catalog";
 import { assignMcpNames, McpServers, type McpServerRecord } from "../../src/mcp";
 import type { StoredMcpServer } from "../../src/turns";
-import { planSurface, resolveActivation, resolveCodeModeOptions, type GatewayConfig } from "../../src/config";
+import { findAgent, planSurface, resolveActivation, resolveApprovals, resolveCodeModeOptions, type GatewayConfig } from "../../src/config";
 import type { ToolPlugin } from "../../src/tools";
 import { checkSurface, modelSurface, type ModelTool, type SurfaceShape } from "../../src/turns";
 import type { TurnSpec } from "../../src/turns";
@@ -17,6 +17,9 @@ export type OpenTurnRequest = {
   disableTools?: boolean;
   clientTools?: ClientToolSpec[];
   mcpServers?: Record<string, { url: string; headers?: Record<string, string> }>;
+  senderId?: string;
+  senderName?: string;
+  channel?: string;
 };
 
 /**
@@ -66,6 +69,10 @@ export function planTurn(
     ...(active && found.mcp && found.mcp.servers.length > 0 ? { mcp: { servers: found.mcp.servers } } : {}),
     counterScope: ids.counterScope,
     createdAt: ids.now,
+    approvals: resolveApprovals(config.approvals, req.agentId !== undefined ? findAgent(config, req.agentId)?.approvals : undefined),
+    ...(req.senderId || req.senderName || req.channel
+      ? { party: { ...(req.senderId ? { senderId: req.senderId } : {}), ...(req.senderName ? { senderName: req.senderName } : {}), ...(req.channel ? { channel: req.channel } : {}) } }
+      : {}),
   };
   return { ok: true, spec, tools };
 }

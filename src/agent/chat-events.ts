@@ -58,6 +58,8 @@ export type ChatEvent =
   | { type: "assistant_turn"; n: number; finishReason: FinishReason; usage: ModelUsage; requestBytes: number }
   | { type: "tool_call_start"; callId: string; name: string; input: unknown }
   | { type: "nested_call"; parentCallId: string; invocationId: string; tool: string; source: string; ok: boolean; durationMs: number }
+  /** A running tool's partial update (transient: never stored). `partial` is a bounded, redacted preview. */
+  | { type: "tool_update"; parentCallId: string; invocationId?: string; tool: string; partial: string }
   | { type: "tool_call_end"; callId: string; name: string; status: string; untrusted: boolean; result: string }
   | { type: "done"; answer: ChatAnswer }
   | { type: "error"; error: ChatError; turnId?: string; meta?: ChatMeta };

@@ -19,6 +19,8 @@ export type NestedEntry = {
   input?: string;
   result?: string;
   error?: string;
+  /** What policy decided (hooks, approvals): `allowed` unless a decision was recorded. */
+  decision?: string;
 };
 
 export type OuterCall = {
@@ -33,6 +35,8 @@ export type OuterCall = {
   runId?: string;
   durationMs?: number;
   untrusted?: boolean;
+  /** A direct tool's policy decision (hooks, approvals). */
+  decision?: string;
   nested: NestedEntry[];
 };
 
@@ -58,6 +62,8 @@ export function buildTrajectory(
   const out: Trajectory = { ...head, calls: [], modelCalls: [], snapshots: [], limitsHit: [], omittedEvents: 0 };
   const calls = new Map<string, OuterCall>();
   const nested = new Map<string, NestedEntry>();
+  // Policy decisions come before the call completes: kept until its nested entry exists.
+  const decisions = new Map<string, string>();
   for (const { at, kind, body } of rows) {
     const b = body as Record<string, any>;
     switch (kind) {
@@ -89,6 +95,7 @@ export function buildTrajectory(
           ...(b.input !== undefined ? { input: b.input } : {}),
           ...(b.result !== undefined ? { result: b.result } : {}),
           ...(b.error !== undefined ? { error: b.error } : {}),
+          decision: decisions.get(b.invocationId) ?? (b.denied ? "denied_by_policy" : "allowed"),
         };
         nested.set(entry.invocationId, entry);
         calls.get(b.parentCallId)?.nested.push(entry);
@@ -101,6 +108,12 @@ export function buildTrajectory(
         entry.durationMs = Math.max(0, at - entry.at);
         if (b.result !== undefined) entry.result = b.result;
         if (b.error !== undefined) entry.error = b.error;
+        break;
+      }
+      case "policy": {
+        decisions.set(b.invocationId, b.decision);
+        const outer = calls.get(b.invocationId);
+        if (outer) outer.decision = b.decision;
         break;
       }
       case "model_call":

@@ -6,6 +6,9 @@ import type { GuestVm } from "../runtime";
 import { InterruptGuard } from "../runtime";
 import { CellBudget, prepareSource } from "../source";
 import { MAX_JSON_DEPTH } from "../limits";
+
+/** While an approval is pending the loop wakes this often to move its deadline (work wakes it sooner). */
+const APPROVAL_POLL_MS = 1000;
 import { parseExecInput, type ExecInputResult } from "./exec-input";
 import { logRecord } from "../observability";
 import { closeWith, endCell, failed, failedWithBudget, rejected, timerPastDeadline } from "./cell-results";
@@ -74,8 +77,16 @@ export async function runExec(
  */
 export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvironment): Promise<CellEnd> {
   const { vm, bridge } = cell;
+  // Approval waits pause the budget: the deadline (and the guest's own) moves by the time paused.
+  let paused = env.pause?.pausedMs() ?? 0;
   try {
     for (;;) {
+      const pausedNow = env.pause?.pausedMs() ?? 0;
+      if (pausedNow > paused) {
+        deadline += pausedNow - paused;
+        cell.guard.extend(pausedNow - paused);
+        paused = pausedNow;
+      }
       // A budget spent by host-side work (charged bridge bytes) ends the cell as a timeout.
       if (cell.guard.reason) throw new GuestFaultError({ kind: "interrupted" });
       if (env.signal.aborted) {
@@ -139,6 +150,12 @@ export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvir
       // host calls keep running while parked, and their results are stored for the next wait).
       const hostCalls = bridge.hostCallsInFlight;
       if (bridge.clientCallsInFlight > 0) return { kind: "suspended", reason: "pending_tools", cell };
+      // An operator decision is pending: the original exec/wait stays in flight (it neither parks nor
+      // times out); the approval's own timeout bounds the wait.
+      if (env.pause?.active) {
+        await bridge.waitForWork(APPROVAL_POLL_MS, env.signal);
+        continue;
+      }
       const remaining = deadline - env.clock.now();
       if (hostCalls === 0) {
         const due = bridge.nextTimerDue();

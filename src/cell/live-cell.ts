@@ -23,6 +23,8 @@ export type CellEnvironment = {
   label?: CellLabel;
   handlers: Omit<BridgeHandlers, "output">;
   telemetry(): CodeModeTelemetry;
+  /** Operator approvals being awaited: the cell's deadline moves by `pausedMs()`, and it never parks or times out while `active`. */
+  pause?: { readonly active: boolean; pausedMs(): number };
 };
 
 export type CellLabel = { cell: string; timeoutKey: string };

@@ -56,6 +56,8 @@ export type AgentEntry = {
   /** `agents.entries.<agent>.tools.toolSearch`, normalized. */
   toolSearch: ToolSearchSettings;
   models: Record<string, ModelOverride>;
+  /** `agents.entries.<agent>.approvals`: added to the global list; its timeout replaces the global one. */
+  approvals?: { require: string[]; timeoutSeconds?: number };
   /** `agents.entries.<agent>` as written. */
   raw: Readonly<Record<string, unknown>>;
 };
@@ -84,6 +86,8 @@ export type GatewayConfig = {
    * source, nested-call previews and redacted debug payloads. Shared: use with `String.prototype.replace` only.
    */
   redactPatterns: RegExp[];
+  /** Top-level `approvals`: tools that need an operator decision (approval-settings.ts). */
+  approvals?: { require: string[]; timeoutSeconds?: number };
 };
 
 export type ConfigError = { message: string; path: string };

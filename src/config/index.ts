@@ -44,3 +44,4 @@ export { MAX_REDACT_PATTERN_CHARS, MAX_REDACT_PATTERNS } from "./parse-logging-s
 export * from "./code-mode-options";
 export * from "./tool-search-options";
 export { planSurface, resolveToolSearchOptions, type SurfacePlan } from "./resolve-tool-search";
+export * from "./approval-settings";

@@ -1,3 +1,4 @@
+import { parseApprovals } from "./approval-settings";
 import { AGENT_ID_PATTERN, AGENT_ID_RULE } from "./agent-id";
 import { emptyRecord, fail, isRecord, own, rejectUnknownKeys } from "./config-validation-error";
 import { configPath } from "./config-path";
@@ -10,7 +11,7 @@ const EXACT_MODEL_REF = /^[^/]+\/.+$/;
 /** Keys this gateway reads; anything else in these sections is refused (a typo must not look applied). */
 const AGENTS_KEYS = ["defaults", "entries"];
 const DEFAULTS_KEYS = ["models"];
-const ENTRY_KEYS = ["tools", "models"];
+const ENTRY_KEYS = ["tools", "models", "approvals"];
 /** A model row may also select its runtime (seed: `agentRuntime: { id: "openclaw" }`). */
 const MODEL_ROW_KEYS = ["codeMode", "agentRuntime"];
 
@@ -63,6 +64,7 @@ function parseAgentEntry(value: unknown, path: string): AgentEntry | undefined {
     codeMode: tools.codeMode,
     toolSearch: tools.toolSearch,
     models: parseModelOverrides(own(value, "models"), configPath(path, "models")),
+    approvals: parseApprovals(own(value, "approvals"), configPath(path, "approvals")),
     raw: value,
   };
 }

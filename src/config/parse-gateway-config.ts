@@ -4,13 +4,14 @@ import { configPath } from "./config-path";
 import { mcpServerProblem, type McpServerConfig } from "../mcp";
 import type { ConfigResult, GatewayConfig } from "./gateway-config";
 import { parseAgents } from "./parse-agents";
+import { parseApprovals } from "./approval-settings";
 import { parseLoggingSection } from "./parse-logging-section";
 import { parseGatewayOperations } from "./parse-session-limits";
 import { parseProviderCatalogs } from "./parse-provider-catalogs";
 import { parseToolsSection } from "./parse-tools-section";
 
 /** The sections this gateway reads (ARCHITECTURE.md, "Configuration"); any other top-level key is refused. */
-const TOP_LEVEL_KEYS = ["tools", "agents", "models", "gateway", "mcp", "logging"];
+const TOP_LEVEL_KEYS = ["tools", "agents", "models", "gateway", "mcp", "logging", "approvals"];
 const MODELS_KEYS = ["providers"];
 
 /**
@@ -50,6 +51,7 @@ function buildConfig(raw: unknown): GatewayConfig {
     operations: parseGatewayOperations(own(raw, "gateway"), "gateway"),
     mcpServers: parseMcpSection(own(raw, "mcp"), "mcp"),
     redactPatterns: parseLoggingSection(own(raw, "logging"), "logging"),
+    approvals: parseApprovals(own(raw, "approvals"), "approvals"),
   };
 }
 

@@ -7,7 +7,7 @@ import { HttpError, statusFor } from "./http-error";
 import { parseJsonBody } from "./json-body";
 import { callSessionTool } from "./session-call";
 import { tenantRateLimit } from "./rate-limit";
-import { validateClientResult, validateOpenTurn } from "./validate-turn";
+import { validateApprovalDecision, validateClientResult, validateOpenTurn } from "./validate-turn";
 import { validateChat } from "./validate-chat";
 import { chatResponse } from "./chat-response";
 import { VERSION } from "../version";
@@ -26,6 +26,7 @@ export type GatewayEnv = {
 
 const SESSION_ID = /^[A-Za-z0-9._\-]{1,128}$/;
 const TURN_ID = /^[A-Za-z0-9\-]{1,64}$/;
+const APPROVAL_ID = /^appr_[A-Za-z0-9\-]{1,64}$/;
 // Tool names are plugin-defined (spaces and dots included); only control characters are refused.
 const TOOL_NAME = /^[^\u0000-\u001f\u007f]{1,128}$/;
 
@@ -134,6 +135,20 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
   app.get("/v1/sessions/:sessionId/turns/:turnId/trajectory", async (c) => {
     const { stub } = sessionStub(c);
     return reply(c, await stub.trajectory(c.get("tenant"), param(c, "turnId", TURN_ID)));
+  });
+
+  // Operator approvals: what is pending in the session, and one decision per approval.
+  app.get("/v1/sessions/:sessionId/approvals", async (c) => {
+    const { stub } = sessionStub(c);
+    return reply(c, await stub.listApprovals(c.get("tenant")));
+  });
+
+  app.post("/v1/sessions/:sessionId/approvals/:approvalId", async (c) => {
+    const body = validateApprovalDecision(await readJson(c));
+    const { stub } = sessionStub(c);
+    const approvalId = c.req.param("approvalId") ?? "";
+    if (!APPROVAL_ID.test(approvalId)) throw new HttpError("not_found", "unknown approval");
+    return reply(c, await stub.decideApproval(c.get("tenant"), approvalId, body));
   });
 
   // The agent loop: JSON (the final answer) or SSE (every event) with Accept: text/event-stream.

@@ -26,7 +26,7 @@ function stringList(v: unknown, path: string): string[] {
 
 const MAX_MCP_SERVERS = 16;
 
-const KEYS = new Set(["agentId", "model", "allow", "deny", "disableTools", "clientTools", "mcpServers"]);
+const KEYS = new Set(["agentId", "model", "allow", "deny", "disableTools", "clientTools", "mcpServers", "senderId", "senderName", "channel"]);
 
 /** Validate the `POST …/turns` body at the edge; inner modules trust the typed result. */
 export function validateOpenTurn(body: unknown, extraKeys: ReadonlySet<string> = new Set()): OpenTurnRequest {
@@ -69,6 +69,14 @@ export function validateOpenTurn(body: unknown, extraKeys: ReadonlySet<string> =
     }
     if (names.length > 0) out.mcpServers = servers;
   }
+  // Who the turn is for: passed to every tool call's context (never authenticated here).
+  for (const key of ["senderId", "senderName", "channel"] as const) {
+    const v = body[key];
+    if (v === undefined) continue;
+    if (typeof v !== "string" || v.length === 0 || v.length > 256 || /[\u0000-\u001f\u007f]/.test(v))
+      fail(key, `${key} must be 1-256 characters without control characters`);
+    out[key] = v;
+  }
   return out;
 }
 
@@ -87,4 +95,14 @@ export function validateClientResult(body: unknown): ClientResultBody {
   }
   // Depth and non-finite numbers were refused when the body was parsed (json-body.ts).
   return { callId: body.callId, value: body.value };
+}
+
+/** `POST …/approvals/:approvalId`: `{ decision: "allow" | "deny", reason? }`. */
+export function validateApprovalDecision(body: unknown): { decision: "allow" | "deny"; reason?: string } {
+  if (!isObject(body)) fail("", 'body must be { decision: "allow" | "deny", reason? }');
+  for (const key of Object.keys(body)) if (key !== "decision" && key !== "reason") fail(key, `unknown field ${key}`);
+  if (body.decision !== "allow" && body.decision !== "deny") fail("decision", 'decision must be "allow" or "deny"');
+  if (body.reason !== undefined && (typeof body.reason !== "string" || body.reason.length > 500))
+    fail("reason", "reason must be a string of at most 500 characters");
+  return { decision: body.decision, ...(typeof body.reason === "string" && body.reason !== "" ? { reason: body.reason } : {}) };
 }

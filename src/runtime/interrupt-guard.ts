@@ -82,6 +82,11 @@ export class InterruptGuard {
     return this.ticks;
   }
 
+  /** The deadline moves later by `ms` (time the cell spent waiting for an operator's approval). */
+  extend(ms: number): void {
+    if (ms > 0) this.deadline += ms;
+  }
+
   /** Force every further guest step to stop (abort, teardown). */
   trip(reason: BudgetTrip = "deadline"): void {
     this.tripped ??= reason;

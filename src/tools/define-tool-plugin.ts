@@ -1,4 +1,4 @@
-import type { ToolDefinition, ToolPlugin } from "./types";
+import type { ToolDefinition, ToolHooks, ToolPlugin } from "./types";
 
 export type ToolPluginSpec = {
   id: string;
@@ -6,6 +6,7 @@ export type ToolPluginSpec = {
   description: string;
   origin?: ToolPlugin["origin"];
   tools: (tool: (definition: ToolDefinition) => ToolDefinition) => ToolDefinition[];
+  hooks?: ToolHooks;
 };
 
 /**
@@ -26,5 +27,6 @@ export function defineToolPlugin(spec: ToolPluginSpec): ToolPlugin {
     description: spec.description,
     origin: spec.origin ?? "external",
     tools: Object.freeze(tools),
+    ...(spec.hooks ? { hooks: Object.freeze({ ...spec.hooks }) } : {}),
   });
 }

@@ -1,16 +1,18 @@
 import { checkValue, compileSchema } from "./schema-validator";
+import type { CallPolicy, PolicyDecision } from "./call-policy";
 import type { ToolContext, ToolDefinition } from "./types";
 
 /** Failures are data: the bridge turns `ok: false` into a plain guest Error with `message`. */
-export type ToolOutcome = { ok: true; details: unknown } | { ok: false; message: string };
+export type ToolOutcome = ({ ok: true; details: unknown } | { ok: false; message: string }) & { decision?: PolicyDecision };
 
 /**
  * The one path every tool call takes, from the guest bridge or the direct tools route:
- * input validation → execute → output contract check → JSON-only normalisation.
- * (Policy was applied when the turn's catalog was built; approvals and hooks plug in here.)
+ * input validation → policy (hooks, approval; a rewritten input is validated again) → execute →
+ * output contract check → JSON-only normalisation → after-hooks. Allow/deny policy was applied when
+ * the turn's catalog was built: a denied tool never reaches this point.
  */
-export async function executeTool(tool: ToolDefinition, input: unknown, ctx: ToolContext): Promise<ToolOutcome> {
-  const args = input === undefined || input === null ? {} : input;
+export async function executeTool(tool: ToolDefinition, input: unknown, ctx: ToolContext, policy?: CallPolicy): Promise<ToolOutcome> {
+  let args = input === undefined || input === null ? {} : input;
   const params = compileSchema(tool.parameters);
   if (!params.ok) return { ok: false, message: `tool ${tool.name} has an invalid parameters schema` };
   if (tool.outputSchema) {
@@ -21,7 +23,25 @@ export async function executeTool(tool: ToolDefinition, input: unknown, ctx: Too
   const inputCheck = checkValue(tool.parameters, args, true);
   if (!inputCheck.ok) return { ok: false, message: `invalid input for ${tool.name}: ${inputCheck.message}` };
   if (ctx.signal.aborted) return { ok: false, message: `${tool.name} was cancelled` };
+  let decision: PolicyDecision | undefined;
+  if (policy) {
+    const admitted = await policy.admit(tool, args, ctx);
+    if (!admitted.ok) return { ok: false, message: admitted.message, decision: admitted.decision };
+    decision = admitted.decision;
+    if (admitted.input !== args) {
+      // A hook rewrote the input: it must still be what the tool declared.
+      args = admitted.input === undefined || admitted.input === null ? {} : admitted.input;
+      const again = checkValue(tool.parameters, args, true);
+      if (!again.ok) return { ok: false, message: `a before_tool_call hook rewrote the input of ${tool.name} into an invalid one: ${again.message}`, decision: "blocked_by_hook" };
+    }
+    if (ctx.signal.aborted) return { ok: false, message: `${tool.name} was cancelled`, decision: "cancelled" };
+  }
+  const outcome = await run(tool, args, ctx);
+  if (policy) await policy.after(tool, args, outcome.ok ? { ok: true, value: outcome.details } : { ok: false, error: outcome.message }, ctx);
+  return decision ? { ...outcome, decision } : outcome;
+}
 
+async function run(tool: ToolDefinition, args: unknown, ctx: ToolContext): Promise<ToolOutcome> {
   let details: unknown;
   try {
     details = await tool.execute(args, ctx);

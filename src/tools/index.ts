@@ -6,3 +6,4 @@ export * from "./executor";
 export * from "./schema-validator";
 export * from "./types";
 export * from "./untrusted-content";
+export * from "./call-policy";

@@ -9,12 +9,49 @@ export interface SessionStore {
   list(prefix: string, limit: number): Promise<Array<{ key: string; value: unknown }>>;
 }
 
+/** Who the turn is for, as the caller said when it opened the turn (never authenticated by the gateway). */
+export type TurnParty = { senderId?: string; senderName?: string; channel?: string };
+
+/**
+ * What a tool call runs with (seed 002, "Nested tool execution": agent id, session, sender and
+ * channel context, abort signal, streaming updates). The same for direct and nested calls.
+ */
 export type ToolContext = {
   signal: AbortSignal;
   tenantId: string;
   sessionId: string;
   turnId: string;
   store: SessionStore;
+  agentId?: string;
+  /** The invocation id of this call (the trajectory's, and pendingToolCalls' for client calls). */
+  callId?: string;
+  party?: TurnParty;
+  /** A partial result while the tool runs: transient (the /chat stream shows it; nothing stores it). */
+  update?(partial: unknown): void;
+};
+
+/** What hooks see of a call (seed 002 "exec": outer code-mode cells are `code_mode_exec`). */
+export type ToolCallEvent = {
+  toolName: string;
+  toolKind: "tool" | "code_mode_exec";
+  /** `code_mode_exec` only: the cell's language, when known. */
+  toolInputKind?: "javascript" | "typescript";
+  input: unknown;
+  /** Called from a cell (or Tool Search's code), not directly by the model. */
+  nested: boolean;
+  context: { tenantId: string; sessionId: string; turnId: string; agentId?: string; party?: TurnParty };
+};
+
+/**
+ * A `before_tool_call` answer: nothing (allow as is), `block` (the call fails with this reason),
+ * `input` (replaces the input; validated again against the tool's schema), `requireApproval`.
+ */
+export type BeforeToolCallResult = void | undefined | { block?: string; input?: unknown; requireApproval?: boolean };
+
+export type ToolHooks = {
+  before_tool_call?(event: ToolCallEvent): BeforeToolCallResult | Promise<BeforeToolCallResult>;
+  /** Sees the bounded result; cannot change it. */
+  after_tool_call?(event: ToolCallEvent & { result: { ok: true; value: unknown } | { ok: false; error: string } }): void | Promise<void>;
 };
 
 /** One tool as a plugin author writes it. `execute` returns the JSON `details` value. */
@@ -29,6 +66,10 @@ export type ToolDefinition = {
   directOnly?: boolean;
   /** Safe to replay after a restart (read-only or idempotent); required for `restartSafe` cells. */
   replaySafe?: boolean;
+  /** Every call waits for an operator's decision (besides the `approvals.require` config). */
+  requiresApproval?: boolean;
+  /** Its output comes from the network (fetched pages, third-party APIs): the model sees it marked untrusted. */
+  networkDerived?: boolean;
   execute(input: any, ctx: ToolContext): unknown;
 };
 
@@ -39,4 +80,6 @@ export type ToolPlugin = {
   /** Core edge tools, then bundled plugins, then external plugins: the seed's catalog order. */
   origin: "core" | "bundled" | "external";
   tools: readonly ToolDefinition[];
+  /** Run for every tool call of every turn, direct and nested alike (fail closed when they throw). */
+  hooks?: ToolHooks;
 };

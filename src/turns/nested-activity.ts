@@ -1,5 +1,5 @@
 import type { Settlement, ToolRequest } from "../bridge";
-import type { Catalog } from "../catalog";
+import type { Catalog, CatalogEntry } from "../catalog";
 
 /**
  * One completed nested tool call of a cell (seed 002, "Nested tool execution"): what the
@@ -18,6 +18,8 @@ export type NestedCall = {
   startedAt: number;
   durationMs: number;
   input: unknown;
+  /** The name is not in the turn's catalog (unknown, or denied by allow/deny policy: not told apart). */
+  denied?: boolean;
   /** The settled JSON text (ok) or the error message. */
   result?: string;
   error?: string;
@@ -25,12 +27,20 @@ export type NestedCall = {
 
 export type ActivitySink = (call: NestedCall) => void;
 
-export function nestedCall(catalog: Catalog, request: ToolRequest, settlement: Settlement, startedAt: number, endedAt: number): NestedCall {
-  const named = nestedName(catalog, request.tool);
+export function nestedCall(
+  catalog: Catalog,
+  request: ToolRequest,
+  settlement: Settlement,
+  startedAt: number,
+  endedAt: number,
+  definitionOf?: (entry: CatalogEntry) => { networkDerived?: boolean } | undefined,
+): NestedCall {
+  const named = nestedName(catalog, request.tool, definitionOf);
   return {
     invocationId: request.callId ?? `call_${request.id}`,
     ...named,
-    networkDerived: named.source === "mcp",
+    networkDerived: named.source === "mcp" || named.networkDerived === true,
+    ...(named.known ? {} : { denied: true }),
     ok: settlement.ok,
     startedAt,
     durationMs: Math.max(0, endedAt - startedAt),
@@ -39,12 +49,17 @@ export function nestedCall(catalog: Catalog, request: ToolRequest, settlement: S
   };
 }
 
-function nestedName(catalog: Catalog, tool: string): { tool: string; source: NestedCall["source"] } {
+type Named = { tool: string; source: NestedCall["source"]; known: boolean; networkDerived?: boolean };
+
+function nestedName(catalog: Catalog, tool: string, definitionOf?: (entry: CatalogEntry) => { networkDerived?: boolean } | undefined): Named {
   if (tool.startsWith("mcp:")) {
     const entry = catalog.lookupMcp(tool);
-    if (entry?.mcp) return { tool: `MCP.${entry.mcp.serverIdent}.${entry.mcp.toolIdent}`, source: "mcp" };
-    return { tool: `MCP.${tool.slice(4).replace("/", ".")}`, source: "mcp" };
+    if (entry?.mcp) return { tool: `MCP.${entry.mcp.serverIdent}.${entry.mcp.toolIdent}`, source: "mcp", known: true };
+    // Server operations (resources, prompts, $api) are known when the server is; unknown names say so in their error.
+    return { tool: `MCP.${tool.slice(4).replace("/", ".")}`, source: "mcp", known: tool.includes("/") };
   }
   const entry = catalog.lookup(tool);
-  return { tool: entry?.toolName ?? tool, source: entry?.source ?? "openclaw" };
+  if (!entry) return { tool, source: "openclaw", known: false };
+  // A plugin tool that declares network-derived output is wrapped like MCP results.
+  return { tool: entry.toolName, source: entry.source, known: true, networkDerived: definitionOf?.(entry)?.networkDerived === true };
 }

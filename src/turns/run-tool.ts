@@ -1,3 +1,5 @@
+import { BudgetPause } from "../policy";
+import type { CallPolicy } from "../tools";
 import { Catalog } from "../catalog";
 import { runExec, type CellEnd, type CellEnvironment } from "../cell";
 import type { CodeModeResult } from "../code-mode";
@@ -30,6 +32,10 @@ export type TurnDeps = {
   mcp: McpServers;
   /** Completed nested calls, for the trajectory (absent: not recorded). */
   activity?: ActivitySink;
+  /** The turn's call policy (hooks, approvals) for nested calls of a cell (`pause`: its budget pause) or direct calls. */
+  policy?: (opts: { nested: boolean; pause?: BudgetPause }) => CallPolicy;
+  /** Partial updates of running tools (transient: the /chat stream shows them). */
+  onUpdate?: (callId: string | undefined, tool: string, partial: unknown) => void;
 };
 
 /** The cell environment of a turn: limits, guest tool metadata, bridge handlers, telemetry. */
@@ -38,13 +44,17 @@ export function cellEnvironment(spec: TurnSpec, counters: TurnCounters, deps: Tu
   // The VM limit never exceeds the isolate's VM memory budget; cells (and their out-of-memory
   // messages) see the limit they really run with.
   const memoryLimitBytes = deps.vms.pool.ledger.effectiveLimit(spec.options.memoryLimitBytes);
+  // Time spent waiting for operator approvals does not count against the cell's budget.
+  const pause = new BudgetPause(deps.clock);
+  const policy = deps.policy?.({ nested: true, pause });
   return {
     options: memoryLimitBytes === spec.options.memoryLimitBytes ? spec.options : { ...spec.options, memoryLimitBytes },
     clock: deps.clock,
     signal: deps.signal,
     vms: deps.vms,
     tools,
-    handlers: turnHandlers(spec, catalog, counters, { ...deps, now: () => deps.clock.now() }, mcp, { restartSafe }),
+    pause,
+    handlers: turnHandlers(spec, catalog, counters, { ...deps, policy, now: () => deps.clock.now() }, mcp, { restartSafe }),
     telemetry: () => turnTelemetry(spec, catalog, counters),
   };
 }
@@ -107,6 +117,7 @@ export async function callDirectTool(
     if (entry.source === "client") return { kind: "direct", result: { status: "failed", error: `${toolName} is a client tool: the client runs it` } };
     return { kind: "direct", result: { status: "failed", error: `${toolName} is no longer available` } };
   }
-  const outcome = await executeTool(definition, input, { ...deps.context, signal: deps.signal });
+  const update = deps.onUpdate ? (partial: unknown) => deps.onUpdate!(deps.context.callId, entry.toolName, partial) : undefined;
+  const outcome = await executeTool(definition, input, { ...deps.context, signal: deps.signal, ...(update ? { update } : {}) }, deps.policy?.({ nested: false }));
   return { kind: "direct", result: outcome.ok ? { status: "completed", value: outcome.details } : { status: "failed", error: outcome.message } };
 }

@@ -5,13 +5,21 @@ import type { CatalogEntry } from "../catalog";
 import { boundedJson, boundedResult, utf8ByteLength } from "../code-mode";
 import { executeTool } from "../tools";
 import { checkValue } from "../tools";
-import type { ToolContext, ToolDefinition } from "../tools";
+import type { CallPolicy, ToolContext, ToolDefinition } from "../tools";
 import type { TurnCounters, TurnSpec } from "./turn-spec";
 import { searchLimit } from "../tool-search";
 import type { McpServers } from "../mcp";
 import { mcpServerOp, type McpRuntime } from "./mcp-runtime";
 
 export type ToolResolver = (entry: CatalogEntry) => ToolDefinition | undefined;
+
+/** What a nested call needs: definitions, the call context, the turn's policy (hooks, approvals), partial-update sink. */
+export type NestedCallDeps = {
+  resolve: ToolResolver;
+  context: Omit<ToolContext, "signal">;
+  policy?: CallPolicy;
+  onUpdate?: (callId: string | undefined, tool: string, partial: unknown) => void;
+};
 
 /**
  * A client's result for a pending call of `pendingTool` (the tool's own name, as listed in
@@ -43,16 +51,19 @@ export async function executeEntry(
   entry: CatalogEntry,
   name: string,
   input: unknown,
-  deps: { resolve: ToolResolver; context: Omit<ToolContext, "signal"> },
+  deps: NestedCallDeps,
   signal: AbortSignal,
   maxBytes: number,
   guard?: (definition: ToolDefinition) => string | undefined,
+  callId?: string,
 ): Promise<Settlement> {
   const definition = deps.resolve(entry);
   if (!definition) return { ok: false, message: `${name} is no longer available` };
   const refusal = guard?.(definition);
   if (refusal !== undefined) return { ok: false, message: refusal };
-  const outcome = await executeTool(definition, input, { ...deps.context, signal });
+  const update = deps.onUpdate ? (partial: unknown) => deps.onUpdate!(callId, entry.toolName, partial) : undefined;
+  const ctx: ToolContext = { ...deps.context, signal, ...(callId !== undefined ? { callId } : {}), ...(update ? { update } : {}) };
+  const outcome = await executeTool(definition, input, ctx, deps.policy);
   if (!outcome.ok) return { ok: false, message: outcome.message };
   return boundedResult(entry.toolName, outcome.details, maxBytes, definition.outputSchema !== undefined);
 }
@@ -66,12 +77,12 @@ export function turnHandlers(
   spec: TurnSpec,
   catalog: Catalog,
   counters: TurnCounters,
-  deps: { resolve: ToolResolver; context: Omit<ToolContext, "signal">; mcp: McpServers; activity?: ActivitySink; now?: () => number },
+  deps: NestedCallDeps & { mcp: McpServers; activity?: ActivitySink; now?: () => number },
   mcp: McpRuntime,
   opts: { restartSafe: boolean },
 ): Omit<BridgeHandlers, "output"> {
   const maxBytes = spec.options.maxOutputBytes;
-  const { resolve, context } = deps;
+  const nested: NestedCallDeps = { resolve: deps.resolve, context: deps.context, policy: deps.policy, onUpdate: deps.onUpdate };
   const dispatch = async (request: ToolRequest, signal: AbortSignal): Promise<Settlement> => {
     if (request.tool.startsWith("mcp:")) {
       // MCP.<server>.<tool>(input): a catalog entry, through the executor like any tool.
@@ -79,9 +90,7 @@ export function turnHandlers(
       if (tool) {
         counters.call++;
         const name = `MCP.${tool.mcp!.serverIdent}.${tool.mcp!.toolIdent}`;
-        return executeEntry(tool, name, request.input, { resolve, context }, signal, maxBytes, () =>
-          opts.restartSafe ? notReplaySafe(name) : undefined,
-        );
+        return executeEntry(tool, name, request.input, nested, signal, maxBytes, () => (opts.restartSafe ? notReplaySafe(name) : undefined), request.callId);
       }
       // $api reads the turn's declarations (a describe); resources and prompts are server calls.
       if (request.tool.endsWith("/$api")) counters.describe++;
@@ -94,8 +103,15 @@ export function turnHandlers(
     const entry = catalog.lookup(request.tool);
     // Same message for denied, unknown and guessed names: existence is not revealed.
     if (!entry) return { ok: false, message: `${request.tool || "tool"} is not an available tool` };
-    return executeEntry(entry, entry.callableName, request.input, { resolve, context }, signal, maxBytes, (definition) =>
-      opts.restartSafe && definition.replaySafe !== true ? notReplaySafe(entry.callableName) : undefined,
+    return executeEntry(
+      entry,
+      entry.callableName,
+      request.input,
+      nested,
+      signal,
+      maxBytes,
+      (definition) => (opts.restartSafe && definition.replaySafe !== true ? notReplaySafe(entry.callableName) : undefined),
+      request.callId,
     );
   };
   const now = deps.now ?? Date.now;
@@ -104,7 +120,7 @@ export function turnHandlers(
       const startedAt = now();
       const settlement = await dispatch(request, signal);
       // Completed nested calls become display-only activity under their parent (trajectory); starts stay transient.
-      deps.activity?.(nestedCall(catalog, request, settlement, startedAt, now()));
+      deps.activity?.(nestedCall(catalog, request, settlement, startedAt, now(), deps.resolve));
       return settlement;
     },
     isClientTool(tool): boolean {

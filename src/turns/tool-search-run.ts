@@ -1,3 +1,5 @@
+import { BudgetPause } from "../policy";
+import type { CallPolicy } from "../tools";
 import type { BridgeHandlers, Settlement } from "../bridge";
 import { Catalog } from "../catalog";
 import { closeWith, failed, failedWithBudget, runExec, type CellEnvironment } from "../cell";
@@ -27,6 +29,8 @@ class ToolSearchOps {
     readonly ts: TurnToolSearch,
     readonly counters: TurnCounters,
     readonly deps: TurnDeps,
+    /** The hidden tool's policy: nested (called through Tool Search, not shown to the model). */
+    readonly policy?: CallPolicy,
   ) {
     this.catalog = new ToolSearchCatalog(spec.catalog);
   }
@@ -56,13 +60,27 @@ class ToolSearchOps {
     return { ok: true, text };
   }
 
-  async call(id: string, input: unknown, signal: AbortSignal): Promise<Settlement> {
+  async call(id: string, input: unknown, signal: AbortSignal, callId?: string): Promise<Settlement> {
     this.counters.call++;
     const entry = this.catalog.lookup(id);
     if (!entry) return unknownId(id);
     recordCalled(this.counters, { tool: entry.toolName, id: toolSearchId(entry), source: entry.source });
     if (entry.source === "client") return { ok: false, message: `${entry.toolName} is a client tool: the client runs it` };
-    return executeEntry(entry, entry.toolName, input, this.deps, signal, this.maxBytes);
+    const startedAt = this.deps.clock.now();
+    const settlement = await executeEntry(entry, entry.toolName, input, { ...this.deps, policy: this.policy }, signal, this.maxBytes, undefined, callId);
+    // The trajectory shows it under the Tool Search call; MCP and network-derived results make that call untrusted.
+    this.deps.activity?.({
+      invocationId: callId ?? `call_${crypto.randomUUID().slice(0, 8)}`,
+      tool: entry.toolName,
+      source: entry.source,
+      networkDerived: entry.source === "mcp" || this.deps.resolve(entry)?.networkDerived === true,
+      ok: settlement.ok,
+      startedAt,
+      durationMs: Math.max(0, this.deps.clock.now() - startedAt),
+      input,
+      ...(settlement.ok ? { result: settlement.text ?? "null" } : { error: settlement.message }),
+    });
+    return settlement;
   }
 }
 
@@ -79,10 +97,11 @@ function toolSearchOf(spec: TurnSpec): TurnToolSearch {
 /** `tool_search_code`: run the body; anything that would park is cancelled at the deadline instead. */
 export async function runToolSearchCode(spec: TurnSpec, counters: TurnCounters, deps: TurnDeps, input: unknown): Promise<CodeModeResult> {
   const ts = toolSearchOf(spec);
-  const ops = new ToolSearchOps(spec, ts, counters, deps);
+  const pause = new BudgetPause(deps.clock);
+  const ops = new ToolSearchOps(spec, ts, counters, deps, deps.policy?.({ nested: true, pause }));
   const memoryLimitBytes = deps.vms.pool.ledger.effectiveLimit(spec.options.memoryLimitBytes);
   const handlers: Omit<BridgeHandlers, "output"> = {
-    call: (request, signal) => ops.call(request.tool, request.input, signal),
+    call: (request, signal) => ops.call(request.tool, request.input, signal, request.callId),
     isClientTool: () => false,
     clientCalled: () => undefined,
     toolName: (id) => ops.catalog.lookup(id)?.toolName ?? id,
@@ -99,6 +118,7 @@ export async function runToolSearchCode(spec: TurnSpec, counters: TurnCounters, 
     vms: deps.vms,
     tools: { toolSearch: true },
     handlers,
+    pause,
     telemetry: () => turnTelemetry(spec, new Catalog(spec.catalog), counters),
     label: { cell: "tool_search_code", timeoutKey: "codeTimeoutMs" },
   };
@@ -122,7 +142,7 @@ export async function callToolSearchTool(
   tool: Exclude<ToolSearchInput["tool"], "tool_search_code">,
   raw: unknown,
 ): Promise<CodeModeResult> {
-  const ops = new ToolSearchOps(spec, toolSearchOf(spec), counters, deps);
+  const ops = new ToolSearchOps(spec, toolSearchOf(spec), counters, deps, deps.policy?.({ nested: true }));
   const telemetry = () => turnTelemetry(spec, new Catalog(spec.catalog), counters);
   const parsed = parseToolSearchInput(tool, raw);
   if (!parsed.ok) return failed(parsed.message, "invalid_input", telemetry());

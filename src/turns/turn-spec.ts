@@ -1,6 +1,7 @@
 import type { CatalogProjection } from "../catalog";
 import type { CalledTool, SurfaceTelemetry } from "../code-mode";
-import type { ResolvedCodeModeOptions, ResolvedToolSearchOptions } from "../config";
+import type { ApprovalSettings, ResolvedCodeModeOptions, ResolvedToolSearchOptions } from "../config";
+import type { TurnParty } from "../tools";
 import type { StoredMcpServer } from "./mcp-runtime";
 
 /** Tool Search as it applies to one turn (present only when it owns the turn's surface). */
@@ -29,6 +30,10 @@ export type TurnSpec = {
   /** One counter lifetime; a replaced or restored catalog gets a new scope. */
   counterScope: string;
   createdAt: number;
+  /** Tools that need an operator's decision, resolved when the turn opened (absent in turns of older builds: none). */
+  approvals?: ApprovalSettings;
+  /** Sender and channel the caller gave when opening the turn; every tool call's context carries them. */
+  party?: TurnParty;
 };
 
 /** Tools a turn ran, recorded for at most this many distinct names (later ones are counted, not named). */

@@ -61,7 +61,7 @@ describe("configuration typos are refused on /healthz and /v1", () => {
       error: {
         code: "invalid_config",
         path: "tool",
-        message: 'invalid CODEMODE_CONFIG: unknown key "tool" at $.tool; known keys here: tools, agents, models, gateway, mcp, logging',
+        message: 'invalid CODEMODE_CONFIG: unknown key "tool" at $.tool; known keys here: tools, agents, models, gateway, mcp, logging, approvals',
       },
     };
     const h = await health(bad);

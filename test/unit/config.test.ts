@@ -306,7 +306,7 @@ describe("unknown keys are refused in every section the gateway reads", () => {
   it("a top-level `tool` (for `tools`) is an error naming the key, not code mode silently off", () => {
     expect(rejection({ tool: { codeMode: true } })).toEqual({
       path: "tool",
-      message: 'unknown key "tool" at $.tool; known keys here: tools, agents, models, gateway, mcp, logging',
+      message: 'unknown key "tool" at $.tool; known keys here: tools, agents, models, gateway, mcp, logging, approvals',
     });
   });
 

@@ -108,7 +108,7 @@ export const demoPlugin = defineToolPlugin({
       name: "echo",
       replaySafe: true,
       label: "Echo",
-      description: "Return the given value, optionally after a delay in milliseconds (simulates slow work).",
+      description: "Return the given value, optionally after a delay in milliseconds (simulates slow work; reports progress halfway).",
       parameters: {
         type: "object",
         properties: {
@@ -118,7 +118,11 @@ export const demoPlugin = defineToolPlugin({
         additionalProperties: false,
       },
       execute: async ({ value, delayMs }: { value?: unknown; delayMs?: number }, ctx) => {
-        if (delayMs) await sleep(delayMs, ctx.signal);
+        if (delayMs) {
+          await sleep(Math.floor(delayMs / 2), ctx.signal);
+          ctx.update?.({ progress: 0.5, waitedMs: Math.floor(delayMs / 2) });
+          await sleep(delayMs - Math.floor(delayMs / 2), ctx.signal);
+        }
         return value ?? null;
       },
     }),

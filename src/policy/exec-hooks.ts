@@ -1,0 +1,55 @@
+import { boundedJson } from "../code-mode";
+import type { ApprovalSettings } from "../config";
+import { matchesToolPattern } from "../config";
+import type { ToolCallEvent } from "../tools";
+import { HOOK_RESULT_BYTES, runAfterHooks, runBeforeHooks, type ApprovalRequester, type PluginHooks } from "./tool-call-policy";
+
+/**
+ * Policy on the outer code-mode `exec` itself (seed 002, "exec"): hooks see it as
+ * `toolKind: "code_mode_exec"` with `toolInputKind`, so they can tell a cell from a shell-style
+ * `exec` of the same name. A hook may block the cell, rewrite its source, or ask for approval.
+ * Fail closed on the aliases: a rewrite that invalidates a populated `code` or `command` (blank or
+ * not a string) invalidates both, and the cell does not run.
+ */
+export type ExecAdmission = { ok: true; input: unknown } | { ok: false; message: string; code?: "invalid_input" };
+
+export async function admitExec(
+  deps: { hooks: readonly PluginHooks[]; approvals: ApprovalSettings; requester?: ApprovalRequester; signal: AbortSignal },
+  event: ToolCallEvent,
+): Promise<ExecAdmission> {
+  const before = await runBeforeHooks(deps.hooks, event);
+  if (!before.ok) return { ok: false, message: before.message };
+  if (before.input !== event.input && aliasesBroken(event.input, before.input)) {
+    return { ok: false, message: "a before_tool_call hook invalidated exec's code/command; both are invalid and the cell did not run", code: "invalid_input" };
+  }
+  const approval = before.approval || deps.approvals.require.some((p) => matchesToolPattern(p, "exec"));
+  if (approval) {
+    if (!deps.requester) return { ok: false, message: "exec needs an operator's approval, which this surface cannot ask for" };
+    const answer = await deps.requester.request({ tool: "exec", input: before.input, signal: deps.signal, timeoutMs: deps.approvals.timeoutSeconds * 1000 });
+    if (answer.decision !== "allow") {
+      const why = answer.decision === "deny" ? `denied by the operator${answer.reason ? `: ${answer.reason}` : ""}` : answer.decision === "timeout" ? "no approval came in time" : answer.reason;
+      return { ok: false, message: `exec did not run: ${why}` };
+    }
+  }
+  return { ok: true, input: before.input };
+}
+
+export async function execRan(hooks: readonly PluginHooks[], event: ToolCallEvent, result: { status?: unknown; error?: unknown }): Promise<void> {
+  if (!hooks.some((h) => h.hooks.after_tool_call)) return;
+  const outcome =
+    result.status === "failed"
+      ? { ok: false as const, error: typeof result.error === "string" ? result.error : "failed" }
+      : { ok: true as const, value: JSON.parse(boundedJson(result, HOOK_RESULT_BYTES)) as unknown };
+  await runAfterHooks(hooks, { ...event, result: outcome });
+}
+
+function aliasesBroken(before: unknown, after: unknown): boolean {
+  if (typeof after !== "object" || after === null || Array.isArray(after)) return true;
+  const was = (typeof before === "object" && before !== null ? before : {}) as Record<string, unknown>;
+  const now = after as Record<string, unknown>;
+  for (const key of ["code", "command"]) {
+    const populated = typeof was[key] === "string" && (was[key] as string).trim() !== "";
+    if (populated && (typeof now[key] !== "string" || (now[key] as string).trim() === "")) return true;
+  }
+  return false;
+}

@@ -1,0 +1,3 @@
+export * from "./budget-pause";
+export * from "./tool-call-policy";
+export * from "./exec-hooks";
