@@ -6,7 +6,7 @@
 import type { ChatBytes } from "./chat-bytes.ts";
 import { EXEC_CODE, TASK_CALLS, type ChatSurface } from "./chat-task.ts";
 import type { ChatFigures, ChatMeasure, ChatMetric } from "./measure-chat.ts";
-import { factor, kib, ms, msSpread, ratio, speedRange, table } from "./report-format.ts";
+import { factor, kib, ms, msSpread, ratio, table, xRange } from "./report-format.ts";
 import type { Summary } from "./stats.ts";
 
 const SURFACE_LABEL: Record<ChatSurface, string> = { codeMode: "code mode (`exec`, `wait`)", direct: "direct exposure (agent `direct`)" };
@@ -162,7 +162,7 @@ export function reportChat(f: ChatFigures): string[] {
     `**Overhead per assistant turn, ${overheadVerdict(f)}.** Less the MCP server's own time, the gateway adds`,
     `${msSpread(f.vsFloor.codeMode.ownPerTurnOver)} per turn over the plain Worker in code mode and ${msSpread(f.vsFloor.direct.ownPerTurnOver)} in direct exposure.`,
     `Code mode's figure is per turn over half as many turns: the whole call takes ${factor(f.codeVsDirect.wall)} the time of direct's (min–max`,
-    `${speedRange(f.codeVsDirect.wall)}), the gateway's own time in it ${factor(f.codeVsDirect.gateway)}.`,
+    `${xRange(f.codeVsDirect.wall.min, f.codeVsDirect.wall.max)}), the gateway's own time in it ${factor(f.codeVsDirect.gateway)}.`,
     "",
     "Where a call's time goes (per-round medians, ms per call). Model calls and tool calls are the turn's trajectory (`GET …/trajectory`:",
     "each model call from the end of the previous tool round to the end of the model's answer, so it includes saving the loop's state,",
