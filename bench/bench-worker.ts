@@ -30,6 +30,10 @@
  *                                             connect (initialize) → tools/call echo → close, once;
  *                                             what one `MCP.<server>.echo()` costs the session object
  *                                             (src/mcp/mcp-servers.ts opens a client per call, too)
+ *
+ * Section 8 (bench/harness/measure-chat.ts) runs `/chat` on that gateway against the fake provider
+ * server, and times against it a plain Worker calling the provider with the same bodies:
+ *   POST /provider-floor/prepare, POST /provider-floor/run?id=…   (bench-provider-floor.ts)
  */
 import { QuickJS } from "quickjs-wasi";
 import quickjsModule from "quickjs-wasi/quickjs.wasm";
@@ -43,6 +47,7 @@ import { createGateway } from "../src/gateway";
 import type { GatewayEnv } from "../src/http";
 import { largeCatalogPlugin } from "../test/support/large-catalog";
 import { McpClient, MCP_CALL_TIMEOUT_MS } from "../src/mcp";
+import { prepareFloor, runFloor } from "./bench-provider-floor";
 
 /** Section 6: the same 500-tool catalog under every surface (direct, Tool Search code/tools, code mode). */
 const TOOL_SEARCH_CATALOG_SIZE = 500;
@@ -217,6 +222,10 @@ export default {
           return Response.json(clockProbe());
         case "/mcp-echo":
           return await mcpEcho(url);
+        case "/provider-floor/prepare":
+          return await prepareFloor(req);
+        case "/provider-floor/run":
+          return await runFloor(req, url);
         case "/raw":
           return Response.json(await run(rawBatch, n, k, warmup));
         case "/raw-limits":

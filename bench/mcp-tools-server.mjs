@@ -9,6 +9,10 @@
  * realistic size. Every tool answers with a small JSON text block.
  *
  *   node bench/mcp-tools-server.mjs [port]     port 0 (default): any free port
+ *   GET /__timings                             → { ms: number[] } the wall time of each MCP request
+ *                                                since the last GET (received → response ended), then
+ *                                                forgotten: section 8 (bench/harness/measure-chat.ts)
+ *                                                takes the server's own time out of the gateway's
  *
  * Prints `listening http://127.0.0.1:<port>/mcp` on stdout once it accepts connections.
  */
@@ -110,7 +114,18 @@ function mcpServer() {
   return server;
 }
 
+/** Wall time of each MCP request (received → response ended) since the last GET /__timings. */
+let timings = [];
+
 const httpServer = http.createServer(async (req, res) => {
+  if (req.method === "GET" && req.url === "/__timings") {
+    const body = JSON.stringify({ ms: timings });
+    timings = [];
+    res.writeHead(200, { "content-type": "application/json" }).end(body);
+    return;
+  }
+  const received = performance.now();
+  res.on("finish", () => timings.push(performance.now() - received));
   if (req.method !== "POST" || !req.url?.startsWith("/mcp")) {
     res
       .writeHead(405, { "content-type": "application/json", allow: "POST" })

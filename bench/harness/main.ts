@@ -13,6 +13,11 @@
  *   7. MCP: payload of a turn with two real MCP servers (code
  *      mode vs direct), and MCP.everything.echo in a cell vs
  *      the same call from the Worker                         measure-mcp.ts,     report-mcp.ts
+ *   8. /chat: prompt bytes and round trips of one scripted task
+ *      over the 300-tool MCP server (code mode vs direct), and
+ *      the gateway's time per assistant turn against a plain
+ *      Worker calling the same fake provider                 measure-chat.ts,    report-chat.ts
+ *                                     (chat-task.ts, chat-calls.ts, chat-bytes.ts, fake-provider.ts)
  *
  * Supporting jobs: supervise.ts (children, cleanup, watchdog), workers.ts (build and serve),
  * http.ts (requests), baselines.ts (the two exec baselines), baselines-toolsearch.ts (section 6's), rounds.ts (interleaving), stats.ts
@@ -30,7 +35,10 @@ import { measureBundle } from "./measure-bundle.ts";
 import { measureCatalog } from "./measure-catalog.ts";
 import { measureExec } from "./measure-exec.ts";
 import { measureSuspendHttp, measureSuspendIsolate } from "./measure-suspend.ts";
-import { measureMcp, startMcpServers, stopMcpServers } from "./measure-mcp.ts";
+import { measureMcp, startMcpServers, startToolsServer, stopMcpServers } from "./measure-mcp.ts";
+import { measureChat } from "./measure-chat.ts";
+import { chatProviders, CHAT_KEY, CHAT_KEY_BINDING } from "./chat-task.ts";
+import { startFakeProvider, type FakeProvider } from "./fake-provider.ts";
 import { measureToolSearch, toolSearchConfig } from "./measure-toolsearch.ts";
 import { measureVm } from "./measure-vm.ts";
 import { workerRoute, type Gateway } from "./http.ts";
@@ -38,7 +46,7 @@ import { parseOptions, planFor, SECTIONS, UsageError, type Section } from "./opt
 import { renderReport, type Results } from "./report.ts";
 import { goalRows } from "./report-goals.ts";
 import { superviseRun } from "./supervise.ts";
-import { readWranglerConfig, serveBundle, stopServer, dryRun, type Paths } from "./workers.ts";
+import { readWranglerConfig, serveBundle, stopServer, dryRun, type Paths, type Server } from "./workers.ts";
 
 const HARNESS_DIR = path.dirname(fileURLToPath(import.meta.url));
 const BENCH_DIR = path.resolve(HARNESS_DIR, "..");
@@ -96,14 +104,27 @@ async function run(argv: string[]): Promise<void> {
     }
   }
 
-  if (has("vm") || has("suspend") || has("catalog") || has("toolsearch") || has("mcp")) {
+  if (has("vm") || has("suspend") || has("catalog") || has("toolsearch") || has("mcp") || has("chat")) {
     const benchConfig = path.join(BENCH_DIR, "wrangler.bench.toml");
     log("building the bench worker (wrangler deploy --dry-run -c bench/wrangler.bench.toml)");
     const bundle = await dryRun(paths, "bench-worker", benchConfig, [], t.dryRunMs);
-    log("serving the bench worker");
-    // The bench worker is also sections 6 and 7's gateway (500-tool catalog): its token and agents.
-    const bindings = { GATEWAY_TOKENS: JSON.stringify({ [plan.token]: plan.tenant }), CODEMODE_CONFIG: toolSearchConfig(plan.toolsearch) };
-    const server = await serveBundle(paths, "vm", bundle, await readWranglerConfig(benchConfig), bindings, "/clock", t.readyMs);
+    // Section 8's model provider runs in this process; its port goes into the gateway's provider catalog.
+    const provider: FakeProvider | null = has("chat") ? await startFakeProvider(ROOT) : null;
+    log(`serving the bench worker${provider ? ` (providers at the fake provider server, ${provider.base})` : ""}`);
+    // The bench worker is also sections 6, 7 and 8's gateway (500-tool catalog): its token, agents and providers.
+    const config = { ...toolSearchConfig(plan.toolsearch), ...(provider ? { models: { providers: chatProviders(provider.base) } } : {}) };
+    const bindings = {
+      GATEWAY_TOKENS: JSON.stringify({ [plan.token]: plan.tenant }),
+      CODEMODE_CONFIG: JSON.stringify(config),
+      ...(provider ? { [CHAT_KEY_BINDING]: CHAT_KEY } : {}),
+    };
+    let server: Server;
+    try {
+      server = await serveBundle(paths, "vm", bundle, await readWranglerConfig(benchConfig), bindings, "/clock", t.readyMs);
+    } catch (error) {
+      await provider?.close();
+      throw error;
+    }
     try {
       const get = (route: string) => workerRoute(server.base, route, t.workerRouteMs);
       if (has("vm")) results.vm = await measureVm(get, plan.vm, log);
@@ -122,8 +143,19 @@ async function run(argv: string[]): Promise<void> {
           await stopMcpServers(mcpServers);
         }
       }
+      if (provider) {
+        log("[8] chat: starting the 300-tool MCP server on loopback; the fake provider server runs in this process");
+        const tools = await startToolsServer(ROOT, t.readyMs);
+        try {
+          const gw = gatewayAt(server.base, plan.token, t.requestMs);
+          results.chat = await measureChat({ gw, provider, mcpUrl: tools.base }, plan.chat, log);
+        } finally {
+          await stopServer(tools);
+        }
+      }
     } finally {
       await stopServer(server);
+      await provider?.close();
     }
   }
 

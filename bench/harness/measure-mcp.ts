@@ -67,14 +67,18 @@ async function startNodeServer(root: string, label: string, args: (port: number)
   throw new Error(`could not start the ${label} MCP server:\n${failures.join("\n")}`);
 }
 
+/** bench/mcp-tools-server.mjs, the 300-tool server (sections 7 and 8). */
+export function startToolsServer(root: string, readyMs: number): Promise<Server> {
+  return startNodeServer(root, "300-tool", (port) => [path.join(root, "bench", "mcp-tools-server.mjs"), String(port)], readyMs);
+}
+
 export async function startMcpServers(root: string, readyMs: number): Promise<McpBenchServers> {
   const require = createRequire(path.join(root, "package.json"));
   const pkgPath: string = require.resolve("@modelcontextprotocol/server-everything/package.json");
   const entry = path.join(path.dirname(pkgPath), require(pkgPath).bin["mcp-server-everything"]);
   const everything = await startNodeServer(root, "server-everything", () => [entry, "streamableHttp"], readyMs);
   try {
-    const workspace = await startNodeServer(root, "300-tool", (port) => [path.join(root, "bench", "mcp-tools-server.mjs"), String(port)], readyMs);
-    return { everything, workspace };
+    return { everything, workspace: await startToolsServer(root, readyMs) };
   } catch (error) {
     await stopServer(everything);
     throw error;

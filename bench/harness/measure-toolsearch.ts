@@ -21,8 +21,8 @@ export const SURFACES = ["direct", "code", "tools", "codeMode"] as const;
 export type SurfaceName = (typeof SURFACES)[number];
 
 /** The agents of the bench gateway's CODEMODE_CONFIG, one per surface (code mode is the default). */
-export function toolSearchConfig(plan: Plan["toolsearch"]): string {
-  return JSON.stringify({
+export function toolSearchConfig(plan: Plan["toolsearch"]): Record<string, unknown> {
+  return {
     tools: { codeMode: true },
     agents: {
       entries: {
@@ -31,7 +31,7 @@ export function toolSearchConfig(plan: Plan["toolsearch"]): string {
         searchtools: { tools: { codeMode: false, toolSearch: { mode: "tools" } } },
       },
     },
-  });
+  };
 }
 
 const AGENT: Record<SurfaceName, string | undefined> = { direct: "direct", code: "search", tools: "searchtools", codeMode: undefined };

@@ -5,10 +5,11 @@
  *   npm run bench                       full run; prints the report and writes bench/out/BENCHMARKS.md
  *   npm run bench -- --write            full run, and rewrites BENCHMARKS.md at the repo root
  *   npm run bench -- --quick            few samples, a smoke run of every section (figures not representative)
- *   npm run bench -- --only=exec,vm     only these sections (exec, vm, bundle, suspend, catalog, toolsearch, mcp)
+ *   npm run bench -- --only=exec,vm     only these sections (exec, vm, bundle, suspend, catalog, toolsearch, mcp, chat)
  */
+import type { ChatWire } from "./chat-task.ts";
 
-export const SECTIONS = ["exec", "vm", "bundle", "suspend", "catalog", "toolsearch", "mcp"] as const;
+export const SECTIONS = ["exec", "vm", "bundle", "suspend", "catalog", "toolsearch", "mcp", "chat"] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export interface Options {
@@ -20,7 +21,7 @@ export interface Options {
 
 export class UsageError extends Error {}
 
-export const USAGE = "usage: npm run bench [-- [--quick] [--write] [--only=exec,vm,bundle,suspend,catalog,toolsearch,mcp]]";
+export const USAGE = "usage: npm run bench [-- [--quick] [--write] [--only=exec,vm,bundle,suspend,catalog,toolsearch,mcp,chat]]";
 
 export function parseOptions(argv: readonly string[]): Options {
   let quick = false;
@@ -98,6 +99,11 @@ export interface Plan {
    * Worker with the repo's McpClient, and a cell without MCP; interleaved rounds of each.
    */
   mcp: { message: string; rounds: number; perRound: number; warmup: number };
+  /**
+   * 8. /chat: the scripted task of chat-task.ts over the 300-tool MCP server, code mode and direct,
+   * against a plain Worker replaying the same bodies; timed on one wire format (bytes on both).
+   */
+  chat: { wire: ChatWire; rounds: number; perRound: number; warmup: number };
   timeouts: { requestMs: number; workerRouteMs: number; childMs: number; readyMs: number; dryRunMs: number; watchdogMs: number };
 }
 
@@ -150,6 +156,7 @@ export function planFor(quick: boolean): Plan {
       nodeWarmup: quick ? 1 : 3,
     },
     mcp: { message: "bench echo", rounds: quick ? 3 : 11, perRound: quick ? 5 : 20, warmup: quick ? 3 : 10 },
+    chat: { wire: "openai", rounds: quick ? 3 : 11, perRound: quick ? 2 : 10, warmup: quick ? 2 : 5 },
     timeouts: { requestMs: 15_000, workerRouteMs: 90_000, childMs: 15_000, readyMs: 60_000, dryRunMs: 90_000, watchdogMs: 300_000 },
   };
 }

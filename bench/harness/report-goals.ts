@@ -5,6 +5,7 @@
 import type { Results } from "./report.ts";
 import { kib, ms, msSpread, speed, speedRange, table, x } from "./report-format.ts";
 import { latencyVerdict, payloadVerdict } from "./report-toolsearch.ts";
+import { bytesVerdict, overheadVerdict } from "./report-chat.ts";
 import { invert } from "./stats.ts";
 import { exactBasis, iqrBasis, judge, rangeBasis, statusText, type Basis, type Rule, type Status } from "./verdict.ts";
 
@@ -116,6 +117,21 @@ export function goalRows(r: Results): Goal[] {
       goal: "(for reference) one `tool_search_code` call vs seed 004's Node child per call (6.2)",
       measured: latencyVerdict(t),
       status: `${{ met: "ours faster", "not met": "ours slower", unclear: "unclear (spread crosses 1×)" }[judge(iqrBasis(t.ratio, "rounds"), { kind: "atMost", line: 1 })]} (IQR over ${t.ratio.n} rounds)`,
+    });
+  }
+  if (r.chat) {
+    const c = r.chat;
+    const bytesOf = (wire: string, surface: string) => c.bytes.find((b) => b.wire === wire && b.surface === surface)?.promptBytes ?? NaN;
+    const fewer = c.bytes.every((b) => bytesOf(b.wire, "codeMode") < bytesOf(b.wire, "direct"));
+    rows.push({
+      goal: "(for reference) `/chat`, one scripted task over a 300-tool MCP catalog: prompt bytes and model round trips, code mode vs direct exposure (issue 11; 8.1)",
+      measured: bytesVerdict(c),
+      status: `${fewer ? "code mode fewer" : "code mode not fewer"} (deterministic)`,
+    });
+    rows.push({
+      goal: "(for reference) gateway overhead per assistant turn, excluding provider time (issue 11; 8.2)",
+      measured: overheadVerdict(c),
+      status: "reported (the issue sets no line)",
     });
   }
   return rows;

@@ -8,6 +8,7 @@ import type { CatalogFigures } from "./measure-catalog.ts";
 import type { ExecFigures } from "./measure-exec.ts";
 import type { SuspendHttpFigures, SuspendIsolateFigures } from "./measure-suspend.ts";
 import type { McpFigures } from "./measure-mcp.ts";
+import type { ChatFigures } from "./measure-chat.ts";
 import type { ToolSearchFigures } from "./measure-toolsearch.ts";
 import type { VmFigures } from "./measure-vm.ts";
 import { reportBundle } from "./report-bundle.ts";
@@ -16,6 +17,7 @@ import { reportExec } from "./report-exec.ts";
 import { reportGoals } from "./report-goals.ts";
 import { reportSuspension } from "./report-suspend.ts";
 import { reportMcp } from "./report-mcp.ts";
+import { reportChat } from "./report-chat.ts";
 import { reportToolSearch } from "./report-toolsearch.ts";
 import { reportVm } from "./report-vm.ts";
 
@@ -29,6 +31,7 @@ export interface Results {
   catalog?: CatalogFigures;
   toolsearch?: ToolSearchFigures;
   mcp?: McpFigures;
+  chat?: ChatFigures;
 }
 
 /** /proc/loadavg: load averages over 1, 5 and 15 minutes, runnable and total scheduling entities. */
@@ -97,5 +100,6 @@ export function renderReport(r: Results, m: Machine): string {
   if (r.catalog) lines.push(...reportCatalog(r.catalog));
   if (r.toolsearch) lines.push(...reportToolSearch(r.toolsearch));
   if (r.mcp) lines.push(...reportMcp(r.mcp));
+  if (r.chat) lines.push(...reportChat(r.chat));
   return lines.join("\n").replace(/\n+$/, "") + "\n";
 }

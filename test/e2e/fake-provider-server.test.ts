@@ -68,6 +68,19 @@ describe("fake provider server", () => {
     expect((await script.requests()).map((q) => q.problems)).toEqual([[], [`script ${script.id} has no step left for request 2`]]);
   });
 
+  it("DELETE /__scripts/:id forgets a script and its records; its marker is then unknown", async () => {
+    const script = await fakeScript([{ text: "one" }, { text: "two" }]);
+    const body = { model: "gpt-fake", messages: [{ role: "user", content: script.marker }] };
+    expect((await openai(body)).status).toBe(200);
+    const base = fakeProviderUrl();
+    expect(await (await fetch(`${base}/__scripts/${script.id}`, { method: "DELETE" })).json()).toEqual({ deleted: true });
+    expect((await fetch(`${base}/__scripts/${script.id}`, { method: "DELETE" })).status).toBe(404);
+    expect((await fetch(`${base}/__scripts/${script.id}/requests`)).status).toBe(404);
+    const r = await openai(body);
+    expect(r.status).toBe(500);
+    expect(r.json.error.message).toContain("no script");
+  });
+
   it("OpenAI: refuses unanswered tool calls, unknown tool_call_ids, bad tool names and non-object schemas", async () => {
     const script = await fakeScript([{ text: "never" }]);
     const r = await openai({

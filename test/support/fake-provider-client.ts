@@ -1,28 +1,8 @@
 import { inject } from "vitest";
 
-/** One scripted step of the fake provider server (test/support/fake-provider/server.mjs has the contract). */
-export type FakeStep =
-  | {
-      text?: string | string[];
-      toolCalls?: { id?: string; name: string; input: unknown }[];
-      usage?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number };
-      finishReason?: "stop" | "tool-calls" | "length" | "content-filter";
-    }
-  | { error: { status: number; message: string; headers?: Record<string, string> } }
-  | { hangMs: number; text?: string | string[] }
-  | { malformed: true; text?: string | string[] };
+import type { FakeRequestRecord, FakeStep } from "./fake-provider/types";
 
-/** What the fake server recorded of one request. */
-export type FakeRequestRecord = {
-  wire: "openai" | "anthropic";
-  path: string;
-  /** Lower-cased request headers; the auth header's value is "present" or "wrong", never the key. */
-  headers: Record<string, string>;
-  body: any;
-  problems: string[];
-  /** The client went away before the answer ended. */
-  aborted: boolean;
-};
+export type { FakeRequestRecord, FakeStep };
 
 export type FakeScript = {
   id: string;

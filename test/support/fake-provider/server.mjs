@@ -7,6 +7,8 @@
 //   GET  /__scripts/:id/requests             → RequestRecord[] (waits, ≤ 5 s, until every request
 //                                              of the script has ended, so `aborted` is settled)
 //   GET  /__unscripted                       → RequestRecord[] of requests that named no script
+//   DELETE /__scripts/:id                    → { deleted: true } forgets the script and its records (a
+//                                              long run, e.g. the chat benchmark, keeps memory bounded)
 //
 // A request belongs to the script whose marker `[script:<id>]` is in its FIRST user message and
 // consumes that script's next step (a request refused by validation or auth consumes none):
@@ -106,6 +108,11 @@ export function createFakeProviderServer() {
         200,
         script.requests.map(({ record }) => record),
       );
+    }
+    const forget = url.pathname.match(/^\/__scripts\/([^/]+)$/);
+    if (req.method === "DELETE" && forget) {
+      if (!scripts.delete(forget[1])) return json(res, 404, { error: `no script ${forget[1]}` });
+      return json(res, 200, { deleted: true });
     }
     if (req.method === "GET" && url.pathname === "/__unscripted") {
       await settle(unscripted);

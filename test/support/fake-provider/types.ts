@@ -1,0 +1,26 @@
+// The fake provider server's script steps and request records as TypeScript types (the server,
+// server.mjs, has the contract). Types only, so the bench harness can share them without vitest.
+
+/** One scripted step of the fake provider server (test/support/fake-provider/server.mjs has the contract). */
+export type FakeStep =
+  | {
+      text?: string | string[];
+      toolCalls?: { id?: string; name: string; input: unknown }[];
+      usage?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number };
+      finishReason?: "stop" | "tool-calls" | "length" | "content-filter";
+    }
+  | { error: { status: number; message: string; headers?: Record<string, string> } }
+  | { hangMs: number; text?: string | string[] }
+  | { malformed: true; text?: string | string[] };
+
+/** What the fake server recorded of one request. */
+export type FakeRequestRecord = {
+  wire: "openai" | "anthropic";
+  path: string;
+  /** Lower-cased request headers; the auth header's value is "present" or "wrong", never the key. */
+  headers: Record<string, string>;
+  body: any;
+  problems: string[];
+  /** The client went away before the answer ended. */
+  aborted: boolean;
+};
