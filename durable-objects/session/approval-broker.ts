@@ -89,6 +89,12 @@ export class ApprovalBroker {
   }
 
   private close(approvalId: string, status: string, reason?: string): void {
-    this.sql.run("UPDATE approvals SET status = ?, reason = ?, decided_at = ? WHERE approval_id = ?", status, reason?.slice(0, 500) ?? null, this.now(), approvalId);
+    this.sql.run(
+      "UPDATE approvals SET status = ?, reason = ?, decided_at = ? WHERE approval_id = ?",
+      status,
+      reason?.slice(0, 500) ?? null,
+      this.now(),
+      approvalId,
+    );
   }
 }

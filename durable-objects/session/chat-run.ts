@@ -43,6 +43,8 @@ export type ChatHost = {
   surface(spec: TurnSpec): { ok: true; tools: ModelTool[] } | { ok: false; message: string };
   runOuter(tenantId: string, turnId: string, toolName: string, input: unknown, call: OuterCall): Promise<OuterReply>;
   transcript: TranscriptStore;
+  /** Turns a /chat call of this object instance drives right now (a stored `running` elsewhere is stale). */
+  driving: Set<string>;
   wasDelivered(turnId: string, callId: string): boolean;
   track(turnId: string, requestId: string): AbortController;
   untrack(turnId: string, c: AbortController, requestId: string): void;
@@ -60,7 +62,7 @@ const FAILURE_CODES: Record<SessionFailure, ChatError["code"]> = {
   conflict: "conflict",
   quota_exceeded: "quota_exceeded",
   invalid_config: "invalid_config",
-  session_reset: "internal_error",
+  session_reset: "session_reset",
   surface_rejected: "surface_rejected",
 };
 
@@ -108,6 +110,9 @@ export function runChat(host: ChatHost, tenantId: string, sessionId: string, req
   });
 }
 
+/** Failures after which a turn may be continued (`{ turnId }`): nothing the model or caller did wrong. */
+const RETRYABLE = new Set<ChatError["code"]>(["provider_rate_limited", "provider_unavailable", "provider_timeout", "aborted", "internal_error"]);
+
 async function drive(
   host: ChatHost,
   tenantId: string,
@@ -121,29 +126,42 @@ async function drive(
   let state: ChatState | undefined;
   let spec: TurnSpec | undefined;
   let abort: AbortController | undefined;
+  let driving = false;
   try {
     const config = host.config();
     if (!config.ok) return refuse("invalid_config", config.message);
     let messages: ModelMessage[];
     let continued = false;
     if (req.turnId !== undefined) {
-      const turn = host.turn(tenantId, req.turnId) ?? refuse("not_found", "unknown turn");
-      const stored = host.transcript.state(req.turnId);
+      const id = req.turnId;
+      const turn = host.turn(tenantId, id) ?? refuse("not_found", "unknown turn");
+      const stored = host.transcript.state(id);
       if (!stored) return refuse("conflict", "this turn was not opened by /chat; drive it through its tools route");
-      if (stored.status === "running") return refuse("conflict", "another /chat call is driving this turn");
-      if (stored.status !== "waiting") return refuse("conflict", `this turn is ${stored.status}; only a turn waiting for client results continues`);
+      if (host.driving.has(id)) return refuse("conflict", "another /chat call is driving this turn");
+      // `running` with nobody driving it: the object was reset under that call; it continues like a stopped turn.
+      const continuable =
+        stored.status === "waiting" ||
+        stored.status === "running" ||
+        (stored.status === "stopped" && RETRYABLE.has(stored.lastError ?? "internal_error"));
+      if (!continuable)
+        return refuse(
+          "conflict",
+          `this turn is ${stored.status}${stored.lastError ? ` (${stored.lastError})` : ""}; only a turn waiting for client results, or stopped by a retryable failure, continues`,
+        );
       if (req.model !== undefined && req.model !== stored.model)
         return refuse("invalid_request", `this turn talks to ${stored.model}; a continuation cannot change the model`);
-      const missing = stored.pending.filter((p) => (p.runId !== undefined ? !host.wasDelivered(req.turnId!, p.callId) : true));
+      const missing = stored.pending.filter((p) => (p.runId !== undefined ? !host.wasDelivered(id, p.callId) : true));
       if (missing.length > 0)
         return refuse(
           "conflict",
-          `client results are still pending for ${missing.map((p) => p.callId).join(", ")}; post each to /v1/sessions/${sessionId}/turns/${req.turnId}/client-results first`,
+          `client results are still pending for ${missing.map((p) => p.callId).join(", ")}; post each to /v1/sessions/${sessionId}/turns/${id}/client-results first`,
         );
-      turnId = req.turnId;
+      turnId = id;
       spec = turn.spec;
       state = stored;
-      messages = host.transcript.messages(turnId);
+      host.driving.add(id);
+      driving = true;
+      messages = repairReplay(host, id, host.transcript.messages(id));
       continued = true;
     } else {
       const model = resolveModel(config.config, req.model!, host.env);
@@ -152,8 +170,10 @@ async function drive(
       const opened = await host.openTurn(tenantId, sessionId, turnReq);
       if (!opened.ok) return refuse(FAILURE_CODES[opened.reason], opened.message);
       turnId = opened.body.turnId;
+      host.driving.add(turnId);
+      driving = true;
       spec = host.turn(tenantId, turnId)!.spec;
-      state = newChatState(req.model!);
+      state = newChatState(req.model!, model.model.contextWindow);
       messages = given.map((m) => ({ role: m.role, content: m.content }));
       for (const m of messages) host.transcript.append(turnId, m);
     }
@@ -166,6 +186,7 @@ async function drive(
     onCancel(() => abort!.abort());
     state.status = "running";
     state.pending = [];
+    delete state.lastError;
     host.transcript.saveState(turnId, state);
     emit({ type: "turn", turnId, codeModeEngaged: spec.codeModeEngaged, continued });
 
@@ -192,24 +213,66 @@ async function drive(
     emit({ type: "done", answer: answer(host, tenantId, turnId, state, resolved.model, end) });
   } catch (error) {
     const failure = toChatError(error, abort?.signal);
-    if (state && turnId) {
-      // The transcript keeps everything before the failure; the turn cannot be continued.
-      state.status = "stopped";
-      host.transcript.saveState(turnId, state);
-      host.transcript.event(turnId, host.now(), "limit", { limit: failure.code, detail: failure.message.slice(0, 240) });
+    const turn = turnId !== undefined ? host.turn(tenantId, turnId) : undefined;
+    // Only while the turn still exists (deleting it, or the session, cancels the loop): the
+    // transcript keeps everything before the failure, and a retryable failure may be continued.
+    if (state && turnId && turn) {
+      try {
+        state.status = "stopped";
+        state.lastError = failure.code;
+        host.transcript.saveState(turnId, state);
+        host.transcript.event(turnId, host.now(), "limit", { limit: failure.code, detail: failure.message.slice(0, 240) });
+      } catch (writeError) {
+        logRecord("host_error", { where: "chat.stop", error: writeError, requestId, tenant: tenantId, sessionId, turnId });
+      }
     }
     if (failure.code === "internal_error")
       logRecord("host_error", { where: "chat.unexpected", error, requestId, tenant: tenantId, sessionId, turnId });
-    const turn = turnId !== undefined && spec !== undefined ? host.turn(tenantId, turnId) : undefined;
     emit({
       type: "error",
-      error: failure,
+      error:
+        turnId !== undefined && !turn && failure.code === "internal_error"
+          ? { code: "aborted", message: "the turn (or its session) was deleted while /chat ran" }
+          : failure,
       ...(turnId !== undefined ? { turnId } : {}),
       ...(state && turn ? { meta: chatMeta(state, { codeModeEngaged: turn.spec.codeModeEngaged, counters: turn.counters }, undefined) } : {}),
     });
   } finally {
     if (abort && turnId) host.untrack(turnId, abort, requestId);
+    if (driving && turnId) host.driving.delete(turnId);
   }
+}
+
+/**
+ * A turn stopped mid-round (a provider failure after tools ran, a reset, a cancel) may have tool
+ * calls of its last assistant message without results; providers refuse such a replay. Each gets a
+ * stored error result saying its outcome is unknown (the model inspects state before repeating it).
+ */
+function repairReplay(host: ChatHost, turnId: string, messages: ModelMessage[]): ModelMessage[] {
+  let last = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === "assistant") {
+      last = i;
+      break;
+    }
+  }
+  const assistant = last >= 0 ? messages[last] : undefined;
+  if (!assistant || assistant.role !== "assistant" || !assistant.toolCalls?.length) return messages;
+  const answered = new Set(messages.slice(last + 1).flatMap((m) => (m.role === "tool" ? [m.toolCallId] : [])));
+  const out = [...messages];
+  for (const call of assistant.toolCalls) {
+    if (answered.has(call.id)) continue;
+    const repair: ModelMessage = {
+      role: "tool",
+      toolCallId: call.id,
+      toolName: call.name,
+      content: "error: the turn stopped before this call answered; its outcome is unknown. Inspect state before repeating it.",
+      isError: true,
+    };
+    host.transcript.append(turnId, repair);
+    out.push(repair);
+  }
+  return out;
 }
 
 type LoopCtx = {
@@ -246,7 +309,10 @@ function loop(host: ChatHost, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
       state: c.state,
       isClientTool: (name) => clientTools.has(name),
       displayInput: (call) => storedInput(call.name, call.input, redaction),
-      append: (message) => host.transcript.append(c.turnId, storedMessage(message, redaction)),
+      append: (message) => {
+        const stored = storedMessage(message, redaction);
+        return { message: stored, full: !host.transcript.append(c.turnId, stored) };
+      },
       saveState: () => host.transcript.saveState(c.turnId, c.state),
       emit: (event) => {
         if (event.type === "assistant_turn") {
@@ -306,8 +372,11 @@ function toolRun(host: ChatHost, c: LoopCtx, call: ModelToolCall, outer: OuterRe
       callId: call.id,
       detail: `result projected to ${facing.limit} bytes for ${c.model.ref}`,
     });
-  const pending: PendingClientCall[] | undefined =
-    body.status === "waiting" && body.pendingToolCalls?.length ? body.pendingToolCalls.map((p) => ({ ...p, runId: body.runId })) : undefined;
+  // Only client calls go to the caller; a cell parked on slow host tools goes back to the model (it calls wait).
+  const clientNames = new Set(c.spec.catalog.entries.filter((e) => e.source === "client").map((e) => e.toolName));
+  const calls = body.status === "waiting" ? (body.pendingToolCalls ?? []).filter((p) => clientNames.has(p.tool)) : [];
+  const runId = body.status === "waiting" ? (body as { runId: string }).runId : undefined;
+  const pending: PendingClientCall[] | undefined = calls.length ? calls.map((p) => ({ ...p, ...(runId ? { runId } : {}) })) : undefined;
   return {
     content: facing.text,
     isError: body.status === "failed",
@@ -332,7 +401,7 @@ function answer(host: ChatHost, tenantId: string, turnId: string, state: ChatSta
     costUsd(state.usage, model.cost),
   );
   return end.status === "waiting"
-    ? { turnId, status: "waiting", pendingToolCalls: end.pending, meta }
+    ? { turnId, status: "waiting", pendingToolCalls: end.pending.map(({ providerCallId: _p, ...call }) => call), meta }
     : { turnId, status: "completed", message: { role: "assistant", content: end.text }, meta };
 }
 

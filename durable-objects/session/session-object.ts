@@ -32,8 +32,8 @@ import { OuterCallRecorder, type CallScope, type OuterCall, type OuterReply } fr
 import { TranscriptStore } from "./transcript-store";
 import { runChat } from "./chat-run";
 import { registeredSecrets } from "./registered-secrets";
-import { buildTrajectory, chatMeta, type Trajectory } from "../../src/agent";
-import { costUsd } from "../../src/providers";
+import { buildTrajectory, chatMeta, modelFacingResult, modelResultLimits, type Trajectory } from "../../src/agent";
+import { costUsd, DEFAULT_CONTEXT_WINDOW } from "../../src/providers";
 import { APPROVALS_OFF } from "../../src/config";
 import { admitExec, execRan, toolCallPolicy, type ExecAdmission, type PluginHooks } from "../../src/policy";
 import type { ToolCallEvent } from "../../src/tools";
@@ -72,6 +72,8 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     private readonly turns: TurnStore;
     private readonly transcript: TranscriptStore;
     private readonly approvals: ApprovalBroker;
+    /** Turns a /chat call of this instance is driving (a stored `running` state without one here is stale). */
+    private readonly driving = new Set<string>();
     /** Tests replace the provider transport of /chat (production: the platform's fetch). */
     providerFetch: typeof fetch | undefined;
     readonly snapshots: SnapshotStore;
@@ -240,6 +242,9 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         )
       )
         recorder.untrusted = true;
+      // A wait resumes a program that may already hold network-derived values from before it parked.
+      const resumed = toolName === "wait" ? (input as { runId?: unknown } | null)?.runId : undefined;
+      if (typeof resumed === "string" && this.transcript.isUntrusted(resumed)) recorder.untrusted = true;
       const scope: CallScope = {
         requestId: call.requestId,
         parent: call.parent,
@@ -250,15 +255,12 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       };
       const reply = await this.dispatchTool(turn, toolName, input, scope);
       recorder.end(reply, input, this.clock.now() - started);
+      const parked = reply.ok ? (reply.body as { status?: unknown; runId?: unknown }) : undefined;
+      if (recorder.untrusted && parked?.status === "waiting" && typeof parked.runId === "string") this.transcript.markUntrusted(turnId, parked.runId);
       return { reply, untrusted: recorder.untrusted };
     }
 
-    private async dispatchTool(
-      turn: StoredTurn,
-      toolName: string,
-      input: unknown,
-      ctx: CallScope,
-    ): Promise<SessionReply<unknown>> {
+    private async dispatchTool(turn: StoredTurn, toolName: string, input: unknown, ctx: CallScope): Promise<SessionReply<unknown>> {
       const { spec } = turn;
       const { tenantId, turnId } = spec;
       const { requestId } = ctx;
@@ -342,11 +344,15 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const direct = chat?.status === "waiting" ? chat.pending.find((p) => p.runId === undefined && p.callId === body.callId) : undefined;
       if (chat && direct) {
         const settlement = clientResultSettlement(turn.spec, direct.tool, body);
+        // Read by the model next: fit to its per-result context like every other result.
+        const result = settlement.ok
+          ? { status: "completed", value: settlement.text === undefined ? null : (JSON.parse(settlement.text) as unknown) }
+          : { status: "failed", error: settlement.message };
         this.transcript.append(turnId, {
           role: "tool",
-          toolCallId: direct.callId,
+          toolCallId: direct.providerCallId ?? direct.callId,
           toolName: direct.tool,
-          content: settlement.ok ? (settlement.text ?? "null") : `error: ${settlement.message}`,
+          content: modelFacingResult(result, modelResultLimits(chat.contextWindow ?? DEFAULT_CONTEXT_WINDOW)).text,
           ...(settlement.ok ? {} : { isError: true }),
         });
         chat.pending = chat.pending.filter((p) => p !== direct);
@@ -384,6 +390,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
           surface: (spec) => turnSurface(spec),
           runOuter: (t, id, name, input, call) => this.runOuter(t, id, name, input, call),
           transcript: this.transcript,
+          driving: this.driving,
           wasDelivered: (id, callId) => this.turns.wasDelivered(id, callId),
           track: (id, r) => this.track(id, r),
           untrack: (id, c, r) => this.untrack(id, c, r),
@@ -410,7 +417,8 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         body: buildTrajectory(this.transcript.events(turnId), {
           turnId,
           codeModeEngaged: turn.spec.codeModeEngaged,
-          status: state?.status ?? "open",
+          // A stored `running` that no call of this instance drives was cut off by a reset: it is stopped.
+          status: state ? (state.status === "running" && !this.driving.has(turnId) ? "stopped" : state.status) : "open",
           ...(state
             ? { meta: chatMeta(state, { codeModeEngaged: turn.spec.codeModeEngaged, counters: turn.counters }, costUsd(state.usage, model?.cost)) }
             : {}),

@@ -69,7 +69,11 @@ export interface SessionRpc {
   /** Pending operator approvals of the session (a session that stored nothing: not_found). */
   listApprovals(tenantId: string): Promise<SessionReply<PendingApproval[]>>;
   /** Decide one: unknown (or another tenant's) not_found; no longer pending conflict. */
-  decideApproval(tenantId: string, approvalId: string, decision: ApprovalDecision): Promise<SessionReply<{ approvalId: string; decision: "allow" | "deny" }>>;
+  decideApproval(
+    tenantId: string,
+    approvalId: string,
+    decision: ApprovalDecision,
+  ): Promise<SessionReply<{ approvalId: string; decision: "allow" | "deny" }>>;
 }
 
 export const notFound = (message: string): SessionReply<never> => ({ ok: false, reason: "not_found", message });

@@ -89,6 +89,8 @@ const MIGRATIONS: Record<number, string[]> = {
        decided_at INTEGER
      )`,
     "CREATE INDEX IF NOT EXISTS approvals_turn ON approvals (turn_id)",
+    // Parked runs that already read network-derived content: every later wait result is wrapped too.
+    "CREATE TABLE IF NOT EXISTS untrusted_runs (run_id TEXT PRIMARY KEY, turn_id TEXT NOT NULL)",
   ],
 };
 

@@ -5,6 +5,9 @@ import type { Sql } from "./sql";
 
 const utf8 = new TextEncoder();
 
+/** Trajectory slots kept for the turn's own lifecycle once nested activity has filled the rest. */
+const NESTED_RESERVE = 200;
+
 /**
  * A turn's agent record in the session's SQLite: its /chat state, its transcript (the messages
  * provider replay is built from, `exec` source already redacted), and its trajectory events
@@ -25,12 +28,19 @@ export class TranscriptStore {
     return row ? (JSON.parse(row.state) as ChatState) : undefined;
   }
 
+  /** Writes only for a turn that still exists: a loop whose turn (or session) was deleted leaves nothing behind. */
+  private live(turnId: string): boolean {
+    return this.ready() && this.sql.one("SELECT 1 AS x FROM turns WHERE turn_id = ?", turnId) !== undefined;
+  }
+
   saveState(turnId: string, state: ChatState): void {
+    if (!this.live(turnId)) return;
     this.sql.run("INSERT OR REPLACE INTO chat_turns (turn_id, state) VALUES (?, ?)", turnId, JSON.stringify(state));
   }
 
   /** Store one message; false once the turn's transcript is over its bound (the message is still kept: replay stays valid). */
   append(turnId: string, message: ModelMessage): boolean {
+    if (!this.live(turnId)) return false;
     const text = JSON.stringify(message);
     const bytes = utf8.encode(text).length;
     this.sql.run("INSERT INTO transcript (turn_id, message, bytes) VALUES (?, ?, ?)", turnId, text, bytes);
@@ -48,11 +58,16 @@ export class TranscriptStore {
       .map((r) => JSON.parse(r.message) as ModelMessage);
   }
 
-  /** One trajectory event; past the bound only counted. */
+  /**
+   * One trajectory event; past the bound only counted. Nested activity and policy decisions stop
+   * NESTED_RESERVE events early, so a turn's own lifecycle (outer calls, model calls, snapshots,
+   * limits) still fits; the last slot is the `omitted` counter: never more than the bound in rows.
+   */
   event(turnId: string, at: number, kind: string, body: Record<string, unknown>): void {
-    if (!this.ready()) return;
+    if (!this.live(turnId)) return;
     const n = this.sql.one<{ n: number }>("SELECT COUNT(*) AS n FROM trajectory WHERE turn_id = ?", turnId)?.n ?? 0;
-    if (n < MAX_TRAJECTORY_EVENTS) {
+    const room = (kind === "nested" || kind === "policy" ? MAX_TRAJECTORY_EVENTS - NESTED_RESERVE : MAX_TRAJECTORY_EVENTS) - 1;
+    if (n < room) {
       this.sql.run("INSERT INTO trajectory (turn_id, at, kind, body) VALUES (?, ?, ?, ?)", turnId, at, kind, JSON.stringify(body));
       return;
     }
@@ -61,7 +76,7 @@ export class TranscriptStore {
       const count = (JSON.parse(omitted.body) as { count: number }).count + 1;
       this.sql.run("UPDATE trajectory SET body = ? WHERE seq = ?", JSON.stringify({ count }), omitted.seq);
     } else {
-      // Replaces the bound's last slot, so the table never holds more than MAX_TRAJECTORY_EVENTS rows.
+      // The bound's last slot (see `room`): the table never holds more than MAX_TRAJECTORY_EVENTS rows.
       this.sql.run("INSERT INTO trajectory (turn_id, at, kind, body) VALUES (?, ?, 'omitted', ?)", turnId, at, JSON.stringify({ count: 1 }));
     }
   }
@@ -83,7 +98,17 @@ export class TranscriptStore {
     return row ? ((JSON.parse(row.body) as { parentCallId?: string }).parentCallId ?? undefined) : undefined;
   }
 
+  /** A parked run whose cell read network-derived content: what it returns later stays untrusted. */
+  markUntrusted(turnId: string, runId: string): void {
+    if (this.live(turnId)) this.sql.run("INSERT OR IGNORE INTO untrusted_runs (run_id, turn_id) VALUES (?, ?)", runId, turnId);
+  }
+
+  isUntrusted(runId: string): boolean {
+    return this.ready() && this.sql.one("SELECT 1 AS x FROM untrusted_runs WHERE run_id = ?", runId) !== undefined;
+  }
+
   deleteTurn(turnId: string): void {
+    this.sql.run("DELETE FROM untrusted_runs WHERE turn_id = ?", turnId);
     this.sql.run("DELETE FROM chat_turns WHERE turn_id = ?", turnId);
     this.sql.run("DELETE FROM transcript WHERE turn_id = ?", turnId);
     this.sql.run("DELETE FROM trajectory WHERE turn_id = ?", turnId);

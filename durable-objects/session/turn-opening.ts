@@ -71,7 +71,13 @@ export function planTurn(
     createdAt: ids.now,
     approvals: resolveApprovals(config.approvals, req.agentId !== undefined ? findAgent(config, req.agentId)?.approvals : undefined),
     ...(req.senderId || req.senderName || req.channel
-      ? { party: { ...(req.senderId ? { senderId: req.senderId } : {}), ...(req.senderName ? { senderName: req.senderName } : {}), ...(req.channel ? { channel: req.channel } : {}) } }
+      ? {
+          party: {
+            ...(req.senderId ? { senderId: req.senderId } : {}),
+            ...(req.senderName ? { senderName: req.senderName } : {}),
+            ...(req.channel ? { channel: req.channel } : {}),
+          },
+        }
       : {}),
   };
   return { ok: true, spec, tools };

@@ -28,8 +28,8 @@ export type LoopDeps = {
   isClientTool(name: string): boolean;
   /** Run one outer call through the same path as the tools route (exec/wait/Tool Search/direct). */
   runTool(call: ModelToolCall): Promise<ToolRun>;
-  /** Persist one message (redacted as stored); false when the turn's transcript is full. */
-  append(message: ModelMessage): boolean;
+  /** Persist one message: what was stored (exec source redacted), and whether the turn's transcript is now full. */
+  append(message: ModelMessage): { message: ModelMessage; full: boolean };
   emit(event: ChatEvent): void;
   /** What an outer call's input looks like in events (exec source redacted). */
   displayInput(call: ModelToolCall): unknown;
@@ -58,8 +58,11 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
     const reply = await callModel(deps, messages);
     made++;
     const assistant: ModelMessage = { role: "assistant", content: reply.text, ...(reply.calls.length ? { toolCalls: reply.calls } : {}) };
-    messages.push(assistant);
-    const stored = deps.append(assistant);
+    // The conversation holds what was stored (exec source redacted): the same replay within this
+    // call as after a pause, and no secret goes back to the provider.
+    const kept = deps.append(assistant);
+    messages.push(kept.message);
+    const stored = !kept.full;
     deps.saveState();
     if (reply.text !== "") lastText = reply.text;
     if (reply.calls.length === 0) {
@@ -70,9 +73,10 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
     for (const call of reply.calls) {
       deps.emit({ type: "tool_call_start", callId: call.id, name: call.name, input: deps.displayInput(call) });
       if (call.inputError === undefined && deps.isClientTool(call.name)) {
-        // The caller runs it; its result arrives through client-results and is appended then.
+        // The caller runs it; its result arrives through client-results and is appended then. The
+        // caller answers a gateway id: a provider's id may repeat across rounds or be any length.
         countToolCall(state, call.name, false);
-        pending.push({ callId: call.id, tool: call.name, input: call.input });
+        pending.push({ callId: `ccall_${crypto.randomUUID()}`, tool: call.name, input: call.input, providerCallId: call.id });
         continue;
       }
       const run = await runOne(deps, call);
@@ -85,8 +89,7 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
         content: run.content,
         ...(run.isError ? { isError: true } : {}),
       };
-      messages.push(result);
-      deps.append(result);
+      messages.push(deps.append(result).message);
       deps.emit({ type: "tool_call_end", callId: call.id, name: call.name, status: run.status, untrusted: run.untrusted, result: run.content });
     }
     deps.saveState();
@@ -124,7 +127,11 @@ async function callModel(deps: LoopDeps, messages: ModelMessage[]): Promise<{ te
       text += event.text;
       deps.emit({ type: "text", delta: event.text });
     } else if (event.type === "tool-call") {
-      calls.push(event.call);
+      // Ids repeated within one reply would make the replay ambiguous (Anthropic refuses it): renamed.
+      const taken = new Set(calls.map((c) => c.id));
+      let id = event.call.id;
+      for (let n = 2; taken.has(id); n++) id = `${event.call.id}_${n}`;
+      calls.push(id === event.call.id ? event.call : { ...event.call, id });
     } else {
       finished = true;
       deps.state.assistantTurns++;

@@ -26,7 +26,11 @@ export type ChatMeta = {
 };
 
 /** A call the caller runs: a client tool the model called directly, or one a parked cell is waiting on (`runId`). */
-export type PendingClientCall = CodeModePendingToolCall & { runId?: string };
+export type PendingClientCall = CodeModePendingToolCall & {
+  runId?: string;
+  /** Kept by the gateway, never shown: the provider's own id of a directly called client tool. */
+  providerCallId?: string;
+};
 
 export type ChatAnswer = {
   turnId: string;
@@ -48,6 +52,7 @@ export type ChatErrorCode =
   | "provider_timeout"
   | "provider_unavailable"
   | "aborted"
+  | "session_reset"
   | "internal_error";
 
 export type ChatError = { code: ChatErrorCode; message: string; providerStatus?: number; retryAfterSeconds?: number };

@@ -1,5 +1,5 @@
 import type { ModelUsage } from "../providers";
-import type { ChatMeta, PendingClientCall } from "./chat-events";
+import type { ChatErrorCode, ChatMeta, PendingClientCall } from "./chat-events";
 
 /**
  * What the session keeps about a turn driven by `/chat`, beside its transcript: the model it
@@ -20,12 +20,27 @@ export type ChatState = {
   /** Calls the caller must answer before the turn can continue. */
   pending: PendingClientCall[];
   stopReason?: ChatMeta["stopReason"];
+  /** Why the last /chat call stopped the turn (`stopped`); retryable failures may be continued. */
+  lastError?: ChatErrorCode;
+  /** The model's context window: sizes model-facing results, client results included. */
+  contextWindow?: number;
 };
 
 export const ZERO_USAGE: ModelUsage = Object.freeze({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
 
-export function newChatState(model: string): ChatState {
-  return { model, status: "running", assistantTurns: 0, usage: { ...ZERO_USAGE }, promptBytes: 0, toolCalls: 0, failures: 0, tools: [], pending: [] };
+export function newChatState(model: string, contextWindow?: number): ChatState {
+  return {
+    model,
+    status: "running",
+    assistantTurns: 0,
+    usage: { ...ZERO_USAGE },
+    promptBytes: 0,
+    toolCalls: 0,
+    failures: 0,
+    tools: [],
+    pending: [],
+    ...(contextWindow !== undefined ? { contextWindow } : {}),
+  };
 }
 
 export function addUsage(total: ModelUsage, more: ModelUsage): void {

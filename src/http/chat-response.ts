@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { readEvents, sseFrame, type ChatEvent } from "../agent";
+import { readEvents, sseFrame, type ChatError, type ChatEvent } from "../agent";
 import { statusFor } from "./http-error";
 
 /**
@@ -17,12 +17,38 @@ export async function chatResponse(
 ): Promise<Response> {
   const onError = hooks.onError;
   const events = readEvents(stream);
-  const first = await events.next();
+  let turnId: string | undefined;
+  // The session object's stream broke (the object was reset: CPU or memory limit, deploy): the
+  // turn is kept and may be continued with { turnId }; never a 500 or a stream that just stops.
+  const lost = (): Extract<ChatEvent, { type: "error" }> => ({
+    type: "error",
+    error: {
+      code: "session_reset" as ChatError["code"],
+      message: "the session was reset during this call" + (turnId ? `; continue the turn with { "turnId": "${turnId}" }` : "; retry"),
+    },
+    ...(turnId ? { turnId } : {}),
+  });
+  const next = async (): Promise<IteratorResult<ChatEvent> | "lost"> => {
+    try {
+      const r = await events.next();
+      if (!r.done && r.value.type === "turn") turnId = r.value.turnId;
+      return r;
+    } catch {
+      return "lost";
+    }
+  };
+  const first = await next();
+  if (first === "lost") return fail(c, lost(), onError);
   if (first.done) return fail(c, { type: "error", error: { code: "internal_error", message: "the agent loop ended without an answer" } }, onError);
   if (first.value.type === "error") return fail(c, first.value, onError);
   if (!wantsSse(c.req.header("accept"))) {
     let last: ChatEvent = first.value;
-    for await (const event of events) last = event;
+    for (;;) {
+      const r = await next();
+      if (r === "lost") return fail(c, lost(), onError);
+      if (r.done) break;
+      last = r.value;
+    }
     if (last.type === "done") return c.json(last.answer, 200);
     return fail(
       c,
@@ -33,13 +59,17 @@ export async function chatResponse(
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
     async start(controller) {
-      try {
-        controller.enqueue(encoder.encode(sseFrame(first.value)));
-        for await (const event of events) controller.enqueue(encoder.encode(sseFrame(event)));
-        controller.close();
-      } catch (error) {
-        controller.error(error);
+      controller.enqueue(encoder.encode(sseFrame(first.value)));
+      for (;;) {
+        const r = await next();
+        if (r === "lost") {
+          controller.enqueue(encoder.encode(sseFrame(lost())));
+          break;
+        }
+        if (r.done) break;
+        controller.enqueue(encoder.encode(sseFrame(r.value)));
       }
+      controller.close();
     },
     async cancel() {
       // The client went away: cancel the turn's active work, and stop reading the session object's stream.

@@ -26,6 +26,12 @@ function content(v: unknown, path: string): string {
   return content(parts.join(""), path);
 }
 
+/** Providers refuse empty user/system turns: refused here with the path instead of a provider 502. */
+function nonEmpty(text: string, path: string): string {
+  if (text.trim() === "") fail(path, `${path} must not be empty`);
+  return text;
+}
+
 /**
  * `POST …/chat`: a new turn (`messages` and `model`, plus every field of `POST …/turns`) or the
  * continuation of a turn that stopped on client tools (`turnId`; no messages: the turn's
@@ -47,7 +53,7 @@ export function validateChat(body: unknown): ChatRequest {
     out.turnId = b.turnId;
     if (b.messages !== undefined && (!Array.isArray(b.messages) || b.messages.length > 0))
       fail("messages", "a continuation (turnId) takes no messages: post client results, then call /chat with the turnId");
-    for (const key of ["agentId", "allow", "deny", "disableTools", "clientTools", "mcpServers"] as const)
+    for (const key of ["agentId", "allow", "deny", "disableTools", "clientTools", "mcpServers", "senderId", "senderName", "channel"] as const)
       if (b[key] !== undefined) fail(key, `${key} belongs to the turn that was opened; a continuation (turnId) cannot change it`);
     return out;
   }
@@ -61,7 +67,7 @@ export function validateChat(body: unknown): ChatRequest {
     for (const key of Object.keys(msg)) if (key !== "role" && key !== "content") fail(`${path}.${key}`, `unknown field ${key}`);
     if (typeof msg.role !== "string" || !ROLES.has(msg.role))
       fail(`${path}.role`, `${path}.role must be "system", "user" or "assistant" (tool results arrive through client-results)`);
-    return { role: msg.role as "system" | "user" | "assistant", content: content(msg.content, `${path}.content`) };
+    return { role: msg.role as "system" | "user" | "assistant", content: nonEmpty(content(msg.content, `${path}.content`), `${path}.content`) };
   });
   if (!out.messages.some((m) => m.role === "user")) fail("messages", "messages must contain at least one user message");
   return out;

@@ -20,14 +20,28 @@ export async function admitExec(
   const before = await runBeforeHooks(deps.hooks, event);
   if (!before.ok) return { ok: false, message: before.message };
   if (before.input !== event.input && aliasesBroken(event.input, before.input)) {
-    return { ok: false, message: "a before_tool_call hook invalidated exec's code/command; both are invalid and the cell did not run", code: "invalid_input" };
+    return {
+      ok: false,
+      message: "a before_tool_call hook invalidated exec's code/command; both are invalid and the cell did not run",
+      code: "invalid_input",
+    };
   }
   const approval = before.approval || deps.approvals.require.some((p) => matchesToolPattern(p, "exec"));
   if (approval) {
     if (!deps.requester) return { ok: false, message: "exec needs an operator's approval, which this surface cannot ask for" };
-    const answer = await deps.requester.request({ tool: "exec", input: before.input, signal: deps.signal, timeoutMs: deps.approvals.timeoutSeconds * 1000 });
+    const answer = await deps.requester.request({
+      tool: "exec",
+      input: before.input,
+      signal: deps.signal,
+      timeoutMs: deps.approvals.timeoutSeconds * 1000,
+    });
     if (answer.decision !== "allow") {
-      const why = answer.decision === "deny" ? `denied by the operator${answer.reason ? `: ${answer.reason}` : ""}` : answer.decision === "timeout" ? "no approval came in time" : answer.reason;
+      const why =
+        answer.decision === "deny"
+          ? `denied by the operator${answer.reason ? `: ${answer.reason}` : ""}`
+          : answer.decision === "timeout"
+            ? "no approval came in time"
+            : answer.reason;
       return { ok: false, message: `exec did not run: ${why}` };
     }
   }

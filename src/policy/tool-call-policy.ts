@@ -7,7 +7,8 @@ import type { BudgetPause } from "./budget-pause";
 /** A plugin's hooks, with the plugin id for logs and block messages. */
 export type PluginHooks = { pluginId: string; hooks: ToolHooks };
 
-export type ApprovalAnswer = { decision: "allow" } | { decision: "deny"; reason?: string } | { decision: "timeout" } | { decision: "cancelled"; reason: string };
+export type ApprovalAnswer =
+  { decision: "allow" } | { decision: "deny"; reason?: string } | { decision: "timeout" } | { decision: "cancelled"; reason: string };
 
 /** The session's approval queue (durable-objects/session/approval-broker.ts). */
 export interface ApprovalRequester {
@@ -62,7 +63,8 @@ export async function runBeforeHooks(
       return { ok: false, message: `${ev.toolName} was blocked: a before_tool_call hook (${pluginId}) failed` };
     }
     if (answer === undefined || answer === null) continue;
-    if (typeof answer !== "object") return { ok: false, message: `${ev.toolName} was blocked: a before_tool_call hook (${pluginId}) answered something that is not an object` };
+    if (typeof answer !== "object")
+      return { ok: false, message: `${ev.toolName} was blocked: a before_tool_call hook (${pluginId}) answered something that is not an object` };
     const a = answer as { block?: unknown; input?: unknown; requireApproval?: unknown };
     if (a.block !== undefined) return { ok: false, message: `${ev.toolName} was blocked by a hook (${pluginId}): ${String(a.block).slice(0, 500)}` };
     if ("input" in a && a.input !== undefined) input = a.input;
@@ -71,7 +73,10 @@ export async function runBeforeHooks(
   return { ok: true, input, approval };
 }
 
-export async function runAfterHooks(hooks: readonly PluginHooks[], ev: ToolCallEvent & { result: { ok: true; value: unknown } | { ok: false; error: string } }): Promise<void> {
+export async function runAfterHooks(
+  hooks: readonly PluginHooks[],
+  ev: ToolCallEvent & { result: { ok: true; value: unknown } | { ok: false; error: string } },
+): Promise<void> {
   for (const { pluginId, hooks: h } of hooks) {
     if (!h.after_tool_call) continue;
     try {
@@ -89,7 +94,11 @@ const APPROVAL_MESSAGES: Record<Exclude<ApprovalAnswer["decision"], "allow">, (t
   cancelled: (tool, reason) => `${tool} did not run: its approval was cancelled (${reason ?? "cancelled"})`,
 };
 
-const DECISIONS: Record<Exclude<ApprovalAnswer["decision"], "allow">, PolicyDecision> = { deny: "denied", timeout: "timed_out", cancelled: "cancelled" };
+const DECISIONS: Record<Exclude<ApprovalAnswer["decision"], "allow">, PolicyDecision> = {
+  deny: "denied",
+  timeout: "timed_out",
+  cancelled: "cancelled",
+};
 
 /** The executor's policy for one turn's calls: hooks, then approval; after-hooks see the result. */
 export function toolCallPolicy(deps: PolicyDeps): CallPolicy {
@@ -103,11 +112,18 @@ export function toolCallPolicy(deps: PolicyDeps): CallPolicy {
       const before = await runBeforeHooks(deps.hooks, event(tool, input, ctx, deps.nested));
       if (!before.ok) return decide({ ok: false, message: before.message, decision: "blocked_by_hook" });
       if (!before.approval && !needsApproval(tool, deps.approvals)) return decide({ ok: true, input: before.input, decision: "allowed" });
-      if (!deps.requester) return decide({ ok: false, message: `${tool.name} needs an operator's approval, which this surface cannot ask for`, decision: "denied" });
+      if (!deps.requester)
+        return decide({ ok: false, message: `${tool.name} needs an operator's approval, which this surface cannot ask for`, decision: "denied" });
       const end = deps.pause?.begin();
       let answer: ApprovalAnswer;
       try {
-        answer = await deps.requester.request({ tool: tool.name, input: before.input, callId: ctx.callId, signal: ctx.signal, timeoutMs: deps.approvals.timeoutSeconds * 1000 });
+        answer = await deps.requester.request({
+          tool: tool.name,
+          input: before.input,
+          callId: ctx.callId,
+          signal: ctx.signal,
+          timeoutMs: deps.approvals.timeoutSeconds * 1000,
+        });
       } finally {
         end?.();
       }

@@ -1,3 +1,5 @@
+import { jsonTooDeep } from "../bridge";
+import { MAX_JSON_DEPTH } from "../limits";
 import { isPlainObject } from "./to-language-model-prompt";
 import type { ModelToolCall } from "./types";
 
@@ -9,6 +11,10 @@ import type { ModelToolCall } from "./types";
  */
 export function toModelToolCall(id: string, name: string, argumentsText: string): ModelToolCall {
   if (argumentsText.trim() === "") return { id, name, input: {} };
+  // Model-controlled nesting: refused where it enters, like HTTP bodies (it would overflow later serialization).
+  if (jsonTooDeep(argumentsText)) {
+    return { id, name, input: "", inputError: `the arguments are nested deeper than ${MAX_JSON_DEPTH} levels` };
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(argumentsText);

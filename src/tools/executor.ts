@@ -32,7 +32,12 @@ export async function executeTool(tool: ToolDefinition, input: unknown, ctx: Too
       // A hook rewrote the input: it must still be what the tool declared.
       args = admitted.input === undefined || admitted.input === null ? {} : admitted.input;
       const again = checkValue(tool.parameters, args, true);
-      if (!again.ok) return { ok: false, message: `a before_tool_call hook rewrote the input of ${tool.name} into an invalid one: ${again.message}`, decision: "blocked_by_hook" };
+      if (!again.ok)
+        return {
+          ok: false,
+          message: `a before_tool_call hook rewrote the input of ${tool.name} into an invalid one: ${again.message}`,
+          decision: "blocked_by_hook",
+        };
     }
     if (ctx.signal.aborted) return { ok: false, message: `${tool.name} was cancelled`, decision: "cancelled" };
   }

@@ -23,8 +23,37 @@ export const UNTRUSTED_NOTICE =
 /** Fixed bytes the wrapper adds around the content (notice, markers, source, id). */
 export const UNTRUSTED_OVERHEAD_BYTES = 512;
 
+/**
+ * Look-alikes fold to ASCII before matching (fullwidth letters and brackets, angle-bracket
+ * homoglyphs), one UTF-16 unit for one, so a match in the folded copy is the same span of the
+ * original, which is what gets replaced.
+ */
+const ANGLE_LEFT = new Set([0x2039, 0x00ab, 0x2329, 0x3008, 0x27e8, 0xfe64, 0x02c2, 0x1438, 0x276e]);
+const ANGLE_RIGHT = new Set([0x203a, 0x00bb, 0x232a, 0x3009, 0x27e9, 0xfe65, 0x02c3, 0x1433, 0x276f]);
+
+function fold(text: string): string {
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xff01 && c <= 0xff5e) out += String.fromCharCode(c - 0xfee0);
+    else if (ANGLE_LEFT.has(c)) out += "<";
+    else if (ANGLE_RIGHT.has(c)) out += ">";
+    else if (c === 0x3000) out += " ";
+    else out += text[i];
+  }
+  return out;
+}
+
 export function sanitizeUntrusted(text: string): string {
-  return text.replace(MARKER, REPLACEMENT);
+  const folded = fold(text);
+  if (folded === text) return text.replace(MARKER, REPLACEMENT);
+  let out = "";
+  let at = 0;
+  for (const m of folded.matchAll(MARKER)) {
+    out += text.slice(at, m.index) + REPLACEMENT;
+    at = m.index + m[0].length;
+  }
+  return out + text.slice(at);
 }
 
 export function wrapUntrusted(text: string, source: string, id: string = crypto.randomUUID().slice(0, 8)): string {

@@ -118,6 +118,11 @@ export async function callDirectTool(
     return { kind: "direct", result: { status: "failed", error: `${toolName} is no longer available` } };
   }
   const update = deps.onUpdate ? (partial: unknown) => deps.onUpdate!(deps.context.callId, entry.toolName, partial) : undefined;
-  const outcome = await executeTool(definition, input, { ...deps.context, signal: deps.signal, ...(update ? { update } : {}) }, deps.policy?.({ nested: false }));
+  const outcome = await executeTool(
+    definition,
+    input,
+    { ...deps.context, signal: deps.signal, ...(update ? { update } : {}) },
+    deps.policy?.({ nested: false }),
+  );
   return { kind: "direct", result: outcome.ok ? { status: "completed", value: outcome.details } : { status: "failed", error: outcome.message } };
 }

@@ -90,7 +90,16 @@ export function turnHandlers(
       if (tool) {
         counters.call++;
         const name = `MCP.${tool.mcp!.serverIdent}.${tool.mcp!.toolIdent}`;
-        return executeEntry(tool, name, request.input, nested, signal, maxBytes, () => (opts.restartSafe ? notReplaySafe(name) : undefined), request.callId);
+        return executeEntry(
+          tool,
+          name,
+          request.input,
+          nested,
+          signal,
+          maxBytes,
+          () => (opts.restartSafe ? notReplaySafe(name) : undefined),
+          request.callId,
+        );
       }
       // $api reads the turn's declarations (a describe); resources and prompts are server calls.
       if (request.tool.endsWith("/$api")) counters.describe++;

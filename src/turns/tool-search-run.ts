@@ -67,7 +67,16 @@ class ToolSearchOps {
     recordCalled(this.counters, { tool: entry.toolName, id: toolSearchId(entry), source: entry.source });
     if (entry.source === "client") return { ok: false, message: `${entry.toolName} is a client tool: the client runs it` };
     const startedAt = this.deps.clock.now();
-    const settlement = await executeEntry(entry, entry.toolName, input, { ...this.deps, policy: this.policy }, signal, this.maxBytes, undefined, callId);
+    const settlement = await executeEntry(
+      entry,
+      entry.toolName,
+      input,
+      { ...this.deps, policy: this.policy },
+      signal,
+      this.maxBytes,
+      undefined,
+      callId,
+    );
     // The trajectory shows it under the Tool Search call; MCP and network-derived results make that call untrusted.
     this.deps.activity?.({
       invocationId: callId ?? `call_${crypto.randomUUID().slice(0, 8)}`,

@@ -384,10 +384,11 @@ describe("/chat: every bound of the route is enforced", () => {
     });
     expect(r.json).toMatchObject({ status: "completed", value: MAX_TRAJECTORY_EVENTS + 50 });
     const t = await api("GET", `/v1/sessions/${session}/turns/${turn.json.turnId}/trajectory`);
-    const stored = 1 + t.json.calls[0].nested.length;
-    expect(stored).toBeLessThanOrEqual(MAX_TRAJECTORY_EVENTS);
-    expect(stored + t.json.omittedEvents).toBe(MAX_TRAJECTORY_EVENTS + 50 + 2);
-    expect(t.json.calls[0].status).toBeUndefined(); // its end came after the bound: counted, not stored
+    // Nested activity stops early so the turn's own lifecycle still fits: the exec's end is kept.
+    const nested = t.json.calls[0].nested.length;
+    expect(nested).toBeLessThan(MAX_TRAJECTORY_EVENTS - 100);
+    expect(nested + t.json.omittedEvents).toBe(MAX_TRAJECTORY_EVENTS + 50);
+    expect(t.json.calls[0]).toMatchObject({ status: "completed" });
   });
 
   it("a turn's transcript is bounded: once over MAX_TRANSCRIPT_BYTES the loop stops after that round", async () => {

@@ -141,8 +141,10 @@ describe.each(WIRES)("/chat over the $wire wire format", ({ model, cost }) => {
       clientTools: [{ name: "ask_user", description: "Ask the user a yes/no question" }],
     });
     expect(first.status).toBe(200);
-    expect(first.json).toMatchObject({ status: "waiting", pendingToolCalls: [{ callId: "d3", tool: "ask_user", input: { question: "Ship S-2?" } }] });
-    expect(first.json.pendingToolCalls[0].runId).toBeUndefined();
+    expect(first.json).toMatchObject({ status: "waiting", pendingToolCalls: [{ tool: "ask_user", input: { question: "Ship S-2?" } }] });
+    const d3 = first.json.pendingToolCalls[0];
+    expect(d3.runId).toBeUndefined();
+    expect(d3.callId).toMatch(/^ccall_/);
     expect(first.json.meta).toMatchObject({ codeModeEngaged: false, assistantTurns: 2, bridgeCalls: { search: 0, describe: 0 } });
     const [r1] = await requests(s.id);
     expect(offeredTools(r1!)).toEqual(expect.arrayContaining(["shipping_list", "shipping_get", "notes_write", "notes_read", "echo", "ask_user"]));
@@ -150,13 +152,15 @@ describe.each(WIRES)("/chat over the $wire wire format", ({ model, cost }) => {
 
     const early = await chat(session, { turnId: first.json.turnId });
     expect(early.status).toBe(409);
-    expect(early.json.error.message).toContain("d3");
+    expect(early.json.error.message).toContain(d3.callId);
 
     await evictDurableObject(sessionStub(session));
-    expect((await api("POST", `/v1/sessions/${session}/turns/${first.json.turnId}/client-results`, { callId: "d3", value: "yes" })).status).toBe(202);
-    expect((await api("POST", `/v1/sessions/${session}/turns/${first.json.turnId}/client-results`, { callId: "d3", value: "again" })).status).toBe(
-      409,
+    expect((await api("POST", `/v1/sessions/${session}/turns/${first.json.turnId}/client-results`, { callId: d3.callId, value: "yes" })).status).toBe(
+      202,
     );
+    expect(
+      (await api("POST", `/v1/sessions/${session}/turns/${first.json.turnId}/client-results`, { callId: d3.callId, value: "again" })).status,
+    ).toBe(409);
     await appendSteps(s.id, [{ text: "Send S-2.", usage: USAGE }]);
     const second = await chat(session, { turnId: first.json.turnId });
     expect(second.json).toMatchObject({
@@ -168,7 +172,7 @@ describe.each(WIRES)("/chat over the $wire wire format", ({ model, cost }) => {
     for (const r of all) expect(r.problems).toEqual([]);
     const replayed = toolResults(all[2]!);
     expect(replayed.map((r) => r.id)).toEqual(["d1", "d2", "d3"]);
-    expect(replayed[2]!.content).toBe('"yes"');
+    expect(JSON.parse(replayed[2]!.content)).toEqual({ status: "completed", value: "yes" });
     // Direct exposure sends every tool's schema on every round trip: more prompt bytes than code mode's two tools.
     expect(second.json.meta.promptBytes).toBeGreaterThan(0);
   });

@@ -44,7 +44,7 @@ function deps(client: ModelClient, over: Partial<LoopDeps> = {}): LoopDeps & { e
     state: newChatState("p/m"),
     isClientTool: () => false,
     runTool: async (): Promise<ToolRun> => ({ content: '{"status":"completed","value":1}', isError: false, status: "completed", untrusted: false }),
-    append: (m) => (stored.push(m), true),
+    append: (m) => (stored.push(m), { message: m, full: false }),
     emit: (e) => events.push(e),
     displayInput: (c) => c.input,
     saveState: () => {},
@@ -77,7 +77,7 @@ describe("runAgentLoop", () => {
     });
     expect(await runAgentLoop(d, [{ role: "user", content: "q" }])).toEqual({
       status: "waiting",
-      pending: [{ callId: "c", tool: "ask", input: {} }],
+      pending: [{ callId: expect.stringMatching(/^ccall_/), tool: "ask", input: {}, providerCallId: "c" }],
     });
     expect(ran).toBe(0);
     expect(d.state.stopReason).toBe("client_tools");
@@ -109,7 +109,7 @@ describe("runAgentLoop", () => {
       [call, finish("tool-calls")],
       [call, finish("tool-calls")],
     ]);
-    const d = deps(client, { append: () => false });
+    const d = deps(client, { append: (m) => ({ message: m, full: true }) });
     expect(await runAgentLoop(d, [{ role: "user", content: "q" }])).toEqual({ status: "completed", text: "" });
     expect(d.state.stopReason).toBe("transcript_limit");
     expect(client.seen).toHaveLength(1);
