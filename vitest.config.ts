@@ -12,13 +12,16 @@ import { FAKE_PROVIDER_SECRETS, testConfig } from "./test/test-config.ts";
  */
 process.env.CODEMODE_FAKE_PROVIDER_PORT ??= String(await freeLoopbackPort());
 const FAKE_PROVIDER_PORT = Number(process.env.CODEMODE_FAKE_PROVIDER_PORT);
+// The kit project (its own embedding entry) has its own fake provider server: projects may run at once.
+process.env.CODEMODE_FAKE_PROVIDER_PORT_KIT ??= String(await freeLoopbackPort());
+const KIT_FAKE_PROVIDER_PORT = Number(process.env.CODEMODE_FAKE_PROVIDER_PORT_KIT);
 
 /**
  * Every project runs inside workerd through the Workers vitest integration. `requestsPerMinute`
  * replaces the per-tenant RATE_LIMITER limit of wrangler.toml: far above what a suite sends for
  * the functional projects, tiny for the one that proves the 429.
  */
-function workers(options: { main?: string; requestsPerMinute: number }) {
+function workers(options: { main?: string; requestsPerMinute: number; fakeProviderPort?: number }) {
   return cloudflareTest({
     ...(options.main ? { main: options.main } : {}),
     wrangler: { configPath: "./wrangler.toml" },
@@ -28,7 +31,7 @@ function workers(options: { main?: string; requestsPerMinute: number }) {
       compatibilityFlags: ["increase_websocket_message_size"],
       bindings: {
         GATEWAY_TOKENS: JSON.stringify({ "test-token-a": "tenant-a", "test-token-b": "tenant-b" }),
-        CODEMODE_CONFIG: JSON.stringify(testConfig(FAKE_PROVIDER_PORT)),
+        CODEMODE_CONFIG: JSON.stringify(testConfig(options.fakeProviderPort ?? FAKE_PROVIDER_PORT)),
         ...FAKE_PROVIDER_SECRETS,
       },
       ratelimits: { RATE_LIMITER: { namespace_id: "1001", simple: { limit: options.requestsPerMinute, period: 60 } } },
@@ -96,8 +99,17 @@ export default defineConfig({
       // An embedding entry with extra plugins (core tools, a shell-style exec, direct-only and
       // contract-breaking tools) to drive catalog rules through the real path.
       {
-        plugins: [withoutDanglingSourceMaps(), workers({ main: "./test/kit/entry.ts", requestsPerMinute: 1_000_000 })],
-        test: { name: "kit", setupFiles: LOG_CAPTURE, include: ["test/kit/**/*.test.ts"], testTimeout: 30_000 },
+        plugins: [
+          withoutDanglingSourceMaps(),
+          workers({ main: "./test/kit/entry.ts", requestsPerMinute: 1_000_000, fakeProviderPort: KIT_FAKE_PROVIDER_PORT }),
+        ],
+        test: {
+          name: "kit",
+          setupFiles: LOG_CAPTURE,
+          globalSetup: ["./test/support/fake-providers-kit.mjs"],
+          include: ["test/kit/**/*.test.ts"],
+          testTimeout: 30_000,
+        },
       },
       // An embedding with a 400-tool plugin (seed 004's Tool Search E2E) and a surface misconfiguration.
       {

@@ -33,6 +33,13 @@ export const TEST_CONFIG = {
       // One config, three surfaces: code mode for preferred models, Tool Search for capable ones, direct where both are off.
       mixed: { tools: { codeMode: "auto", toolSearch: true }, models: { "ollama/llama3": { codeMode: false } } },
       searchoff: { tools: { codeMode: false, toolSearch: false } },
+      // Operator approvals (issue 12): notes_write and every MCP tool of the `everything` server need one.
+      // `approve` has a 1 s cell budget: a cell waiting longer for a decision must still complete.
+      approve: { tools: { codeMode: { timeoutMs: 1000 } }, approvals: { require: ["notes_write", "everything__*"], timeoutSeconds: 30 } },
+      approvefast: { tools: { codeMode: { timeoutMs: 1000 } }, approvals: { require: ["notes_*"], timeoutSeconds: 1 } },
+      approvedirect: { tools: { codeMode: false }, approvals: { require: ["notes_write"], timeoutSeconds: 30 } },
+      approvesearch: { tools: { codeMode: false, toolSearch: { mode: "tools" } }, approvals: { require: ["notes_write"], timeoutSeconds: 30 } },
+      approvepark: { tools: { codeMode: { timeoutMs: 300 } }, approvals: { require: ["notes_write"], timeoutSeconds: 30 } },
     },
   },
 };

@@ -32,13 +32,16 @@ export type PolicyDeps = {
   record?(callId: string | undefined, tool: string, decision: PolicyDecision, reason?: string): void;
 };
 
+/** The name config rules and hooks use: the catalog's (`<server>__<tool>` for MCP). */
+export const policyName = (tool: ToolDefinition): string => tool.catalogName ?? tool.name;
+
 export function needsApproval(tool: ToolDefinition, approvals: ApprovalSettings): boolean {
-  return tool.requiresApproval === true || approvals.require.some((p) => matchesToolPattern(p, tool.name));
+  return tool.requiresApproval === true || approvals.require.some((p) => matchesToolPattern(p, policyName(tool)));
 }
 
 function event(tool: ToolDefinition, input: unknown, ctx: ToolContext, nested: boolean): ToolCallEvent {
   return {
-    toolName: tool.name,
+    toolName: policyName(tool),
     toolKind: "tool",
     input,
     nested,
@@ -106,7 +109,7 @@ export function toolCallPolicy(deps: PolicyDeps): CallPolicy {
     async admit(tool, input, ctx): Promise<Admission> {
       // `allowed` is what the trajectory assumes: only the decisions that say more are recorded.
       const decide = (a: Admission): Admission => {
-        if (a.decision !== "allowed") deps.record?.(ctx.callId, tool.name, a.decision, a.ok ? undefined : a.message);
+        if (a.decision !== "allowed") deps.record?.(ctx.callId, policyName(tool), a.decision, a.ok ? undefined : a.message);
         return a;
       };
       const before = await runBeforeHooks(deps.hooks, event(tool, input, ctx, deps.nested));
@@ -118,7 +121,7 @@ export function toolCallPolicy(deps: PolicyDeps): CallPolicy {
       let answer: ApprovalAnswer;
       try {
         answer = await deps.requester.request({
-          tool: tool.name,
+          tool: policyName(tool),
           input: before.input,
           callId: ctx.callId,
           signal: ctx.signal,

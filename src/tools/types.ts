@@ -70,6 +70,8 @@ export type ToolDefinition = {
   requiresApproval?: boolean;
   /** Its output comes from the network (fetched pages, third-party APIs): the model sees it marked untrusted. */
   networkDerived?: boolean;
+  /** The name policy, approvals and hooks know it by, where it differs from `name` (MCP tools: `<server>__<tool>`). */
+  catalogName?: string;
   execute(input: any, ctx: ToolContext): unknown;
 };
 

@@ -46,6 +46,8 @@ export function mcpToolDefinition(entry: CatalogEntry, servers: McpServers): Too
   const mcp = entry.mcp!;
   return {
     name: `MCP.${mcp.serverIdent}.${mcp.toolIdent}`,
+    catalogName: entry.toolName,
+    networkDerived: true,
     description: entry.description,
     parameters: entry.parameters,
     execute: async (input, ctx) => {

@@ -406,3 +406,20 @@ describe("/chat: every bound of the route is enforced", () => {
     expect(960_000 + (rounds - 2) * perRound).toBeLessThan(MAX_TRANSCRIPT_BYTES);
   });
 });
+
+describe("/chat: partial updates of running tools", () => {
+  it("a nested tool's progress is streamed as a transient tool_update event under its parent call", async () => {
+    const s = await script([
+      { toolCalls: [{ id: "u1", name: "exec", input: { code: "return await echo({ value: 7, delayMs: 200 })" } }] },
+      { text: "ok" },
+    ]);
+    const res = await chat(sessionId(), { model: MODEL, messages: [{ role: "user", content: `${s.marker} go` }] }, { accept: "text/event-stream" });
+    const events = parseSse(res.text);
+    const names = events.map((e) => e.event);
+    const update = events.find((e) => e.event === "tool_update")!;
+    expect(update.data).toMatchObject({ parentCallId: "u1", tool: "echo", invocationId: expect.stringMatching(/^call_/) });
+    expect(JSON.parse(update.data.partial)).toEqual({ progress: 0.5, waitedMs: 100 });
+    expect(names.indexOf("tool_update")).toBeGreaterThan(names.indexOf("tool_call_start"));
+    expect(names.indexOf("tool_update")).toBeLessThan(names.indexOf("nested_call"));
+  });
+});

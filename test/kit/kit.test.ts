@@ -21,6 +21,9 @@ describe("catalog rules through an embedding with core, bundled and external plu
       ["kit_bad_output", "openclaw"],
       ["kit_invalid_schema", "openclaw"],
       ["delete", "openclaw"],
+      ["kit_fetch", "openclaw"],
+      ["kit_transfer", "openclaw"],
+      ["kit_hook_log", "openclaw"],
       ["ask_user", "client"],
     ]);
   });

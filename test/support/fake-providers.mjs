@@ -10,10 +10,15 @@ import { createFakeProviderServer } from "./fake-provider/server.mjs";
 
 const FAKE_PROVIDER_PORT_ENV = "CODEMODE_FAKE_PROVIDER_PORT";
 
-export default async function setup(project) {
-  const port = Number(process.env[FAKE_PROVIDER_PORT_ENV]);
+export default function setup(project) {
+  return startFakeProviders(project, FAKE_PROVIDER_PORT_ENV);
+}
+
+/** Starts the server on the port named by `portEnv` (one per project that needs it). */
+export async function startFakeProviders(project, portEnv) {
+  const port = Number(process.env[portEnv]);
   if (!Number.isInteger(port) || port <= 0) {
-    throw new Error(`${FAKE_PROVIDER_PORT_ENV} is not set: vitest.config.ts picks the fake provider server's port before the workers start`);
+    throw new Error(`${portEnv} is not set: vitest.config.ts picks the fake provider server's port before the workers start`);
   }
   const server = createFakeProviderServer();
   await new Promise((resolve, reject) => {

@@ -1,0 +1,186 @@
+import { abortAllDurableObjects } from "cloudflare:test";
+import { describe, expect, inject, it } from "vitest";
+import { api, exec, openTurn, sessionId, sleep, TOKEN_B } from "./helpers";
+
+// Operator approvals inside nested calls (issue 12), through HTTP → session object → VM. The
+// `approve*` agents (test/test-config.ts) require approval for notes_write (and the everything MCP
+// server's tools); the cell's own budget is 1 s.
+
+type Pending = { approvalId: string; turnId: string; tool: string; inputPreview: string; requestedAt: number };
+
+async function pendingApprovals(session: string, n = 1): Promise<Pending[]> {
+  for (let i = 0; i < 400; i++) {
+    const r = await api("GET", `/v1/sessions/${session}/approvals`);
+    if (r.status === 200 && r.json.length >= n) return r.json as Pending[];
+    await sleep(25);
+  }
+  throw new Error(`no ${n} pending approval(s) in session ${session}`);
+}
+
+const decide = (session: string, id: string, decision: "allow" | "deny", reason?: string, token?: string) =>
+  api("POST", `/v1/sessions/${session}/approvals/${id}`, { decision, ...(reason ? { reason } : {}) }, token);
+
+function startExec(session: string, turnId: string, code: string) {
+  return api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, { code });
+}
+
+describe("approvals pause a nested call inside the original exec", () => {
+  it("allowed: the exec stays in flight (no waiting result), its 1 s budget is paused for a 3 s decision, and it completes", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approve" });
+    const running = startExec(session, turnId, "await notes_write({ key: 'k', text: 'approved note' }); return await notes_read({ key: 'k' });");
+    const [p] = await pendingApprovals(session);
+    expect(p).toMatchObject({ turnId, tool: "notes_write", approvalId: expect.stringMatching(/^appr_/) });
+    expect(p!.inputPreview).toContain("approved note");
+    expect(typeof p!.requestedAt).toBe("number");
+    await sleep(3000); // three times the cell's budget, spent waiting for the operator
+    expect((await decide(session, p!.approvalId, "allow")).json).toEqual({ approvalId: p!.approvalId, decision: "allow" });
+    const r = await running;
+    expect(r.json).toMatchObject({ status: "completed", value: [{ key: "k", text: "approved note" }] });
+    // Consumed once; nothing left pending.
+    expect((await decide(session, p!.approvalId, "allow")).status).toBe(409);
+    expect((await decide(session, p!.approvalId, "deny")).status).toBe(409);
+    expect((await api("GET", `/v1/sessions/${session}/approvals`)).json).toEqual([]);
+  });
+
+  it("denied: the call rejects with a catchable error naming the reason; nothing was written", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approve" });
+    const running = startExec(session, turnId, "try { await notes_write({ key: 'd', text: 'x' }); return 'ran'; } catch (e) { return e.message; }");
+    const [p] = await pendingApprovals(session);
+    expect((await decide(session, p!.approvalId, "deny", "not today")).status).toBe(200);
+    expect((await running).json).toMatchObject({ status: "completed", value: "notes_write was denied by the operator: not today" });
+    expect((await exec(session, turnId, "return await notes_read({ key: 'd' })")).value).toEqual([]);
+  });
+
+  it("timed out: no decision within timeoutSeconds fails the call closed; a late decision is a 409", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approvefast" });
+    const running = startExec(session, turnId, "try { await notes_write({ key: 't', text: 'x' }); return 'ran'; } catch (e) { return e.message; }");
+    const [p] = await pendingApprovals(session);
+    const r = await running;
+    expect(r.json).toMatchObject({ status: "completed", value: expect.stringContaining("none came in time") });
+    expect((await decide(session, p!.approvalId, "allow")).status).toBe(409);
+  });
+
+  it("a decision is never reused: each call asks again, after a caught denial too", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approve" });
+    const running = startExec(
+      session,
+      turnId,
+      "let first; try { await notes_write({ key: 'a', text: '1' }); first = 'ran'; } catch (e) { first = 'denied'; }\n" +
+        "await notes_write({ key: 'b', text: '2' }); return first;",
+    );
+    const [p1] = await pendingApprovals(session);
+    await decide(session, p1!.approvalId, "deny");
+    const second = (await pendingApprovals(session)).find((p) => p.approvalId !== p1!.approvalId)!;
+    expect(second.inputPreview).toContain('"b"');
+    await decide(session, second.approvalId, "allow");
+    expect((await running).json).toMatchObject({ status: "completed", value: "denied" });
+    expect((await exec(session, turnId, "return (await notes_read({ prefix: '' })).map((n) => n.key)")).value).toEqual(["b"]);
+    const t = await api("GET", `/v1/sessions/${session}/turns/${turnId}/trajectory`);
+    expect(t.json.calls[0].nested.filter((n: any) => n.tool === "notes_write").map((n: any) => n.decision)).toEqual(["denied", "approved"]);
+  });
+
+  it("after a wait resume the resumed program's calls ask again", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approvepark" });
+    const parked = await exec(
+      session,
+      turnId,
+      "await echo({ value: 1, delayMs: 800 }); await notes_write({ key: 'w', text: 'after resume' }); return 'done';",
+    );
+    expect(parked.status).toBe("waiting");
+    await sleep(1000); // the slow echo settles while the run is parked
+    const waiting = api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/wait`, { runId: parked.runId });
+    const [p] = await pendingApprovals(session);
+    expect(p).toMatchObject({ tool: "notes_write", turnId });
+    await decide(session, p!.approvalId, "allow");
+    expect((await waiting).json).toMatchObject({ status: "completed", value: "done" });
+  });
+});
+
+describe("no surface runs an approval-gated tool without an allow", () => {
+  it("direct tools (code mode off): the tools route waits for the decision", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approvedirect" });
+    const call = api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/notes_write`, { key: "direct", text: "x" });
+    const [p] = await pendingApprovals(session);
+    await decide(session, p!.approvalId, "deny", "no");
+    expect((await call).json).toMatchObject({ status: "failed", error: "notes_write was denied by the operator: no" });
+  });
+
+  it("Tool Search tool_call: the hidden tool waits for the decision", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approvesearch" });
+    const call = api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/tool_call`, {
+      id: "plugin:demo:notes_write",
+      args: { key: "ts", text: "x" },
+    });
+    const [p] = await pendingApprovals(session);
+    expect(p!.tool).toBe("notes_write");
+    await decide(session, p!.approvalId, "allow");
+    expect((await call).json).toMatchObject({ status: "completed", value: { key: "ts", bytes: 1 } });
+  });
+
+  it("the MCP namespace: MCP.<server>.<tool>() waits for the decision", async () => {
+    const url = inject("mcpEverythingUrl" as never) as unknown as string;
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approve", mcpServers: { everything: { url } } });
+    const running = startExec(session, turnId, "return await MCP.everything.echo({ message: 'hi' });");
+    const [p] = await pendingApprovals(session);
+    expect(p!.tool).toBe("everything__echo");
+    await decide(session, p!.approvalId, "allow");
+    expect((await running).json).toMatchObject({ status: "completed" });
+    expect(JSON.stringify((await running).json.value)).toContain("hi");
+  });
+});
+
+describe("approvals fail closed", () => {
+  it("deleting the turn cancels a pending approval: the call never runs", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approve" });
+    const running = startExec(session, turnId, "await notes_write({ key: 'gone', text: 'x' }); return 'ran';");
+    const [p] = await pendingApprovals(session);
+    expect((await api("DELETE", `/v1/sessions/${session}/turns/${turnId}`)).status).toBe(200);
+    expect((await running).json).toMatchObject({ status: "failed", code: "aborted" });
+    expect((await decide(session, p!.approvalId, "allow")).status).toBe(404);
+    const other = await openTurn(session, {});
+    expect((await exec(session, other, "return await notes_read({ key: 'gone' })")).value).toEqual([]);
+  });
+
+  it("a reset of the session object while a decision is pending: the call is reported lost, the approval can never allow it", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approve" });
+    const running = startExec(session, turnId, "await notes_write({ key: 'reset', text: 'x' }); return 'ran';");
+    const [p] = await pendingApprovals(session);
+    await abortAllDurableObjects();
+    const r = await running;
+    expect(r.json).toMatchObject({ status: "failed", code: "internal_error" });
+    expect((await api("GET", `/v1/sessions/${session}/approvals`)).json).toEqual([]);
+    const late = await decide(session, p!.approvalId, "allow");
+    expect(late.status).toBe(409);
+    expect(late.json.error.message).toContain("no longer pending");
+    expect((await exec(session, await openTurn(session, {}), "return await notes_read({ key: 'reset' })")).value).toEqual([]);
+  });
+
+  it("another tenant cannot list or decide (404), bad bodies are 400, unknown ids 404", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approve" });
+    const running = startExec(session, turnId, "try { await notes_write({ key: 'x', text: 'x' }); } catch (e) { return e.message; } return 'ran';");
+    const [p] = await pendingApprovals(session);
+    expect((await api("GET", `/v1/sessions/${session}/approvals`, undefined, TOKEN_B)).status).toBe(404);
+    expect((await decide(session, p!.approvalId, "allow", undefined, TOKEN_B)).status).toBe(404);
+    expect((await api("POST", `/v1/sessions/${session}/approvals/${p!.approvalId}`, { decision: "maybe" })).json.error).toMatchObject({
+      code: "invalid_request",
+      path: "decision",
+    });
+    expect((await api("POST", `/v1/sessions/${session}/approvals/${p!.approvalId}`, { decision: "allow", extra: 1 })).status).toBe(400);
+    expect((await decide(session, "appr_00000000-0000-0000-0000-000000000000", "allow")).status).toBe(404);
+    expect((await decide(session, "not-an-approval", "allow")).status).toBe(404);
+    expect((await api("GET", `/v1/sessions/${sessionId()}/approvals`)).status).toBe(404);
+    await decide(session, p!.approvalId, "deny");
+    expect((await running).json.value).toContain("denied");
+  });
+});

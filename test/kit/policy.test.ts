@@ -1,0 +1,161 @@
+import { describe, expect, it } from "vitest";
+import { api, exec, openTurn, sessionId, sleep, wait } from "../e2e/helpers";
+import { chat, requests, script, toolResults } from "../e2e/chat-helpers";
+
+// Plugin hooks, plugin-declared approvals and network-derived output, and the call context
+// (issue 12), through the kit embedding (test/kit/entry.ts: the `kit-policy` plugin).
+
+const MODEL = "fakeoai/gpt-fake";
+
+async function pendingApproval(session: string): Promise<{ approvalId: string; tool: string; inputPreview: string }> {
+  for (let i = 0; i < 400; i++) {
+    const r = await api("GET", `/v1/sessions/${session}/approvals`);
+    if (r.status === 200 && r.json.length > 0) return r.json[0];
+    await sleep(25);
+  }
+  throw new Error("no pending approval");
+}
+
+const allow = (session: string, id: string) => api("POST", `/v1/sessions/${session}/approvals/${id}`, { decision: "allow" });
+
+describe("before_tool_call hooks run for direct and nested calls alike", () => {
+  it("block: a nested call rejects with the hook's reason; the same call made directly fails the same way", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session);
+    const r = await exec(session, turnId, "try { await read({ path: '/etc/passwd' }); return 'read'; } catch (e) { return e.message; }");
+    expect(r.value).toBe("read was blocked by a hook (kit-policy): reading /etc/passwd is not allowed");
+    const off = await openTurn(session, { agentId: "off" });
+    const direct = await api("POST", `/v1/sessions/${session}/turns/${off}/tools/read`, { path: "/etc/shadow" });
+    expect(direct.json).toEqual({ status: "failed", error: "read was blocked by a hook (kit-policy): reading /etc/shadow is not allowed" });
+    const t = await api("GET", `/v1/sessions/${session}/turns/${turnId}/trajectory`);
+    expect(t.json.calls[0].nested[0]).toMatchObject({ tool: "read", status: "error", decision: "blocked_by_hook" });
+  });
+
+  it("rewrite: the tool runs with the rewritten input, validated again against its schema", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session);
+    expect((await exec(session, turnId, "return await read({ path: 'alias:notes.txt' })")).value).toEqual({
+      path: "notes.txt",
+      text: "contents of notes.txt",
+    });
+    const bad = await exec(session, turnId, "try { return await read({ path: 'rewrite-invalid' }); } catch (e) { return e.message; }");
+    expect(bad.value).toContain("a before_tool_call hook rewrote the input of read into an invalid one");
+  });
+
+  it("a hook that throws, or never answers, blocks the call (fail closed)", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "bigmem" });
+    const thrown = await exec(session, turnId, "try { return await read({ path: 'throw' }); } catch (e) { return e.message; }");
+    expect(thrown.value).toBe("read was blocked: a before_tool_call hook (kit-policy) failed");
+    const hung = await exec(session, turnId, "try { return await read({ path: 'hang' }); } catch (e) { return e.message; }");
+    expect(hung.value).toBe("read was blocked: a before_tool_call hook (kit-policy) failed");
+  });
+
+  it("a hook may demand approval: the call waits for the operator", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session);
+    const running = api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, { code: "return await read({ path: 'needs-approval' })" });
+    const p = await pendingApproval(session);
+    expect(p.tool).toBe("read");
+    await allow(session, p.approvalId);
+    expect((await running).json).toMatchObject({ status: "completed", value: { path: "needs-approval" } });
+  });
+
+  it("hooks run again after a caught error and after a wait resume", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "park" });
+    const parked = await exec(
+      session,
+      turnId,
+      "try { await read({ path: '/etc/a' }); } catch (e) {}\nawait echo({ value: 1, delayMs: 600 });\ntry { return await read({ path: '/etc/b' }); } catch (e) { return e.message; }",
+    );
+    expect(parked.status).toBe("waiting");
+    await sleep(700);
+    const done = await wait(session, turnId, parked.runId);
+    expect(done).toMatchObject({ status: "completed", value: "read was blocked by a hook (kit-policy): reading /etc/b is not allowed" });
+  });
+});
+
+describe("the outer code-mode exec is a hook event of its own kind", () => {
+  it("hooks see toolKind code_mode_exec with toolInputKind; they can block or rewrite the cell", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { channel: "slack" });
+    const blocked = await exec(session, turnId, "// BLOCK_ME\nreturn 1");
+    expect(blocked).toMatchObject({ status: "failed" });
+    expect(blocked.error).toContain("cells that say BLOCK_ME are not allowed");
+    expect((await exec(session, turnId, "// REWRITE_ME\nreturn 1")).value).toBe("rewritten by a hook");
+    await exec(session, turnId, "const n: number = 1; return n", { language: "typescript" });
+    await exec(session, turnId, "return await read({ path: 'a' })");
+    const all = (await exec(session, turnId, "return await kit_hook_log({})")).value as Array<Record<string, unknown>>;
+    const log = all.filter((e) => e.turnId === turnId);
+    const cells = log.filter((e) => e.kind === "code_mode_exec" && e.hook === "before");
+    expect(cells.map((e) => e.inputKind)).toEqual(expect.arrayContaining(["javascript", "typescript"]));
+    expect(cells.every((e) => e.nested === false && e.channel === "slack")).toBe(true);
+    // Nested calls are `tool` events marked nested; after-hooks saw them complete.
+    expect(log.some((e) => e.hook === "before" && e.tool === "read" && e.kind === "tool" && e.nested === true)).toBe(true);
+    expect(log.some((e) => e.hook === "after" && e.tool === "read" && e.ok === true)).toBe(true);
+  });
+
+  it("a hook that blanks code invalidates both aliases: the cell does not run (fail closed)", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session);
+    const r = await api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, {
+      code: "// BLANK_ME\nreturn 1",
+      command: "// BLANK_ME\nreturn 1",
+    });
+    expect(r.json).toMatchObject({ status: "failed", code: "invalid_input" });
+    expect(r.json.error).toContain("invalidated exec's code/command");
+  });
+});
+
+describe("plugin-declared approval and the call context", () => {
+  it("a tool that requires approval by declaration waits on every surface; it runs with the turn's agent, sender, channel and its call id", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { senderId: "u-42", senderName: "Ada", channel: "web" });
+    const running = api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, { code: "return await kit_transfer({ amount: 5 })" });
+    const p = await pendingApproval(session);
+    expect(p).toMatchObject({ tool: "kit_transfer" });
+    await allow(session, p.approvalId);
+    const r = (await running).json;
+    expect(r).toMatchObject({ status: "completed", value: { moved: 5, party: { senderId: "u-42", senderName: "Ada", channel: "web" } } });
+    expect(r.value.callId).toMatch(/^call_/);
+
+    const off = await openTurn(session, { agentId: "off" });
+    const direct = api("POST", `/v1/sessions/${session}/turns/${off}/tools/kit_transfer`, { amount: 7 });
+    const q = await pendingApproval(session);
+    await api("POST", `/v1/sessions/${session}/approvals/${q.approvalId}`, { decision: "deny" });
+    expect((await direct).json).toEqual({ status: "failed", error: "kit_transfer was denied by the operator" });
+  });
+});
+
+describe("network-derived output reaches the model marked untrusted", () => {
+  it("a cell that called a network-derived plugin tool is wrapped (markers neutralized); a cell that did not is not", async () => {
+    const session = sessionId();
+    const s = await script([
+      {
+        toolCalls: [
+          { id: "n1", name: "exec", input: { code: "return await kit_fetch({ url: 'https://example.test' })" } },
+          { id: "n2", name: "exec", input: { code: "return await read({ path: 'a' })" } },
+        ],
+      },
+      { text: "ok" },
+    ]);
+    const r = await chat(session, { model: MODEL, messages: [{ role: "user", content: `${s.marker} fetch` }] });
+    expect(r.json.status).toBe("completed");
+    const [wrapped, plain] = toolResults((await requests(s.id))[1]!);
+    expect(wrapped!.content).toMatch(/^SECURITY NOTICE/);
+    expect(wrapped!.content.match(/<<<END_EXTERNAL_UNTRUSTED_CONTENT/g)).toHaveLength(1);
+    expect(wrapped!.content).toContain("[marker removed]");
+    expect(plain!.content).not.toContain("EXTERNAL_UNTRUSTED_CONTENT");
+  });
+
+  it("the same tool called directly (code mode off) is wrapped too", async () => {
+    const session = sessionId();
+    const s = await script([{ toolCalls: [{ id: "d1", name: "kit_fetch", input: { url: "https://example.test" } }] }, { text: "ok" }]);
+    const r = await chat(session, { model: MODEL, agentId: "off", messages: [{ role: "user", content: `${s.marker} fetch` }] });
+    expect(r.json.status).toBe("completed");
+    const [result] = toolResults((await requests(s.id))[1]!);
+    expect(result!.content).toMatch(/^SECURITY NOTICE/);
+    expect(result!.content).toContain("page at https://example.test");
+  });
+});
