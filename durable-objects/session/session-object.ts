@@ -38,7 +38,7 @@ import { APPROVALS_OFF } from "../../src/config";
 import { admitExec, execRan, toolCallPolicy, type ExecAdmission, type PluginHooks } from "../../src/policy";
 import type { ToolCallEvent } from "../../src/tools";
 import { ApprovalBroker } from "./approval-broker";
-import type { ApprovalDecision, ChatRequest, PendingApproval } from "./session-rpc";
+import type { ApprovalDecision, ChatRequest, PendingApproval, TrustedResult } from "./session-rpc";
 import { transportObserver } from "../../src/observability";
 
 export type SessionEnv = {
@@ -217,6 +217,11 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     async callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<unknown>> {
       const r = await this.runOuter(tenantId, turnId, toolName, input, { callId: `call_${crypto.randomUUID()}`, via: "route", requestId });
       return r.reply;
+    }
+
+    async callToolForModel(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<TrustedResult>> {
+      const r = await this.runOuter(tenantId, turnId, toolName, input, { callId: `call_${crypto.randomUUID()}`, via: "route", requestId });
+      return r.reply.ok ? { ok: true, body: { result: r.reply.body, untrusted: r.untrusted } } : r.reply;
     }
 
     /**

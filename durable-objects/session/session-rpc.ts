@@ -19,6 +19,9 @@ export type SessionFailure =
 
 export type SessionReply<T> = { ok: true; body: T } | { ok: false; reason: SessionFailure; message: string };
 
+/** A tool result and whether any of it came from the network (MCP, network-derived plugin tools). */
+export type TrustedResult = { result: unknown; untrusted: boolean };
+
 export type ClientResultBody = { callId: string; value?: unknown; error?: { message: string } };
 
 /** `POST …/turns`: what the model would be sent, and which surface owns it (code mode, Tool Search, or neither). */
@@ -52,6 +55,8 @@ export interface SessionRpc {
    * CodeModeResult-shaped value, direct tools their result.
    */
   callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<unknown>>;
+  /** The same call, for a caller that hands the result to a model (`/mcp`): says whether it is network-derived. */
+  callToolForModel(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<TrustedResult>>;
   /** The HTTP client of `requestId` went away: cancel that call's active work. */
   cancelRequest(requestId: string): Promise<void>;
   /** The object was reset under an exec or wait: report that cell as failed. */

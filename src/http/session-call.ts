@@ -25,6 +25,8 @@ export async function callSessionTool(call: {
   input: unknown;
   requestId: string;
   signal?: AbortSignal;
+  /** The caller hands the result to a model: ask whether it is network-derived (`{ result, untrusted }`). */
+  forModel?: boolean;
 }): Promise<SessionReply<unknown>> {
   const { tenant, turnId, toolName, requestId, signal } = call;
   const stub = call.stub();
@@ -34,7 +36,9 @@ export async function callSessionTool(call: {
       .catch((error: unknown) => logRecord("host_error", { where: "tool_call.cancel", error, requestId, tenant, turnId, tool: toolName }));
   signal?.addEventListener("abort", onAbort);
   try {
-    return await stub.callTool(tenant, turnId, toolName, call.input, requestId);
+    return call.forModel
+      ? await stub.callToolForModel(tenant, turnId, toolName, call.input, requestId)
+      : await stub.callTool(tenant, turnId, toolName, call.input, requestId);
   } catch (error) {
     // Thrown by the platform, not our code: the object was reset under the call (CPU or
     // memory limit, deploy). A fresh instance reports the cell as failed.
@@ -48,6 +52,8 @@ export async function callSessionTool(call: {
         (lost: unknown) => void logRecord("host_error", { where: "tool_call.lost_call", error: lost, requestId, tenant, turnId, tool: toolName }),
       );
     if (!after) throw new HttpError("session_reset", "the session was reset during this call and is not reachable yet; retry shortly");
+    // The lost cell's report is gateway text, not network-derived.
+    if (call.forModel && after.ok) return { ok: true, body: { result: (after as unknown as { body: unknown }).body, untrusted: false } };
     return after;
   } finally {
     signal?.removeEventListener("abort", onAbort);

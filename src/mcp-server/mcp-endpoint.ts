@@ -1,5 +1,6 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { TrustedResult } from "../../durable-objects/session/session-rpc";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { OpenTurnAnswer, SessionFailure, SessionReply, TurnSurface } from "../../durable-objects/session/session-rpc";
@@ -147,6 +148,7 @@ function createServer(scope: SessionScope | undefined): Server {
         input: input ?? {},
         requestId: `${ctx.requestId}:${++calls}`,
         signal: scope.signal,
+        forModel: true,
       });
     } catch (error) {
       if (error instanceof HttpError) throw new McpError(ErrorCode.InternalError, error.message, { code: error.code });
@@ -157,7 +159,8 @@ function createServer(scope: SessionScope | undefined): Server {
       if (reply.reason === "not_found") throw new McpError(ErrorCode.InvalidRequest, `Session not found: ${reply.message}`);
       throw new McpError(ErrorCode.InternalError, reply.message, { code: reply.reason });
     }
-    return callToolResult(reply.body);
+    const { result, untrusted } = reply.body as TrustedResult;
+    return callToolResult(result, untrusted);
   });
   return server;
 }

@@ -1,3 +1,8 @@
+import { SELF } from "cloudflare:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { describe, expect, it } from "vitest";
 import { api, exec, openTurn, sessionId, sleep, wait } from "../e2e/helpers";
 import { chat, requests, script, toolResults } from "../e2e/chat-helpers";
@@ -157,5 +162,30 @@ describe("network-derived output reaches the model marked untrusted", () => {
     const [result] = toolResults((await requests(s.id))[1]!);
     expect(result!.content).toMatch(/^SECURITY NOTICE/);
     expect(result!.content).toContain("page at https://example.test");
+  });
+});
+
+describe("code mode over MCP: network-derived results reach the MCP client wrapped", () => {
+  it("an exec that called a network-derived tool answers wrapped text (no structured content); a plain exec answers as before", async () => {
+    const transport = new StreamableHTTPClientTransport(new URL("http://gateway/mcp"), {
+      fetch: (url, init) => SELF.fetch(url.toString(), init),
+      requestInit: { headers: { authorization: "Bearer test-token-a" } },
+    });
+    const client = new Client({ name: "kit-test", version: "1.0.0" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+    await client.connect(transport);
+    try {
+      const fetched = (await client.callTool({ name: "exec", arguments: { code: "return await kit_fetch({ url: 'https://example.test' })" } })) as CallToolResult;
+      const text = (fetched.content[0] as { text: string }).text;
+      expect(text).toMatch(/^SECURITY NOTICE/);
+      expect(text.match(/<<<END_EXTERNAL_UNTRUSTED_CONTENT/g)).toHaveLength(1);
+      expect(text).toContain("page at https://example.test");
+      expect(fetched.structuredContent).toBeUndefined();
+      expect(fetched.isError).toBe(false);
+      const plain = (await client.callTool({ name: "exec", arguments: { code: "return 1 + 2" } })) as CallToolResult;
+      expect(plain.structuredContent).toMatchObject({ status: "completed", value: 3 });
+      expect((plain.content[0] as { text: string }).text).not.toContain("EXTERNAL_UNTRUSTED_CONTENT");
+    } finally {
+      await client.close();
+    }
   });
 });
