@@ -1,6 +1,6 @@
 import type { CodeModeResult } from "../../src/code-mode";
 import { NESTED_PREVIEW_BYTES } from "../../src/limits";
-import { redactedPreview, redactSource } from "../../src/observability";
+import { logRecord, redactedPreview, redactSource } from "../../src/observability";
 import { RUN_UNAVAILABLE } from "../../src/runs";
 import type { ActivitySink, NestedCall } from "../../src/turns";
 import type { PolicyDecision } from "../../src/tools";
@@ -56,6 +56,8 @@ export function storedInput(toolName: string, input: unknown, redaction: Redacti
  */
 export class OuterCallRecorder {
   untrusted = false;
+  /** Decisions seen for invocations under this call, for their log records. */
+  private readonly decisions = new Map<string, PolicyDecision>();
 
   constructor(
     private readonly store: TranscriptStore,
@@ -64,7 +66,26 @@ export class OuterCallRecorder {
     private readonly toolName: string,
     private readonly now: () => number,
     private readonly redaction: RedactionOptions,
+    /** Ids every `tool_call` log record carries. */
+    private readonly ids?: { tenant: string; sessionId: string },
   ) {}
+
+  private log(callId: string, tool: string, source: string, ok: boolean, decision: PolicyDecision | undefined, durationMs?: number): void {
+    if (!this.ids) return;
+    logRecord("tool_call", {
+      ...(this.call.requestId !== undefined ? { requestId: this.call.requestId } : {}),
+      tenant: this.ids.tenant,
+      sessionId: this.ids.sessionId,
+      turnId: this.turnId,
+      parentCallId: this.call.callId,
+      callId,
+      tool,
+      source,
+      outcome: ok ? "ok" : "error",
+      decision: decision ?? "allowed",
+      ...(durationMs !== undefined ? { durationMs } : {}),
+    });
+  }
 
   private event(kind: string, body: Record<string, unknown>): void {
     this.store.event(this.turnId, this.now(), kind, body);
@@ -85,6 +106,7 @@ export class OuterCallRecorder {
 
   nested(n: NestedCall): void {
     if (n.networkDerived) this.untrusted = true;
+    this.log(n.invocationId, n.tool, n.source, n.ok, this.decisions.get(n.invocationId) ?? (n.denied ? "denied_by_policy" : undefined), n.durationMs);
     this.call.onNested?.(n);
     this.event("nested", {
       parentCallId: this.call.callId,
@@ -101,6 +123,7 @@ export class OuterCallRecorder {
 
   /** A policy decision on a call under this one (or on this call itself, for a direct tool). */
   policy(invocationId: string | undefined, tool: string, decision: PolicyDecision, reason?: string): void {
+    this.decisions.set(invocationId ?? this.call.callId, decision);
     this.event("policy", {
       invocationId: invocationId ?? this.call.callId,
       tool,
@@ -115,6 +138,10 @@ export class OuterCallRecorder {
       this.event("outer_end", { callId, tool: this.toolName, status: "refused", code: reply.reason, durationMs });
       return;
     }
+    // A direct tool (not a cell): its own record, with its decision.
+    const direct = (reply.body as { status?: unknown; telemetry?: unknown } | null)?.telemetry === undefined;
+    if (direct)
+      this.log(callId, this.toolName, "direct", (reply.body as { status?: unknown }).status !== "failed", this.decisions.get(callId), durationMs);
     const body = reply.body as LooseResult;
     const status = typeof body.status === "string" ? body.status : "completed";
     const code = body.status === "failed" ? body.code : undefined;

@@ -219,7 +219,13 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       return r.reply;
     }
 
-    async callToolForModel(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<TrustedResult>> {
+    async callToolForModel(
+      tenantId: string,
+      turnId: string,
+      toolName: string,
+      input: unknown,
+      requestId?: string,
+    ): Promise<SessionReply<TrustedResult>> {
       const r = await this.runOuter(tenantId, turnId, toolName, input, { callId: `call_${crypto.randomUUID()}`, via: "route", requestId });
       return r.reply.ok ? { ok: true, body: { result: r.reply.body, untrusted: r.untrusted } } : r.reply;
     }
@@ -234,10 +240,15 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       this.touched(turnId);
       const started = this.clock.now();
       const secrets = this.secretsOf(turn.spec);
-      const recorder = new OuterCallRecorder(this.transcript, turnId, call, toolName, () => this.clock.now(), {
-        secrets,
-        patterns: this.redactPatterns(),
-      });
+      const recorder = new OuterCallRecorder(
+        this.transcript,
+        turnId,
+        call,
+        toolName,
+        () => this.clock.now(),
+        { secrets, patterns: this.redactPatterns() },
+        { tenant: tenantId, sessionId: turn.spec.sessionId },
+      );
       recorder.start(input);
       // A directly called MCP tool's result is network-derived too (not only nested ones).
       if (

@@ -75,6 +75,27 @@ export type HostErrorFields = {
   tool?: string;
 };
 
+/**
+ * One completed nested call (or a direct tool call), under its parent outer call, with the policy
+ * decision it got (seed 002, "Nested tool execution": trajectory and audit events). Never its input
+ * or result.
+ */
+export type ToolCallFields = {
+  requestId?: string;
+  tenant: string;
+  sessionId: string;
+  turnId: string;
+  /** The outer call (`exec`, `wait`, a Tool Search control, or the direct tool itself). */
+  parentCallId: string;
+  callId: string;
+  tool: string;
+  source: string;
+  outcome: "ok" | "error";
+  /** allowed, denied_by_policy, blocked_by_hook, approved, denied, timed_out, cancelled. */
+  decision: string;
+  durationMs?: number;
+};
+
 /** The image registry's alarm pruned images no build still uses. */
 export type ImagePruneFields = { pruned: number };
 
@@ -110,6 +131,7 @@ export type LogFields = {
   host_error: HostErrorFields;
   image_prune: ImagePruneFields;
   debug: DebugFields;
+  tool_call: ToolCallFields;
 };
 export type LogKind = keyof LogFields;
 
@@ -163,6 +185,19 @@ const RULES: { [K in LogKind]: { [F in keyof Required<LogFields[K]>]: Rule } } =
     tool: "string",
   },
   image_prune: { pruned: "number" },
+  tool_call: {
+    requestId: "string",
+    tenant: "string",
+    sessionId: "string",
+    turnId: "string",
+    parentCallId: "string",
+    callId: "string",
+    tool: "string",
+    source: "string",
+    outcome: "string",
+    decision: "string",
+    durationMs: "number",
+  },
   debug: {
     event: "string",
     requestId: "string",
@@ -190,7 +225,14 @@ export const MAX_LOG_NAMES = 200;
 /** Strings are cut here (ids are far shorter; error messages are summaries, not payloads). */
 export const MAX_LOG_STRING = 300;
 
-const LEVEL: Record<LogKind, "info" | "error"> = { request: "info", cell: "info", host_error: "error", image_prune: "info", debug: "info" };
+const LEVEL: Record<LogKind, "info" | "error"> = {
+  request: "info",
+  cell: "info",
+  host_error: "error",
+  image_prune: "info",
+  debug: "info",
+  tool_call: "info",
+};
 
 export const consoleSink: LogSink = (line, level) => (level === "error" ? console.error(line) : console.log(line));
 

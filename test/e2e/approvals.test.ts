@@ -1,6 +1,7 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { api, exec, openTurn, sessionId, sleep, TOKEN_B } from "./helpers";
+import { mark, recordsSince } from "../support/log-capture";
 
 // Operator approvals inside nested calls (issue 12), through HTTP → session object → VM. The
 // `approve*` agents (test/test-config.ts) require approval for notes_write (and the everything MCP
@@ -64,6 +65,7 @@ describe("approvals pause a nested call inside the original exec", () => {
   });
 
   it("a decision is never reused: each call asks again, after a caught denial too", async () => {
+    const m = mark();
     const session = sessionId();
     const turnId = await openTurn(session, { agentId: "approve" });
     const running = startExec(
@@ -81,6 +83,14 @@ describe("approvals pause a nested call inside the original exec", () => {
     expect((await exec(session, turnId, "return (await notes_read({ prefix: '' })).map((n) => n.key)")).value).toEqual(["b"]);
     const t = await api("GET", `/v1/sessions/${session}/turns/${turnId}/trajectory`);
     expect(t.json.calls[0].nested.filter((n: any) => n.tool === "notes_write").map((n: any) => n.decision)).toEqual(["denied", "approved"]);
+    // The structured log records each nested call under its parent with its decision, never its input.
+    const logged = recordsSince(m).filter((r) => r.kind === "tool_call" && r.turnId === turnId && r.tool === "notes_write");
+    expect(logged.map((r) => [r.decision, r.outcome])).toEqual([
+      ["denied", "error"],
+      ["approved", "ok"],
+    ]);
+    expect(logged[0]!.parentCallId).toBe(t.json.calls[0].callId);
+    expect(JSON.stringify(logged)).not.toContain('"2"');
   });
 
   it("after a wait resume the resumed program's calls ask again", async () => {

@@ -174,7 +174,10 @@ describe("code mode over MCP: network-derived results reach the MCP client wrapp
     const client = new Client({ name: "kit-test", version: "1.0.0" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
     await client.connect(transport);
     try {
-      const fetched = (await client.callTool({ name: "exec", arguments: { code: "return await kit_fetch({ url: 'https://example.test' })" } })) as CallToolResult;
+      const fetched = (await client.callTool({
+        name: "exec",
+        arguments: { code: "return await kit_fetch({ url: 'https://example.test' })" },
+      })) as CallToolResult;
       const text = (fetched.content[0] as { text: string }).text;
       expect(text).toMatch(/^SECURITY NOTICE/);
       expect(text.match(/<<<END_EXTERNAL_UNTRUSTED_CONTENT/g)).toHaveLength(1);
