@@ -423,3 +423,30 @@ describe("/chat: partial updates of running tools", () => {
     expect(names.indexOf("tool_update")).toBeLessThan(names.indexOf("nested_call"));
   });
 });
+
+describe("/chat over a Tool Search turn", () => {
+  it("the model searches, then calls a hidden tool through tool_call; meta counts the bridge and the prompt bytes", async () => {
+    const s = await script([
+      { toolCalls: [{ id: "s1", name: "tool_search", input: { query: "list shipments" } }] },
+      { toolCalls: [{ id: "s2", name: "tool_call", input: { id: "plugin:demo:shipping_list", args: {} } }] },
+      { text: "found them" },
+    ]);
+    const r = await chat(sessionId(), { model: MODEL, agentId: "searchtools", messages: [{ role: "user", content: `${s.marker} shipments` }] });
+    expect(r.json).toMatchObject({
+      status: "completed",
+      message: { content: "found them" },
+      meta: {
+        codeModeEngaged: false,
+        assistantTurns: 3,
+        bridgeCalls: { search: 1, call: 1 },
+        toolSummary: { calls: 2, tools: ["tool_search", "tool_call"] },
+      },
+    });
+    const all = await requests(s.id);
+    expect(all[0]!.body.tools.map((t: any) => t.function.name).sort()).toEqual(["tool_call", "tool_describe", "tool_search"]);
+    const bodies = all.reduce((n, req) => n + new TextEncoder().encode(JSON.stringify(req.body)).length, 0);
+    expect(r.json.meta.promptBytes).toBeGreaterThanOrEqual(bodies * 0.9);
+    const [found] = toolResults(all[2]!).slice(-1);
+    expect(JSON.parse(found!.content)).toMatchObject({ status: "completed" });
+  });
+});
