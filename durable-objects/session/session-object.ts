@@ -580,7 +580,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       try {
         const requester = this.approvals.requester(spec, { secrets: this.secretsOf(spec), patterns: this.redactPatterns() });
         const admitted = await admitExec({ hooks: pluginHooks, approvals, requester, signal: abort.signal }, event);
-        if (!admitted.ok) ctx.record?.(ctx.callId, "exec", "blocked_by_hook", admitted.message);
+        if (!admitted.ok) ctx.record?.(ctx.callId, "exec", admitted.decision, admitted.message);
         return admitted;
       } finally {
         this.untrack(spec.turnId, abort, ctx.requestId);

@@ -1,7 +1,7 @@
 import { boundedJson } from "../code-mode";
 import type { ApprovalSettings } from "../config";
 import { matchesToolPattern } from "../config";
-import type { ToolCallEvent } from "../tools";
+import type { PolicyDecision, ToolCallEvent } from "../tools";
 import { HOOK_RESULT_BYTES, runAfterHooks, runBeforeHooks, type ApprovalRequester, type PluginHooks } from "./tool-call-policy";
 
 /**
@@ -11,24 +11,25 @@ import { HOOK_RESULT_BYTES, runAfterHooks, runBeforeHooks, type ApprovalRequeste
  * Fail closed on the aliases: a rewrite that invalidates a populated `code` or `command` (blank or
  * not a string) invalidates both, and the cell does not run.
  */
-export type ExecAdmission = { ok: true; input: unknown } | { ok: false; message: string; code?: "invalid_input" };
+export type ExecAdmission = { ok: true; input: unknown } | { ok: false; message: string; code?: "invalid_input"; decision: PolicyDecision };
 
 export async function admitExec(
   deps: { hooks: readonly PluginHooks[]; approvals: ApprovalSettings; requester?: ApprovalRequester; signal: AbortSignal },
   event: ToolCallEvent,
 ): Promise<ExecAdmission> {
   const before = await runBeforeHooks(deps.hooks, event);
-  if (!before.ok) return { ok: false, message: before.message };
+  if (!before.ok) return { ok: false, message: before.message, decision: "blocked_by_hook" };
   if (before.input !== event.input && aliasesBroken(event.input, before.input)) {
     return {
       ok: false,
       message: "a before_tool_call hook invalidated exec's code/command; both are invalid and the cell did not run",
       code: "invalid_input",
+      decision: "blocked_by_hook",
     };
   }
   const approval = before.approval || deps.approvals.require.some((p) => matchesToolPattern(p, "exec"));
   if (approval) {
-    if (!deps.requester) return { ok: false, message: "exec needs an operator's approval, which this surface cannot ask for" };
+    if (!deps.requester) return { ok: false, message: "exec needs an operator's approval, which this surface cannot ask for", decision: "denied" };
     const answer = await deps.requester.request({
       tool: "exec",
       input: before.input,
@@ -42,7 +43,8 @@ export async function admitExec(
           : answer.decision === "timeout"
             ? "no approval came in time"
             : answer.reason;
-      return { ok: false, message: `exec did not run: ${why}` };
+      const decision: PolicyDecision = answer.decision === "deny" ? "denied" : answer.decision === "timeout" ? "timed_out" : "cancelled";
+      return { ok: false, message: `exec did not run: ${why}`, decision };
     }
   }
   return { ok: true, input: before.input };
