@@ -1,5 +1,5 @@
 import { NESTED_PREVIEW_BYTES } from "../../src/limits";
-import { redactedPreview } from "../../src/observability";
+import { maskSecrets, redactedPreview } from "../../src/observability";
 import type { ApprovalAnswer, ApprovalRequester } from "../../src/policy";
 import type { Sql } from "./sql";
 
@@ -40,7 +40,7 @@ export class ApprovalBroker {
           scope.turnId,
           scope.tenantId,
           tool,
-          redactedPreview(input, NESTED_PREVIEW_BYTES, redaction),
+          approvalPreview(input, redaction),
           callId ?? null,
           this.now(),
         );
@@ -97,4 +97,35 @@ export class ApprovalBroker {
       approvalId,
     );
   }
+}
+
+const FIELD_CHARS = 200;
+const LIST_ITEMS = 20;
+const OBJECT_KEYS = 50;
+const DEPTH = 4;
+
+/**
+ * What the operator sees of a call to approve: every key stays visible (each string is cut on its
+ * own, after its secrets were masked, so a long field cannot push the one that matters out of the
+ * preview), then the whole is redacted and bounded like any preview.
+ */
+export function approvalPreview(input: unknown, redaction: { secrets: readonly string[]; patterns: readonly RegExp[] }): string {
+  const clip = (v: unknown, depth: number): unknown => {
+    if (typeof v === "string") {
+      const masked = maskSecrets(v, redaction);
+      return masked.length > FIELD_CHARS ? `${masked.slice(0, FIELD_CHARS)}…[${masked.length - FIELD_CHARS} more characters]` : masked;
+    }
+    if (v === null || typeof v !== "object") return v;
+    if (depth >= DEPTH) return "[…]";
+    if (Array.isArray(v)) {
+      const items = v.slice(0, LIST_ITEMS).map((x) => clip(x, depth + 1));
+      return v.length > LIST_ITEMS ? [...items, `…[${v.length - LIST_ITEMS} more items]`] : items;
+    }
+    const out: Record<string, unknown> = {};
+    const keys = Object.keys(v);
+    for (const k of keys.slice(0, OBJECT_KEYS)) out[k] = clip((v as Record<string, unknown>)[k], depth + 1);
+    if (keys.length > OBJECT_KEYS) out["…"] = `${keys.length - OBJECT_KEYS} more keys`;
+    return out;
+  };
+  return redactedPreview(clip(input, 0), NESTED_PREVIEW_BYTES, redaction);
 }

@@ -56,6 +56,8 @@ export function storedInput(toolName: string, input: unknown, redaction: Redacti
  */
 export class OuterCallRecorder {
   untrusted = false;
+  /** The run this call parked (set when it answered `waiting`). */
+  private parkedRunId: string | undefined;
   /** Decisions seen for invocations under this call, for their log records. */
   private readonly decisions = new Map<string, PolicyDecision>();
 
@@ -68,6 +70,8 @@ export class OuterCallRecorder {
     private readonly redaction: RedactionOptions,
     /** Ids every `tool_call` log record carries. */
     private readonly ids?: { tenant: string; sessionId: string },
+    /** The turn's client tools (by their own names): the pending calls that are the caller's to run. */
+    private readonly clientTools: ReadonlySet<string> = new Set(),
   ) {}
 
   private log(callId: string, tool: string, source: string, ok: boolean, decision: PolicyDecision | undefined, durationMs?: number): void {
@@ -100,12 +104,18 @@ export class OuterCallRecorder {
       callId: this.call.callId,
       tool: this.toolName,
       via: this.call.via,
-      input: storedInput(this.toolName, input, this.redaction),
+      // exec source is stored as redacted source; any other input as a bounded, redacted preview.
+      input: this.toolName === "exec" ? storedInput(this.toolName, input, this.redaction) : this.preview(input),
     });
   }
 
   nested(n: NestedCall): void {
-    if (n.networkDerived) this.untrusted = true;
+    if (n.networkDerived) {
+      this.untrusted = true;
+      // It completed after this call parked its run (a slow or approval-gated call): the run now holds
+      // network-derived content, so every later wait result of it is wrapped.
+      if (this.parkedRunId !== undefined) this.store.markUntrusted(this.turnId, this.parkedRunId);
+    }
     this.log(n.invocationId, n.tool, n.source, n.ok, this.decisions.get(n.invocationId) ?? (n.denied ? "denied_by_policy" : undefined), n.durationMs);
     this.call.onNested?.(n);
     this.event("nested", {
@@ -165,9 +175,14 @@ export class OuterCallRecorder {
       }
     }
     if (body.status === "waiting") {
+      this.parkedRunId = body.runId;
+      if (this.untrusted && body.runId !== undefined) this.store.markUntrusted(this.turnId, body.runId);
       this.event("snapshot", { event: "parked", runId: body.runId, callId });
-      for (const p of body.pendingToolCalls ?? [])
+      // Only client calls are handed to the caller; host calls still running complete as nested calls.
+      for (const p of body.pendingToolCalls ?? []) {
+        if (!this.clientTools.has(p.tool)) continue;
         this.event("client_call", { parentCallId: callId, invocationId: p.callId, tool: p.tool, source: "client", input: this.preview(p.input) });
+      }
     }
     if (code === "timeout" || code === "output_limit_exceeded" || code === "snapshot_limit_exceeded" || code === "aborted")
       this.event("limit", { limit: code, callId, detail: typeof body.error === "string" ? body.error.slice(0, 240) : undefined });

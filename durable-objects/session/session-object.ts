@@ -248,6 +248,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         () => this.clock.now(),
         { secrets, patterns: this.redactPatterns() },
         { tenant: tenantId, sessionId: turn.spec.sessionId },
+        new Set(turn.spec.catalog.entries.filter((e) => e.source === "client").map((e) => e.toolName)),
       );
       recorder.start(input);
       // A directly called MCP tool's result is network-derived too (not only nested ones).
@@ -271,8 +272,6 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       };
       const reply = await this.dispatchTool(turn, toolName, input, scope);
       recorder.end(reply, input, this.clock.now() - started);
-      const parked = reply.ok ? (reply.body as { status?: unknown; runId?: unknown }) : undefined;
-      if (recorder.untrusted && parked?.status === "waiting" && typeof parked.runId === "string") this.transcript.markUntrusted(turnId, parked.runId);
       return { reply, untrusted: recorder.untrusted };
     }
 

@@ -104,7 +104,8 @@ export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvir
         }
         continue;
       }
-      if (bridge.yieldRequested) return { kind: "suspended", reason: "yield", cell };
+      // A pending operator decision keeps the original exec/wait in flight: no yield or park before it.
+      if (bridge.yieldRequested && !env.pause?.active) return { kind: "suspended", reason: "yield", cell };
       const status = vm.status();
       if (status.state === "failed" || status.state === "unserializable") {
         const message = vm.errorMessage() ?? "the program failed";
@@ -149,13 +150,14 @@ export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvir
       // A client call parks at once even while host tools run: the caller must see it now (the
       // host calls keep running while parked, and their results are stored for the next wait).
       const hostCalls = bridge.hostCallsInFlight;
-      if (bridge.clientCallsInFlight > 0) return { kind: "suspended", reason: "pending_tools", cell };
-      // An operator decision is pending: the original exec/wait stays in flight (it neither parks nor
-      // times out); the approval's own timeout bounds the wait.
+      // An operator decision (or a policy hook) is pending: the original exec/wait stays in flight (it
+      // neither parks nor times out); the approval's own timeout and the cell's pause cap bound the wait.
       if (env.pause?.active) {
-        await bridge.waitForWork(APPROVAL_POLL_MS, env.signal);
+        // Wake at the (moving) deadline at the latest: a short admission (hooks) must not delay a park.
+        await bridge.waitForWork(Math.min(APPROVAL_POLL_MS, Math.max(1, deadline - env.clock.now())), env.signal);
         continue;
       }
+      if (bridge.clientCallsInFlight > 0) return { kind: "suspended", reason: "pending_tools", cell };
       const remaining = deadline - env.clock.now();
       if (hostCalls === 0) {
         const due = bridge.nextTimerDue();

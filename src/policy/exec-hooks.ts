@@ -17,9 +17,13 @@ export async function admitExec(
   deps: { hooks: readonly PluginHooks[]; approvals: ApprovalSettings; requester?: ApprovalRequester; signal: AbortSignal },
   event: ToolCallEvent,
 ): Promise<ExecAdmission> {
-  const before = await runBeforeHooks(deps.hooks, event);
+  // Hooks see one source under both aliases, so a policy written against `command` (shell exec)
+  // or `code` sees the program whichever alias the model filled.
+  const shown = withBothAliases(event.input);
+  const before = await runBeforeHooks(deps.hooks, { ...event, input: shown });
   if (!before.ok) return { ok: false, message: before.message, decision: "blocked_by_hook" };
-  if (before.input !== event.input && aliasesBroken(event.input, before.input)) {
+  let input = event.input;
+  if (before.input !== shown && aliasesBroken(shown, before.input)) {
     return {
       ok: false,
       message: "a before_tool_call hook invalidated exec's code/command; both are invalid and the cell did not run",
@@ -27,12 +31,13 @@ export async function admitExec(
       decision: "blocked_by_hook",
     };
   }
+  if (before.input !== shown) input = rewritten(event.input, shown, before.input as Record<string, unknown>);
   const approval = before.approval || deps.approvals.require.some((p) => matchesToolPattern(p, "exec"));
   if (approval) {
     if (!deps.requester) return { ok: false, message: "exec needs an operator's approval, which this surface cannot ask for", decision: "denied" };
     const answer = await deps.requester.request({
       tool: "exec",
-      input: before.input,
+      input,
       signal: deps.signal,
       timeoutMs: deps.approvals.timeoutSeconds * 1000,
     });
@@ -47,7 +52,37 @@ export async function admitExec(
       return { ok: false, message: `exec did not run: ${why}`, decision };
     }
   }
-  return { ok: true, input: before.input };
+  return { ok: true, input };
+}
+
+function sourceOf(input: Record<string, unknown>): string | undefined {
+  for (const key of ["code", "command"]) if (typeof input[key] === "string" && (input[key] as string).trim() !== "") return input[key] as string;
+  return undefined;
+}
+
+function withBothAliases(input: unknown): unknown {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return input;
+  const source = sourceOf(input as Record<string, unknown>);
+  return source === undefined ? input : { ...(input as Record<string, unknown>), code: source, command: source };
+}
+
+/**
+ * The hook's input, less the alias added only for it to read (when the hook left it as shown).
+ * Both aliases the caller filled stay: if a hook rewrote one and not the other, they no longer
+ * match and the cell fails closed (seed 002: populated aliases must match).
+ */
+function rewritten(original: unknown, shown: unknown, after: Record<string, unknown>): Record<string, unknown> {
+  const was = (typeof original === "object" && original !== null ? original : {}) as Record<string, unknown>;
+  const added = (typeof shown === "object" && shown !== null ? shown : {}) as Record<string, unknown>;
+  const out = { ...after };
+  for (const key of ["code", "command"]) {
+    const populated = typeof was[key] === "string" && (was[key] as string).trim() !== "";
+    if (!populated && out[key] === added[key]) {
+      if (key in was) out[key] = was[key];
+      else delete out[key];
+    }
+  }
+  return out;
 }
 
 export async function execRan(hooks: readonly PluginHooks[], event: ToolCallEvent, result: { status?: unknown; error?: unknown }): Promise<void> {

@@ -103,36 +103,55 @@ const DECISIONS: Record<Exclude<ApprovalAnswer["decision"], "allow">, PolicyDeci
   cancelled: "cancelled",
 };
 
+/** A cell waits for decisions at most this many approval windows (`timeoutSeconds`) in total. */
+export const MAX_APPROVAL_WINDOWS_PER_CELL = 4;
+
 /** The executor's policy for one turn's calls: hooks, then approval; after-hooks see the result. */
 export function toolCallPolicy(deps: PolicyDeps): CallPolicy {
+  // `allowed` is what the trajectory assumes: only the decisions that say more are recorded.
+  const decide = (tool: ToolDefinition, ctx: ToolContext, a: Admission): Admission => {
+    if (a.decision !== "allowed") deps.record?.(ctx.callId, policyName(tool), a.decision, a.ok ? undefined : a.message);
+    return a;
+  };
+
+  async function admit(tool: ToolDefinition, input: unknown, ctx: ToolContext): Promise<Admission> {
+    const before = await runBeforeHooks(deps.hooks, event(tool, input, ctx, deps.nested));
+    if (!before.ok) return { ok: false, message: before.message, decision: "blocked_by_hook" };
+    if (!before.approval && !needsApproval(tool, deps.approvals)) return { ok: true, input: before.input, decision: "allowed" };
+    if (!deps.requester)
+      return { ok: false, message: `${tool.name} needs an operator's approval, which this surface cannot ask for`, decision: "denied" };
+    // One cell may not wait for decisions forever: each is bounded by timeoutSeconds, their sum by the cap.
+    const capMs = deps.approvals.timeoutSeconds * 1000 * MAX_APPROVAL_WINDOWS_PER_CELL;
+    if (deps.pause && deps.pause.pausedMs() >= capMs) {
+      const waited = Math.round(deps.pause.pausedMs() / 1000);
+      return {
+        ok: false,
+        message: `${tool.name} did not run: this cell already waited ${waited} s for approvals (at most ${MAX_APPROVAL_WINDOWS_PER_CELL} × timeoutSeconds); start a new cell`,
+        decision: "timed_out",
+      };
+    }
+    const answer = await deps.requester.request({
+      tool: policyName(tool),
+      input: before.input,
+      callId: ctx.callId,
+      signal: ctx.signal,
+      timeoutMs: deps.approvals.timeoutSeconds * 1000,
+    });
+    if (answer.decision === "allow") return { ok: true, input: before.input, decision: "approved" };
+    const reason = answer.decision === "deny" || answer.decision === "cancelled" ? answer.reason : undefined;
+    return { ok: false, message: APPROVAL_MESSAGES[answer.decision](tool.name, reason), decision: DECISIONS[answer.decision] };
+  }
+
   return {
     async admit(tool, input, ctx): Promise<Admission> {
-      // `allowed` is what the trajectory assumes: only the decisions that say more are recorded.
-      const decide = (a: Admission): Admission => {
-        if (a.decision !== "allowed") deps.record?.(ctx.callId, policyName(tool), a.decision, a.ok ? undefined : a.message);
-        return a;
-      };
-      const before = await runBeforeHooks(deps.hooks, event(tool, input, ctx, deps.nested));
-      if (!before.ok) return decide({ ok: false, message: before.message, decision: "blocked_by_hook" });
-      if (!before.approval && !needsApproval(tool, deps.approvals)) return decide({ ok: true, input: before.input, decision: "allowed" });
-      if (!deps.requester)
-        return decide({ ok: false, message: `${tool.name} needs an operator's approval, which this surface cannot ask for`, decision: "denied" });
+      // Policy time (hooks, then an approval) is not the cell's: its budget is paused, so it never
+      // parks or times out in the middle of a decision.
       const end = deps.pause?.begin();
-      let answer: ApprovalAnswer;
       try {
-        answer = await deps.requester.request({
-          tool: policyName(tool),
-          input: before.input,
-          callId: ctx.callId,
-          signal: ctx.signal,
-          timeoutMs: deps.approvals.timeoutSeconds * 1000,
-        });
+        return decide(tool, ctx, await admit(tool, input, ctx));
       } finally {
         end?.();
       }
-      if (answer.decision === "allow") return decide({ ok: true, input: before.input, decision: "approved" });
-      const reason = answer.decision === "deny" || answer.decision === "cancelled" ? answer.reason : undefined;
-      return decide({ ok: false, message: APPROVAL_MESSAGES[answer.decision](tool.name, reason), decision: DECISIONS[answer.decision] });
     },
     async after(tool, input, result, ctx) {
       if (!deps.hooks.some((h) => h.hooks.after_tool_call)) return;

@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from "vitest";
-import { api, cellRunning, exec, expectHealthy, openTurn, sessionId, sleep, TOKEN_B, untilInSession } from "./helpers";
+import { api, exec, expectHealthy, openTurn, sessionId, sleep, TOKEN_B } from "./helpers";
 import { mark, linesSince, recordsSince } from "../support/log-capture";
 import { appendSteps, chat, requests, script, toolResults } from "./chat-helpers";
 
@@ -199,7 +199,7 @@ describe("the budget pause cannot be turned into more budget", () => {
     expect((await running).json).toMatchObject({ status: "completed", value: true });
   });
 
-  it("BUG: the pause has no bound per cell: a 1 s cell chaining gated calls that each time out runs on (5 × timeoutSeconds) holding the session", async () => {
+  it("fixed: the pause has a bound per cell: a 1 s cell chaining gated calls that each time out runs on (5 × timeoutSeconds) holding the session", async () => {
     // Cause: src/policy/tool-call-policy.ts:120-131 (`deps.pause?.begin()` around every
     // approval) + src/cell/cell-runner.ts:85-88 (the deadline moves by every pause) +
     // src/cell/cell-runner.ts:155-158 (never times out while `pause.active`). Each approval is
@@ -224,106 +224,55 @@ describe("the budget pause cannot be turned into more budget", () => {
   }, 20_000);
 });
 
-describe("a paused cell and the isolate's shared VM memory", () => {
-  it("BUG: a cell paused on an approval keeps its VM memory reserved for the whole decision: another session's cell in the isolate gets runtime_unavailable", async () => {
-    // Cause: the pause keeps the live VM (src/cell/cell-runner.ts:155-158 loops on
-    // `env.pause?.active` with the VM and its MemoryLedger reservation held), and with the
-    // default memoryLimitBytes (64 MiB) a VM reserves most of the isolate's 80 MiB budget
-    // (src/runtime/memory-ledger.ts:98-105). Every other cell of the isolate — any session, any
-    // tenant — waits for room within its own deadline (src/runtime/vm-pool.ts:80-110 reserve/take)
-    // and fails `runtime_unavailable`, for as long as the operator takes (timeoutSeconds, up to
-    // 3600 s), and a hostile cell can chain approvals. Before approvals, a cell held its room at
-    // most for its own timeoutMs: a cell waiting on slow work parks and gives it back.
-    // Fix: while a cell waits only for operator decisions, give its room back: snapshot the VM
-    // in memory (as park does, without answering `waiting`) and restore it when a decision
-    // arrives, reserving again then; or at least do not hold a full reservation across the
-    // pause (shrink to the VM's allocated bytes).
-    const holder = sessionId();
-    const held = await openTurn(holder, { agentId: "approve" }); // default 64 MiB VM
-    const running = startExec(holder, held, "await notes_write({ key: 'hold', text: 'x' }); return 'held';");
-    const [p] = await pendingApprovals(holder);
-    const other = sessionId();
-    const turn = await openTurn(other, { agentId: "fast" });
-    const r = await exec(other, turn, "return 1 + 1");
-    await decide(holder, p!.approvalId, "deny");
-    await running;
-    // Expected: a cell of an unrelated session runs while an operator thinks about another's.
-    expect(r).toMatchObject({ status: "completed", value: 2 });
-  }, 20_000);
-});
-
 describe("approvals and parked runs", () => {
-  it("BUG: a gated call in the same batch as a client tool outlives its exec: the later wait answers `waiting` for the approval and its budget is not paused", async () => {
-    // Cause: src/cell/cell-runner.ts:152 parks as soon as a client call is in flight, before
-    // the `env.pause?.active` check (line 155), so the exec answers `waiting` while a decision
-    // is pending; the gated call keeps running detached (src/runs/park.ts:135 keepHostWork). Its
-    // policy was built with the exec's BudgetPause (src/turns/run-tool.ts:48-49); the `wait`
-    // gets a fresh BudgetPause (session-object.ts wait → cellEnvironment) that never becomes
-    // active, so the resumed cell runs its own 1 s budget down and parks again
-    // (`waiting`, pending_tools) for an approval: the model is made to poll an operator
-    // decision with `wait`, which the seed forbids ("it does not return pending_tools or
-    // require model polling through wait").
-    // Fix: keep the pause with the run: in driveCell, treat an approval pending on the bridge
-    // as paused (e.g. the policy reports pending approvals to the bridge, or BudgetPause lives
-    // on the LiveRun and is handed to the resumed env), and do not park on a client call while
-    // an approval of the same cell is pending (or park but resume with the pause active).
+  it("fixed: a gated call in the same batch as a client tool keeps the exec in flight (budget paused) until the decision; then the client call parks it", async () => {
+    // Was: the exec parked on the client call while the decision was pending, and the later wait
+    // was not paused, so the model had to poll the operator with wait. Now a pending decision is
+    // checked before any park (src/cell/cell-runner.ts): approvals stay inside the original exec.
     const session = sessionId();
     const turnId = await openTurn(session, { agentId: "approve", clientTools: [{ name: "ask_user", description: "Ask the user" }] });
-    const first = await exec(
+    const running = startExec(
       session,
       turnId,
       "const [a, b] = await Promise.all([ask_user({ q: 'name?' }), notes_write({ key: 'parked', text: 'x' })]);\nreturn [a, b.key];",
     );
-    expect(first).toMatchObject({ status: "waiting", reason: "pending_tools" });
-    const ask = first.pendingToolCalls.find((c: any) => c.tool === "ask_user");
     const [p] = await pendingApprovals(session);
     expect(p!.tool).toBe("notes_write");
-    const posted = await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, {
-      callId: ask.callId,
-      value: "Ada",
-    });
-    expect(posted.status).toBe(202);
-    const waiting = startWait(session, turnId, first.runId);
-    await untilInSession(session, cellRunning, "the wait runs");
     await sleep(1600); // longer than the cell's 1 s budget; the operator has not decided yet
     await decide(session, p!.approvalId, "allow");
-    const w = (await waiting).json;
-    // Expected: the wait stays in flight while the decision is pending, then completes.
+    const first = (await running).json;
+    expect(first).toMatchObject({ status: "waiting", reason: "pending_tools" });
+    expect(first.pendingToolCalls.map((c: any) => c.tool)).toEqual(["ask_user"]);
+    const ask = first.pendingToolCalls[0];
+    expect((await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, { callId: ask.callId, value: "Ada" })).status).toBe(202);
+    const w = (await startWait(session, turnId, first.runId)).json;
     expect(w).toMatchObject({ status: "completed", value: ["Ada", "parked"] });
   }, 20_000);
 
-  it("BUG: a host call still awaiting approval when its run parks is recorded in the trajectory as a client call, pending forever", async () => {
-    // Cause: durable-objects/session/outer-call-recorder.ts:168-170 writes a `client_call`
-    // event (source "client", status pending) for every entry of the waiting result's
-    // pendingToolCalls, but src/runs/incremental-output.ts:15-21 (pendingCalls) lists host tool
-    // calls there too. The gated notes_write shows up twice under the same invocation id: once
-    // as a client call that never settles (no client result will ever come for it) and once as
-    // the real host call with its `approved` decision. For MCP calls the client entry also
-    // carries the bridge's internal id (`mcp:everything.echo`) as its tool name.
-    // Fix: in OuterCallRecorder.end, record `client_call` only for client calls (carry the kind
-    // in pendingCalls, or skip entries whose tool is not a client tool of the turn).
+  it("fixed: the trajectory records only client calls as the caller's; an approved host call appears once, approved", async () => {
     const session = sessionId();
     const turnId = await openTurn(session, { agentId: "approve", clientTools: [{ name: "ask_user", description: "Ask the user" }] });
-    const first = await exec(session, turnId, "await Promise.all([ask_user({ q: 'x' }), notes_write({ key: 'traj', text: 'x' })]); return 1;");
-    expect(first.status).toBe("waiting");
+    const running = startExec(session, turnId, "await Promise.all([ask_user({ q: 'x' }), notes_write({ key: 'traj', text: 'x' })]); return 1;");
     const [p] = await pendingApprovals(session);
     await decide(session, p!.approvalId, "allow");
-    for (let i = 0; (await notes(session)).length === 0; i++) {
-      if (i > 100) throw new Error("the allowed call never ran while parked");
-      await sleep(25);
-    }
+    expect((await running).json.status).toBe("waiting");
     const t = await api("GET", `/v1/sessions/${session}/turns/${turnId}/trajectory`);
     const writes = t.json.calls[0].nested.filter((n: any) => n.tool === "notes_write");
     expect(writes.map((n: any) => [n.source, n.status, n.decision])).toEqual([["openclaw", "ok", "approved"]]);
+    expect(t.json.calls[0].nested.filter((n: any) => n.source === "client").map((n: any) => [n.tool, n.status])).toEqual([["ask_user", "pending"]]);
   });
 
-  it("holds: deleting the turn of a run parked with a pending approval cancels the approval; the tool never runs", async () => {
+  it("holds: deleting the turn while a batch with a client call waits for a decision cancels it; the tool never runs", async () => {
     const session = sessionId();
     const turnId = await openTurn(session, { agentId: "approve", clientTools: [{ name: "ask_user", description: "Ask the user" }] });
-    const first = await exec(session, turnId, "await Promise.all([ask_user({ q: 'x' }), notes_write({ key: 'gone-parked', text: 'x' })]); return 1;");
-    expect(first.status).toBe("waiting");
+    const running = startExec(
+      session,
+      turnId,
+      "await Promise.all([ask_user({ q: 'x' }), notes_write({ key: 'gone-parked', text: 'x' })]); return 1;",
+    );
     const [p] = await pendingApprovals(session);
     expect((await api("DELETE", `/v1/sessions/${session}/turns/${turnId}`)).status).toBe(200);
+    expect((await running).json).toMatchObject({ status: "failed", code: "aborted" });
     expect([404, 409]).toContain((await decide(session, p!.approvalId, "allow")).status);
     expect(await listApprovals(session)).toEqual([]);
     expect(await notes(session)).toEqual([]);
@@ -404,12 +353,14 @@ describe("approvals never leak what they gate", () => {
     const running = startExec(session, turnId, "const r = await notes_write({ key: 'big', text: 'é'.repeat(16000) }); return r.bytes;");
     const [p] = await pendingApprovals(session);
     expect(new TextEncoder().encode(p!.inputPreview).length).toBeLessThanOrEqual(2048);
-    expect(p!.inputPreview).toMatch(/bytes omitted\]$/);
+    // Each field is cut on its own (every key stays visible), then the whole is bounded.
+    expect(p!.inputPreview).toContain('"key":"big"');
+    expect(p!.inputPreview).toContain("more characters]");
     await decide(session, p!.approvalId, "allow");
     expect((await running).json).toMatchObject({ status: "completed", value: 32000 });
   });
 
-  it("BUG: the approval preview can be steered to hide what is approved: a long field first pushes the note key out of the 2 KiB preview", async () => {
+  it("fixed: the approval preview cannot be steered to hide what is approved: a long field first pushes the note key out of the 2 KiB preview", async () => {
     // Cause: durable-objects/session/approval-broker.ts:43 previews the input with
     // `redactedPreview(input, NESTED_PREVIEW_BYTES)`, which cuts the compact JSON at 2 KiB from
     // the end (src/observability/redacted-preview.ts:40-46). The model controls key order and
@@ -431,7 +382,7 @@ describe("approvals never leak what they gate", () => {
     expect(p!.inputPreview).toContain("victim-key");
   });
 
-  it("BUG: a direct (code mode off) gated call's input reaches the trajectory unredacted, although its approval preview is masked", async () => {
+  it("fixed: a direct (code mode off) gated call's input reaches the trajectory redacted, although its approval preview is masked", async () => {
     // Cause: durable-objects/session/outer-call-recorder.ts:41-49 (`storedInput` redacts only
     // exec's code/command and returns every other tool's input as given) → `outer_start`
     // (outer-call-recorder.ts:103) stores the raw input, and src/agent/trajectory.ts:71 hands it out. The README promises
@@ -473,14 +424,14 @@ describe("approvals against teardown and cancellation", () => {
     expect(await listApprovals(session)).toEqual([]);
   });
 
-  it("holds: deleting the session while a run is parked with a pending approval: no 500, nothing runs, the id is usable again", async () => {
+  it("holds: deleting the session while a batch with a client call waits for a decision: no 500, nothing runs, the id is usable again", async () => {
     const m = mark();
     const session = sessionId();
     const turnId = await openTurn(session, { agentId: "approve", clientTools: [{ name: "ask_user", description: "Ask the user" }] });
-    const first = await exec(session, turnId, "await Promise.all([ask_user({ q: 'x' }), notes_write({ key: 'wiped', text: 'x' })]); return 1;");
-    expect(first.status).toBe("waiting");
+    const running = startExec(session, turnId, "await Promise.all([ask_user({ q: 'x' }), notes_write({ key: 'wiped', text: 'x' })]); return 1;");
     const [p] = await pendingApprovals(session);
     expect((await api("DELETE", `/v1/sessions/${session}`)).status).toBe(200);
+    expect((await running).json).toMatchObject({ status: "failed", code: "aborted" });
     expect((await decide(session, p!.approvalId, "allow")).status).toBe(404);
     const fresh = await openTurn(session, { agentId: "approve" });
     await expectHealthy(session, fresh);
@@ -602,7 +553,7 @@ describe("untrusted wrapping of network-derived output (MCP) in /chat", () => {
 });
 
 describe("untrusted taint across a park, when the network-derived call settles while parked", () => {
-  it("BUG: an approval-gated MCP call allowed while its run is parked returns its content through `wait` unwrapped", async () => {
+  it("fixed: MCP content read before a park reaches the model through the later `wait` wrapped", async () => {
     // Cause: the taint of a parked run is decided when the outer call that parked it ends:
     // durable-objects/session/session-object.ts:275 (`if (recorder.untrusted && parked…)
     // markUntrusted`) and :263 (a wait is untrusted only if its run was marked, or a nested call
@@ -622,26 +573,21 @@ describe("untrusted taint across a park, when the network-derived call settles w
     const code =
       `const [r] = await Promise.all([MCP.everything.echo({ message: ${JSON.stringify(hostile)} }), ask_user({ q: "go?" })]);\n` + "return r;";
     const s = await script([{ toolCalls: [{ id: "m1", name: "exec", input: { code } }] }]);
-    const first = await chat(session, {
+    const firstCall = chat(session, {
       model: "fakeoai/gpt-fake",
       agentId: "approve",
       clientTools: [{ name: "ask_user", description: "Ask the user" }],
       mcpServers: { everything: { url } },
       messages: [{ role: "user", content: `${s.marker} go` }],
     });
-    expect(first.json.status).toBe("waiting");
-    const turnId = first.json.turnId;
-    const ask = first.json.pendingToolCalls.find((c: any) => c.tool === "ask_user");
-    // The MCP call is still waiting for the operator; allow it while the run is parked.
+    // The MCP call waits for the operator inside the original exec; then the client call parks the run.
     const [p] = await pendingApprovals(session);
     expect(p!.tool).toBe("everything__echo");
     expect((await decide(session, p!.approvalId, "allow")).status).toBe(200);
-    for (let i = 0; ; i++) {
-      const t = await api("GET", `/v1/sessions/${session}/turns/${turnId}/trajectory`);
-      if (t.json.calls.some((c: any) => c.nested.some((n: any) => n.source === "mcp" && n.status === "ok"))) break;
-      if (i > 200) throw new Error("the MCP call never completed while parked");
-      await sleep(25);
-    }
+    const first = await firstCall;
+    expect(first.json.status).toBe("waiting");
+    const turnId = first.json.turnId;
+    const ask = first.json.pendingToolCalls.find((c: any) => c.tool === "ask_user");
     expect((await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, { callId: ask.callId, value: true })).status).toBe(202);
     await appendSteps(s.id, [{ toolCalls: [{ id: "w1", name: "wait", input: { runId: ask.runId } }] }, { text: "done" }]);
     expect((await chat(session, { turnId })).json.status).toBe("completed");
