@@ -30,9 +30,15 @@ export class ApprovalBroker {
     this.sql.run("UPDATE approvals SET status = 'lost', decided_at = ? WHERE status = 'pending'", this.now());
   }
 
-  requester(scope: { tenantId: string; turnId: string }, redaction: { secrets: readonly string[]; patterns: readonly RegExp[] }): ApprovalRequester {
+  requester(
+    scope: { tenantId: string; turnId: string },
+    redaction: { secrets: readonly string[]; patterns: readonly RegExp[] },
+    /** False once the turn (or the whole session) is gone: nothing is recorded, the call is cancelled. */
+    turnExists: () => boolean = () => true,
+  ): ApprovalRequester {
     return {
-      request: ({ tool, input, callId, signal, timeoutMs }) => {
+      request: async ({ tool, input, callId, signal, timeoutMs }) => {
+        if (signal.aborted || !this.ready() || !turnExists()) return { decision: "cancelled", reason: "the turn is gone" };
         const approvalId = `appr_${crypto.randomUUID()}`;
         this.sql.run(
           "INSERT INTO approvals (approval_id, turn_id, tenant_id, tool, input_preview, call_id, requested_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')",

@@ -15,7 +15,7 @@ import {
 } from "../../src/agent";
 import type { GatewayConfig } from "../../src/config";
 import type { CodeModeResult } from "../../src/code-mode";
-import { NESTED_PREVIEW_BYTES, PROVIDER_TIMEOUT_MS } from "../../src/limits";
+import { MAX_TRANSCRIPT_BYTES, NESTED_PREVIEW_BYTES, PROVIDER_TIMEOUT_MS } from "../../src/limits";
 import { logRecord, redactedPreview } from "../../src/observability";
 import {
   costUsd,
@@ -46,6 +46,8 @@ export type ChatHost = {
   /** Turns a /chat call of this object instance drives right now (a stored `running` elsewhere is stale). */
   driving: Set<string>;
   wasDelivered(turnId: string, callId: string): boolean;
+  /** Whether a parked run still exists (one that expired or was resumed elsewhere no longer waits for its client calls). */
+  runParked(runId: string): boolean;
   track(turnId: string, requestId: string): AbortController;
   untrack(turnId: string, c: AbortController, requestId: string): void;
   redaction(spec: TurnSpec): RedactionOptions;
@@ -127,6 +129,8 @@ async function drive(
   let spec: TurnSpec | undefined;
   let abort: AbortController | undefined;
   let driving = false;
+  // Set once the loop owns the turn: a continuation refused before that leaves the stored state as it was.
+  let started = false;
   try {
     const config = host.config();
     if (!config.ok) return refuse("invalid_config", config.message);
@@ -150,7 +154,9 @@ async function drive(
         );
       if (req.model !== undefined && req.model !== stored.model)
         return refuse("invalid_request", `this turn talks to ${stored.model}; a continuation cannot change the model`);
-      const missing = stored.pending.filter((p) => (p.runId !== undefined ? !host.wasDelivered(id, p.callId) : true));
+      if (host.transcript.transcriptBytes(id) > MAX_TRANSCRIPT_BYTES)
+        return refuse("conflict", `this turn's transcript is over ${MAX_TRANSCRIPT_BYTES} bytes; start a new turn`);
+      const missing = stored.pending.filter((p) => (p.runId !== undefined ? !host.wasDelivered(id, p.callId) && host.runParked(p.runId) : true));
       if (missing.length > 0)
         return refuse(
           "conflict",
@@ -188,6 +194,7 @@ async function drive(
     state.pending = [];
     delete state.lastError;
     host.transcript.saveState(turnId, state);
+    started = true;
     emit({ type: "turn", turnId, codeModeEngaged: spec.codeModeEngaged, continued });
 
     const end = await loop(
@@ -216,7 +223,7 @@ async function drive(
     const turn = turnId !== undefined ? host.turn(tenantId, turnId) : undefined;
     // Only while the turn still exists (deleting it, or the session, cancels the loop): the
     // transcript keeps everything before the failure, and a retryable failure may be continued.
-    if (state && turnId && turn) {
+    if (state && turnId && turn && (started || !continuedTurn(req))) {
       try {
         state.status = "stopped";
         state.lastError = failure.code;
@@ -242,6 +249,8 @@ async function drive(
     if (driving && turnId) host.driving.delete(turnId);
   }
 }
+
+const continuedTurn = (req: ChatRequest): boolean => req.turnId !== undefined;
 
 /**
  * A turn stopped mid-round (a provider failure after tools ran, a reset, a cancel) may have tool

@@ -104,8 +104,8 @@ export class OuterCallRecorder {
       callId: this.call.callId,
       tool: this.toolName,
       via: this.call.via,
-      // exec source is stored as redacted source; any other input as a bounded, redacted preview.
-      input: this.toolName === "exec" ? storedInput(this.toolName, input, this.redaction) : this.preview(input),
+      // exec: its redacted source (bounded) and language only; any other input as a bounded, redacted preview.
+      input: this.toolName === "exec" ? execShown(storedInput(this.toolName, input, this.redaction)) : this.preview(input),
     });
   }
 
@@ -188,6 +188,23 @@ export class OuterCallRecorder {
       this.event("limit", { limit: code, callId, detail: typeof body.error === "string" ? body.error.slice(0, 240) : undefined });
     if (isTruncated(body.value)) this.event("limit", { limit: "maxOutputBytes", callId, detail: "the value was truncated" });
   }
+}
+
+/** Source shown in the trajectory: this much of each alias, at most. */
+const SHOWN_SOURCE_CHARS = 16 * 1024;
+
+function execShown(stored: unknown): unknown {
+  if (typeof stored === "string") return stored.slice(0, SHOWN_SOURCE_CHARS);
+  if (typeof stored !== "object" || stored === null) return stored;
+  const s = stored as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const key of ["code", "command"]) {
+    const v = s[key];
+    if (typeof v === "string")
+      out[key] = v.length > SHOWN_SOURCE_CHARS ? `${v.slice(0, SHOWN_SOURCE_CHARS)}\n// …[${v.length - SHOWN_SOURCE_CHARS} more characters]` : v;
+  }
+  if (s.language === "javascript" || s.language === "typescript") out.language = s.language;
+  return out;
 }
 
 /** A CodeModeResult or a direct tool's `{ status, value | error }`, read field by field. */

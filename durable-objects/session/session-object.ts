@@ -271,6 +271,8 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         ...(call.onUpdate ? { onUpdate: call.onUpdate } : {}),
       };
       const reply = await this.dispatchTool(turn, toolName, input, scope);
+      // The run may have been marked while this wait ran (a network-derived call of the parked run finished meanwhile).
+      if (typeof resumed === "string" && this.transcript.isUntrusted(resumed)) recorder.untrusted = true;
       recorder.end(reply, input, this.clock.now() - started);
       return { reply, untrusted: recorder.untrusted };
     }
@@ -410,7 +412,11 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
           track: (id, r) => this.track(id, r),
           untrack: (id, c, r) => this.untrack(id, c, r),
           redaction: (spec) => ({ secrets: this.secretsOf(spec), patterns: this.redactPatterns() }),
-          observer: (ids) => transportObserver(debugFlags(this.env.CODEMODE_DEBUG), ids, this.secretsOf(undefined)),
+          observer: (ids) => {
+            const spec = this.turns.get(tenantId, ids.turnId)?.spec;
+            return transportObserver(debugFlags(this.env.CODEMODE_DEBUG), ids, { secrets: this.secretsOf(spec), patterns: this.redactPatterns() });
+          },
+          runParked: (runId) => this.snapshots.state(runId) !== undefined,
           ...(this.providerFetch ? { fetch: this.providerFetch } : {}),
         },
         tenantId,
@@ -577,7 +583,11 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       if (pluginHooks.length === 0 && approvals.require.length === 0) return { ok: true, input: event.input };
       const abort = this.track(spec.turnId, ctx.requestId, ctx.parent);
       try {
-        const requester = this.approvals.requester(spec, { secrets: this.secretsOf(spec), patterns: this.redactPatterns() });
+        const requester = this.approvals.requester(
+          spec,
+          { secrets: this.secretsOf(spec), patterns: this.redactPatterns() },
+          () => this.turns.get(spec.tenantId, spec.turnId) !== undefined,
+        );
         const admitted = await admitExec({ hooks: pluginHooks, approvals, requester, signal: abort.signal }, event);
         if (!admitted.ok) ctx.record?.(ctx.callId, "exec", admitted.decision, admitted.message);
         return admitted;
@@ -589,7 +599,11 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     /** What a call of the turn runs with: definitions, MCP servers, its context, policy (hooks, approvals), sinks. */
     private deps(spec: TurnSpec, signal: AbortSignal, scope: CallScope = {}): TurnDeps {
       const mcp = new McpServers(spec.mcp?.servers ?? [], this.env as unknown as Record<string, unknown>);
-      const requester = this.approvals.requester(spec, { secrets: this.secretsOf(spec), patterns: this.redactPatterns() });
+      const requester = this.approvals.requester(
+        spec,
+        { secrets: this.secretsOf(spec), patterns: this.redactPatterns() },
+        () => this.turns.get(spec.tenantId, spec.turnId) !== undefined,
+      );
       return {
         ...(scope.activity ? { activity: scope.activity } : {}),
         ...(scope.onUpdate ? { onUpdate: scope.onUpdate } : {}),
@@ -707,7 +721,11 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const c = new AbortController();
       if (parent) {
         if (parent.aborted) c.abort();
-        else parent.addEventListener("abort", () => c.abort(), { once: true });
+        else {
+          const onAbort = () => c.abort();
+          parent.addEventListener("abort", onAbort, { once: true });
+          this.detach.set(c, () => parent.removeEventListener("abort", onAbort));
+        }
       }
       if (requestId !== undefined) {
         if (this.cancelled.get(requestId)?.signal.aborted) c.abort();
@@ -719,7 +737,12 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       return c;
     }
 
+    /** Listeners on a parent (/chat) signal, removed when their call ends. */
+    private readonly detach = new WeakMap<AbortController, () => void>();
+
     private untrack(turnId: string, c: AbortController, requestId?: string): void {
+      this.detach.get(c)?.();
+      this.detach.delete(c);
       if (requestId !== undefined && this.cancelled.get(requestId) === c) this.cancelled.delete(requestId);
       const set = this.active.get(turnId);
       set?.delete(c);

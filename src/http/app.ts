@@ -161,7 +161,14 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
     const onAbort = () =>
       void stub.cancelRequest(requestId).catch((error: unknown) => logRecord("host_error", { where: "chat.cancel", error, requestId, tenant }));
     c.req.raw.signal.addEventListener("abort", onAbort);
-    const stream = await stub.chat(tenant, sessionId, body, requestId);
+    let stream: ReadableStream<Uint8Array>;
+    try {
+      stream = await stub.chat(tenant, sessionId, body, requestId);
+    } catch (error) {
+      // The session object was reset (or overloaded) before the loop started: nothing ran.
+      logRecord("host_error", { where: "chat.rpc", error, requestId, tenant });
+      throw new HttpError("session_reset", "the session was reset before this call started; retry shortly");
+    }
     return chatResponse(c, stream, { onError: (code) => c.set("errorCode", code), onCancel: onAbort });
   });
 

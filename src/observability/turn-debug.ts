@@ -78,7 +78,7 @@ const SSE_EVENT_CHARS = 2048;
 export function transportObserver(
   flags: DebugFlags,
   ids: { tenant: string; sessionId: string; turnId: string; requestId: string },
-  secrets: readonly string[],
+  redaction: { secrets: readonly string[]; patterns: readonly RegExp[] },
 ):
   | {
       request?(i: { url: string; body: unknown; bytes: number }): void;
@@ -90,24 +90,39 @@ export function transportObserver(
   let seen = 0;
   return {
     request({ url, body, bytes }) {
-      if (flags.transport) logRecord("debug", { event: "model_request", ...ids, url: redactSecrets(url, secrets), bytes });
+      if (flags.transport)
+        logRecord("debug", { event: "model_request", ...ids, url: redactSecrets(url, redaction.secrets, redaction.patterns), bytes });
       if (flags.payload !== "off") {
         const tools = (body as { tools?: Array<{ name?: string; function?: { name?: string } }> } | null)?.tools ?? [];
         logRecord("debug", {
           event: "model_payload",
           ...ids,
           toolNames: tools.map((t) => t.function?.name ?? t.name ?? "?"),
-          ...(flags.payload === "full-redacted" ? { payload: redactSecrets(JSON.stringify(body), secrets).slice(0, MAX_DEBUG_SNAPSHOT_CHARS) } : {}),
+          ...(flags.payload === "full-redacted"
+            ? { payload: redactSecrets(JSON.stringify(body), redaction.secrets, redaction.patterns).slice(0, MAX_DEBUG_SNAPSHOT_CHARS) }
+            : {}),
         });
       }
     },
     response({ url, status, ms }) {
-      if (flags.transport) logRecord("debug", { event: "model_response", ...ids, url: redactSecrets(url, secrets), status, durationMs: ms });
+      if (flags.transport)
+        logRecord("debug", {
+          event: "model_response",
+          ...ids,
+          url: redactSecrets(url, redaction.secrets, redaction.patterns),
+          status,
+          durationMs: ms,
+        });
     },
     sseEvent(data) {
       if (flags.sse === "off" || (flags.sse === "peek" && seen >= SSE_PEEK_EVENTS)) return;
       seen++;
-      logRecord("debug", { event: "model_sse", ...ids, n: seen, data: redactSecrets(data, secrets).slice(0, SSE_EVENT_CHARS) });
+      logRecord("debug", {
+        event: "model_sse",
+        ...ids,
+        n: seen,
+        data: redactSecrets(data, redaction.secrets, redaction.patterns).slice(0, SSE_EVENT_CHARS),
+      });
     },
   };
 }
