@@ -1,8 +1,9 @@
-import { SELF } from "cloudflare:test";
+import { runDurableObjectAlarm, SELF } from "cloudflare:test";
 import { inject, describe, expect, it } from "vitest";
-import { api, inSession, sessionId, sessionStub, sleep } from "./helpers";
+import { api, inSession, sessionId, sessionStub, setClock, sleep } from "./helpers";
+import { manualClock } from "../../src/runtime";
 import { mark, recordsSince } from "../support/log-capture";
-import { chat, parseSse, requests, script, toolResults } from "./chat-helpers";
+import { appendSteps, chat, parseSse, requests, script, toolResults } from "./chat-helpers";
 import { readEvents, type ChatEvent } from "../../src/agent";
 import { MAX_ASSISTANT_TURNS, MAX_CHAT_MESSAGE_CHARS, MAX_CHAT_MESSAGES, MAX_TRAJECTORY_EVENTS, MAX_TRANSCRIPT_BYTES } from "../../src/limits";
 
@@ -448,5 +449,36 @@ describe("/chat over a Tool Search turn", () => {
     expect(r.json.meta.promptBytes).toBeGreaterThanOrEqual(bodies * 0.9);
     const [found] = toolResults(all[2]!).slice(-1);
     expect(JSON.parse(found!.content)).toMatchObject({ status: "completed" });
+  });
+});
+
+describe("/chat: a waiting turn whose parked run expired", () => {
+  it("continues without the client result (it can no longer be delivered); the model learns the run expired; the trajectory says so", async () => {
+    const session = sessionId();
+    const clock = manualClock(Date.now());
+    await api("POST", `/v1/sessions/${session}/turns`, {}); // create the object
+    await setClock(session, clock);
+    const s = await script([{ toolCalls: [{ id: "p1", name: "exec", input: { code: "return await ask_user({ q: 1 })" } }] }]);
+    const first = await chat(session, {
+      model: MODEL,
+      agentId: "park",
+      clientTools: [{ name: "ask_user" }],
+      messages: [{ role: "user", content: `${s.marker} ask` }],
+    });
+    expect(first.json.status).toBe("waiting");
+    const { runId } = first.json.pendingToolCalls[0];
+    clock.advance(61_000); // past the park agent's 60 s snapshot TTL
+    expect(await runDurableObjectAlarm(sessionStub(session))).toBe(true);
+    await appendSteps(s.id, [{ toolCalls: [{ id: "p2", name: "wait", input: { runId } }] }, { text: "the question expired" }]);
+    const again = await chat(session, { turnId: first.json.turnId });
+    expect(again.json).toMatchObject({ status: "completed", message: { content: "the question expired" } });
+    const [, waitResult] = toolResults((await requests(s.id))[2]!);
+    expect(JSON.parse(waitResult!.content)).toMatchObject({
+      status: "failed",
+      code: "invalid_input",
+      error: "code mode run is unavailable or expired.",
+    });
+    const t = await api("GET", `/v1/sessions/${session}/turns/${first.json.turnId}/trajectory`);
+    expect(t.json.snapshots.map((e: any) => e.event)).toEqual(["parked", "expired", "unavailable"]);
   });
 });
