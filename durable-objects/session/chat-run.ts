@@ -48,6 +48,13 @@ export type ChatHost = {
   wasDelivered(turnId: string, callId: string): boolean;
   /** Whether a parked run still exists (one that expired or was resumed elsewhere no longer waits for its client calls). */
   runParked(runId: string): boolean;
+  /** A directly called client tool through the turn's policy (hooks, approval). */
+  admitClient(
+    tenantId: string,
+    turnId: string,
+    call: ModelToolCall,
+    signal: AbortSignal,
+  ): Promise<{ ok: true; input: unknown } | { ok: false; message: string }>;
   track(turnId: string, requestId: string): AbortController;
   untrack(turnId: string, c: AbortController, requestId: string): void;
   redaction(spec: TurnSpec): RedactionOptions;
@@ -317,6 +324,7 @@ function loop(host: ChatHost, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
       maxAssistantTurns: c.maxAssistantTurns,
       state: c.state,
       isClientTool: (name) => clientTools.has(name),
+      admitClient: (call) => host.admitClient(c.tenantId, c.turnId, call, c.signal),
       displayInput: (call) => storedInput(call.name, call.input, redaction),
       append: (message) => {
         const stored = storedMessage(message, redaction);

@@ -13,7 +13,7 @@ import { SnapshotCodec } from "../../src/snapshot-store";
 import { SnapshotStore } from "../../src/snapshot-store";
 import type { ToolDefinition, ToolPlugin } from "../../src/tools";
 import { clientResultSettlement } from "../../src/turns";
-import { callDirectTool, cellEnvironment, execCell, isRestartSafe, type TurnDeps } from "../../src/turns";
+import { admitClientCall, callDirectTool, cellEnvironment, execCell, isRestartSafe, type TurnDeps } from "../../src/turns";
 import { defaultExecLanguage } from "../../src/turns";
 import { turnTelemetry } from "../../src/turns";
 import { callToolSearchTool, mcpToolDefinition, runToolSearchCode } from "../../src/turns";
@@ -417,6 +417,13 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
             return transportObserver(debugFlags(this.env.CODEMODE_DEBUG), ids, { secrets: this.secretsOf(spec), patterns: this.redactPatterns() });
           },
           runParked: (runId) => this.snapshots.state(runId) !== undefined,
+          admitClient: async (t, id, call, signal) => {
+            const turn = this.turns.get(t, id);
+            const entry = turn?.spec.catalog.entries.find((e) => e.source === "client" && e.toolName === call.name);
+            if (!turn || !entry) return { ok: true as const, input: call.input };
+            const deps = this.deps(turn.spec, signal, { callId: call.id });
+            return admitClientCall(entry, call.input ?? {}, deps.policy!({ nested: false }), { ...deps.context, signal, callId: call.id });
+          },
           ...(this.providerFetch ? { fetch: this.providerFetch } : {}),
         },
         tenantId,

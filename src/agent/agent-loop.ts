@@ -26,6 +26,8 @@ export type LoopDeps = {
   state: ChatState;
   /** A client tool the model called directly (its result comes from the caller). */
   isClientTool(name: string): boolean;
+  /** Hooks and approvals for such a call before the caller gets it (absent: handed out as is). */
+  admitClient?(call: ModelToolCall): Promise<{ ok: true; input: unknown } | { ok: false; message: string }>;
   /** Run one outer call through the same path as the tools route (exec/wait/Tool Search/direct). */
   runTool(call: ModelToolCall): Promise<ToolRun>;
   /** Persist one message: what was stored (exec source redacted), and whether the turn's transcript is now full. */
@@ -72,14 +74,20 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
     const pending: PendingClientCall[] = [];
     for (const call of reply.calls) {
       deps.emit({ type: "tool_call_start", callId: call.id, name: call.name, input: deps.displayInput(call) });
+      let refused: ToolRun | undefined;
       if (call.inputError === undefined && deps.isClientTool(call.name)) {
-        // The caller runs it; its result arrives through client-results and is appended then. The
-        // caller answers a gateway id: a provider's id may repeat across rounds or be any length.
-        countToolCall(state, call.name, false);
-        pending.push({ callId: `ccall_${crypto.randomUUID()}`, tool: call.name, input: call.input, providerCallId: call.id });
-        continue;
+        // The same policy as any call (hooks, approval) before the caller gets it.
+        const admitted = deps.admitClient ? await deps.admitClient(call) : { ok: true as const, input: call.input };
+        if (admitted.ok) {
+          // The caller runs it; its result arrives through client-results and is appended then. The
+          // caller answers a gateway id: a provider's id may repeat across rounds or be any length.
+          countToolCall(state, call.name, false);
+          pending.push({ callId: `ccall_${crypto.randomUUID()}`, tool: call.name, input: admitted.input, providerCallId: call.id });
+          continue;
+        }
+        refused = { content: `error: ${admitted.message}`, isError: true, status: "failed", untrusted: false };
       }
-      const run = await runOne(deps, call);
+      const run = refused ?? (await runOne(deps, call));
       countToolCall(state, call.name, run.isError);
       if (run.pending) pending.push(...run.pending);
       const result: ModelMessage = {

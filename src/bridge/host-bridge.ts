@@ -23,6 +23,11 @@ export interface BridgeHandlers {
   call(request: ToolRequest, signal: AbortSignal): Promise<Settlement>;
   /** Client tools are run by the caller: the call parks the cell instead of executing. */
   isClientTool(tool: string): boolean;
+  /**
+   * The call policy for a client tool call (hooks, approval) before it is handed to the caller:
+   * the input to hand out, or why it may not be. Absent: handed out as is.
+   */
+  admitClient?(request: ToolRequest, signal: AbortSignal): Promise<{ ok: true; input: unknown } | { ok: false; message: string }>;
   /** A client tool call was handed to the caller (counted like any call). */
   clientCalled(request: ToolRequest): void;
   /**
@@ -258,6 +263,26 @@ export class HostBridge implements GuestHost {
             const refusal = this.handlers.refuseClientCall?.({ id: r.id, tool, input });
             if (refusal !== undefined) {
               this.settle(r.id, { ok: false, message: refusal });
+              break;
+            }
+            if (this.handlers.admitClient) {
+              // Policy first (hooks, an approval): until admitted the call is host work (the cell does
+              // not park on it); then it is handed to the caller with the input policy let through.
+              this.inflight.set(r.id, { id: r.id, kind: "tool", tool, input, callId, abort });
+              this.handlers.admitClient({ id: r.id, tool, input, callId }, abort.signal).then(
+                (admitted) => {
+                  const f = this.inflight.get(r.id);
+                  if (!f || this.closed) return; // cancelled, or the run closed meanwhile
+                  if (!admitted.ok) return this.complete(r.id, { ok: false, message: admitted.message });
+                  this.handlers.clientCalled({ id: r.id, tool, input: admitted.input });
+                  this.inflight.set(r.id, { ...f, kind: "client", input: admitted.input });
+                  this.wake?.();
+                },
+                (error: unknown) => {
+                  logRecord("host_error", { where: "bridge.admit_client", error, tool });
+                  this.complete(r.id, { ok: false, message: `${tool} was blocked: its policy check failed` });
+                },
+              );
               break;
             }
             this.handlers.clientCalled({ id: r.id, tool, input });

@@ -135,6 +135,19 @@ export function turnHandlers(
     isClientTool(tool): boolean {
       return catalog.lookup(tool)?.source === "client";
     },
+    ...(nested.policy
+      ? {
+          admitClient: async (request: ToolRequest, signal: AbortSignal) => {
+            const entry = catalog.lookup(request.tool);
+            if (!entry) return { ok: true as const, input: request.input };
+            return admitClientCall(entry, request.input ?? {}, nested.policy!, {
+              ...nested.context,
+              signal,
+              ...(request.callId ? { callId: request.callId } : {}),
+            });
+          },
+        }
+      : {}),
     refuseClientCall(request): string | undefined {
       const entry = catalog.lookup(request.tool);
       if (!entry) return undefined;
@@ -176,4 +189,33 @@ export function turnHandlers(
       return { ok: true, text: boundedJson(guestDescription(entry), maxBytes) };
     },
   };
+}
+
+/**
+ * A client tool call through the turn's policy (hooks, approval) before the caller gets it: the
+ * same `before_tool_call` hooks and approval rules as any tool, by the client tool's own name. A
+ * rewritten input must still match the tool's declared schema.
+ */
+export async function admitClientCall(
+  entry: CatalogEntry,
+  input: unknown,
+  policy: CallPolicy,
+  ctx: ToolContext,
+): Promise<{ ok: true; input: unknown } | { ok: false; message: string }> {
+  const definition: ToolDefinition = {
+    name: entry.toolName,
+    description: entry.description,
+    parameters: entry.parameters,
+    execute: () => {
+      throw new Error(`${entry.toolName} is a client tool: the client runs it`);
+    },
+  };
+  const admitted = await policy.admit(definition, input, ctx);
+  if (!admitted.ok) return { ok: false, message: admitted.message };
+  if (admitted.input !== input) {
+    const check = checkValue(entry.parameters, admitted.input ?? {}, true);
+    if (!check.ok)
+      return { ok: false, message: `a before_tool_call hook rewrote the input of ${entry.toolName} into an invalid one: ${check.message}` };
+  }
+  return { ok: true, input: admitted.input };
 }

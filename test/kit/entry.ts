@@ -112,6 +112,13 @@ const kitPolicy = defineToolPlugin({
         if (code.includes("BLANK_ME")) return { input: { ...input, code: "   " } };
         return undefined;
       }
+      if (event.toolName === "ask_user") {
+        // Client tools pass the same hooks before the caller gets them.
+        if (input.q === "BLOCK") return { block: "that question may not be asked" };
+        if (input.q === "needs-approval") return { requireApproval: true };
+        if (input.q === "rewrite") return { input: { q: "rewritten by a hook" } };
+        return undefined;
+      }
       if (event.toolName !== "read") return undefined;
       const path = String(input.path ?? "");
       if (path.startsWith("/etc/")) return { block: `reading ${path} is not allowed` };

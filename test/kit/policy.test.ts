@@ -113,6 +113,36 @@ describe("the outer code-mode exec is a hook event of its own kind", () => {
   });
 });
 
+describe("client tool calls pass the same hooks and approvals before the caller gets them", () => {
+  const ASK = [
+    { name: "ask_user", description: "Ask the user", parameters: { type: "object", properties: { q: { type: "string" } }, required: ["q"] } },
+  ];
+
+  it("nested: a blocked client call rejects in the guest; a rewritten one is handed out rewritten; one needing approval waits, then parks", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { clientTools: ASK });
+    const blocked = await exec(session, turnId, "try { await ask_user({ q: 'BLOCK' }); return 'asked'; } catch (e) { return e.message; }");
+    expect(blocked).toMatchObject({ status: "completed", value: "ask_user was blocked by a hook (kit-policy): that question may not be asked" });
+    const rewritten = await exec(session, turnId, "return await ask_user({ q: 'rewrite' })");
+    expect(rewritten).toMatchObject({ status: "waiting", pendingToolCalls: [{ tool: "ask_user", input: { q: "rewritten by a hook" } }] });
+    const running = api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, { code: "return await ask_user({ q: 'needs-approval' })" });
+    const p = await pendingApproval(session);
+    expect(p.tool).toBe("ask_user");
+    await allow(session, p.approvalId);
+    expect((await running).json).toMatchObject({ status: "waiting", pendingToolCalls: [{ tool: "ask_user", input: { q: "needs-approval" } }] });
+  });
+
+  it("direct (/chat, code mode off): a blocked client call is an error result for the model, never pending", async () => {
+    const session = sessionId();
+    const s = await script([{ toolCalls: [{ id: "b1", name: "ask_user", input: { q: "BLOCK" } }] }, { text: "ok, I will not ask" }]);
+    const r = await chat(session, { model: MODEL, agentId: "off", clientTools: ASK, messages: [{ role: "user", content: `${s.marker} ask` }] });
+    expect(r.json).toMatchObject({ status: "completed", message: { content: "ok, I will not ask" }, meta: { toolSummary: { failures: 1 } } });
+    const [result] = toolResults((await requests(s.id))[1]!);
+    expect(result).toMatchObject({ id: "b1", isError: false });
+    expect(result!.content).toContain("blocked by a hook (kit-policy): that question may not be asked");
+  });
+});
+
 describe("plugin-declared approval and the call context", () => {
   it("a tool that requires approval by declaration waits on every surface; it runs with the turn's agent, sender, channel and its call id", async () => {
     const session = sessionId();
