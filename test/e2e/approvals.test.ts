@@ -2,28 +2,11 @@ import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { api, exec, openTurn, sessionId, sleep, TOKEN_B } from "./helpers";
 import { mark, recordsSince } from "../support/log-capture";
+import { decide, pendingApprovals, startExec } from "./approval-helpers";
 
 // Operator approvals inside nested calls (issue 12), through HTTP → session object → VM. The
 // `approve*` agents (test/test-config.ts) require approval for notes_write (and the everything MCP
 // server's tools); the cell's own budget is 1 s.
-
-type Pending = { approvalId: string; turnId: string; tool: string; inputPreview: string; requestedAt: number };
-
-async function pendingApprovals(session: string, n = 1): Promise<Pending[]> {
-  for (let i = 0; i < 400; i++) {
-    const r = await api("GET", `/v1/sessions/${session}/approvals`);
-    if (r.status === 200 && r.json.length >= n) return r.json as Pending[];
-    await sleep(25);
-  }
-  throw new Error(`no ${n} pending approval(s) in session ${session}`);
-}
-
-const decide = (session: string, id: string, decision: "allow" | "deny", reason?: string, token?: string) =>
-  api("POST", `/v1/sessions/${session}/approvals/${id}`, { decision, ...(reason ? { reason } : {}) }, token);
-
-function startExec(session: string, turnId: string, code: string) {
-  return api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, { code });
-}
 
 describe("approvals pause a nested call inside the original exec", () => {
   it("allowed: the exec stays in flight (no waiting result), its 1 s budget is paused for a 3 s decision, and it completes", async () => {

@@ -2,6 +2,7 @@ import { describe, expect, inject, it } from "vitest";
 import { api, exec, expectHealthy, openTurn, sessionId, sleep, TOKEN_B } from "./helpers";
 import { mark, linesSince, recordsSince } from "../support/log-capture";
 import { appendSteps, chat, requests, script, toolResults } from "./chat-helpers";
+import { decide, listApprovals, pendingApprovals, startExec, startWait } from "./approval-helpers";
 
 // Hostile-tester pass over issue 12 (approvals inside nested calls, the budget pause, untrusted
 // wrapping, call context, policy records) through HTTP → session object → VM. Agents come from
@@ -9,26 +10,6 @@ import { appendSteps, chat, requests, script, toolResults } from "./chat-helpers
 // 30 s to decide), `approvefast` (notes_* need approval, 1 s to decide), `approvedirect`.
 // `holds:` tests are regression tests for attacks that failed; `BUG:` tests fail on purpose and
 // name the cause and a fix.
-
-type Pending = { approvalId: string; turnId: string; tool: string; inputPreview: string; requestedAt: number };
-
-async function pendingApprovals(session: string, n = 1, token?: string): Promise<Pending[]> {
-  for (let i = 0; i < 400; i++) {
-    const r = await api("GET", `/v1/sessions/${session}/approvals`, undefined, token);
-    if (r.status === 200 && r.json.length >= n) return r.json as Pending[];
-    await sleep(25);
-  }
-  throw new Error(`no ${n} pending approval(s) in session ${session}`);
-}
-
-const listApprovals = async (session: string) => (await api("GET", `/v1/sessions/${session}/approvals`)).json as Pending[];
-
-const decide = (session: string, id: string, decision: "allow" | "deny", reason?: string, token?: string) =>
-  api("POST", `/v1/sessions/${session}/approvals/${id}`, { decision, ...(reason ? { reason } : {}) }, token);
-
-const startExec = (session: string, turnId: string, code: string) => api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, { code });
-
-const startWait = (session: string, turnId: string, runId: string) => api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/wait`, { runId });
 
 /** Notes stored under `prefix` in the session, read through a fresh ungated turn. */
 async function notes(session: string, prefix = ""): Promise<string[]> {

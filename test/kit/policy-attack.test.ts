@@ -6,23 +6,11 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import { describe, expect, it } from "vitest";
 import { api, exec, openTurn, sessionId, sleep } from "../e2e/helpers";
 import { chat, requests, script, toolResults } from "../e2e/chat-helpers";
+import { decide, pendingApprovals } from "../e2e/approval-helpers";
 
 // Hostile-tester pass over issue 12 through the kit embedding (test/kit/entry.ts: the `kit-policy`
 // plugin's hooks, kit_transfer that requires approval by declaration, kit_fetch whose output is
 // network-derived). `holds:` tests are regression tests for attacks that failed.
-
-type Pending = { approvalId: string; turnId: string; tool: string; inputPreview: string };
-
-async function pendingApprovals(session: string, n = 1): Promise<Pending[]> {
-  for (let i = 0; i < 400; i++) {
-    const r = await api("GET", `/v1/sessions/${session}/approvals`);
-    if (r.status === 200 && r.json.length >= n) return r.json as Pending[];
-    await sleep(25);
-  }
-  throw new Error(`no ${n} pending approval(s) in session ${session}`);
-}
-
-const decide = (session: string, id: string, decision: "allow" | "deny") => api("POST", `/v1/sessions/${session}/approvals/${id}`, { decision });
 
 const TRANSFER = "plugin:kit-policy:kit_transfer";
 

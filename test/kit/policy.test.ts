@@ -6,22 +6,15 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import { describe, expect, it } from "vitest";
 import { api, exec, openTurn, sessionId, sleep, wait } from "../e2e/helpers";
 import { chat, requests, script, toolResults } from "../e2e/chat-helpers";
+import { decide, pendingApprovals } from "../e2e/approval-helpers";
+
+const pendingApproval = async (session: string) => (await pendingApprovals(session))[0]!;
+const allow = (session: string, id: string) => decide(session, id, "allow");
 
 // Plugin hooks, plugin-declared approvals and network-derived output, and the call context
 // (issue 12), through the kit embedding (test/kit/entry.ts: the `kit-policy` plugin).
 
 const MODEL = "fakeoai/gpt-fake";
-
-async function pendingApproval(session: string): Promise<{ approvalId: string; tool: string; inputPreview: string }> {
-  for (let i = 0; i < 400; i++) {
-    const r = await api("GET", `/v1/sessions/${session}/approvals`);
-    if (r.status === 200 && r.json.length > 0) return r.json[0];
-    await sleep(25);
-  }
-  throw new Error("no pending approval");
-}
-
-const allow = (session: string, id: string) => api("POST", `/v1/sessions/${session}/approvals/${id}`, { decision: "allow" });
 
 describe("before_tool_call hooks run for direct and nested calls alike", () => {
   it("block: a nested call rejects with the hook's reason; the same call made directly fails the same way", async () => {
