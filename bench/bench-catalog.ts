@@ -20,59 +20,16 @@
  *   - SearchIndex (what `catalog.search` runs).
  */
 import { buildCatalog } from "../src/catalog";
-import { opaqueToolId } from "../src/catalog";
 import { SearchIndex } from "../src/catalog";
 import { tokenize } from "../src/catalog";
 import type { CatalogEntry } from "../src/catalog";
-import { CODE_MODE_DEFAULTS } from "../src/config";
-import type { JsonSchema, ToolPlugin } from "../src/tools";
+import type { ToolPlugin } from "../src/tools";
 import { renderQuickIndex } from "../src/turns";
 import { modelSurface } from "../src/turns";
-import fixtureTools from "./fixtures/search-tools.json";
-import fixtureQueries from "./fixtures/search-queries.json";
-import fixtureDev2 from "./fixtures/search-queries-heldout.json";
-import fixtureDev3 from "./fixtures/search-queries-heldout2.json";
-import freshTools from "./fixtures/search-tools-fresh.json";
-import freshQueries from "./fixtures/search-queries-fresh.json";
+import { checkSet, entryOf, LIMIT, quality, QUERIES, SETS, TOOLS } from "./retrieval-sets";
+import type { FixtureTool, Searcher } from "./retrieval-sets";
 
-type FixtureTool = { server: string; name: string; description: string; parameters: JsonSchema };
-type FixtureQuery = { query: string; expected: string };
-
-const TOOLS = fixtureTools as FixtureTool[];
-const QUERIES = fixtureQueries as FixtureQuery[]; // first development set (also used for latency)
-const LIMIT = CODE_MODE_DEFAULTS.searchDefaultLimit; // 8: what catalog.search returns by default
 const encoder = new TextEncoder();
-
-/** A retrieval set: its tools, its queries, and whether its results could have shaped the method. */
-type RetrievalSet = { id: string; queriesFile: string; toolsFile: string; heldOut: boolean; tools: FixtureTool[]; queries: FixtureQuery[] };
-
-const SETS: readonly RetrievalSet[] = [
-  { id: "dev1", queriesFile: "search-queries.json", toolsFile: "search-tools.json", heldOut: false, tools: TOOLS, queries: QUERIES },
-  {
-    id: "dev2",
-    queriesFile: "search-queries-heldout.json",
-    toolsFile: "search-tools.json",
-    heldOut: false,
-    tools: TOOLS,
-    queries: fixtureDev2 as FixtureQuery[],
-  },
-  {
-    id: "dev3",
-    queriesFile: "search-queries-heldout2.json",
-    toolsFile: "search-tools.json",
-    heldOut: false,
-    tools: TOOLS,
-    queries: fixtureDev3 as FixtureQuery[],
-  },
-  {
-    id: "fresh",
-    queriesFile: "search-queries-fresh.json",
-    toolsFile: "search-tools-fresh.json",
-    heldOut: true,
-    tools: freshTools as FixtureTool[],
-    queries: freshQueries as FixtureQuery[],
-  },
-];
 
 /** Workspace/account-style suffixes for the replicated catalog (copy 0 is the original). */
 const VARIANTS = [
@@ -120,19 +77,6 @@ function replicated(n: number): FixtureTool[] {
     }
   }
   return out;
-}
-
-function entryOf(t: FixtureTool): CatalogEntry {
-  return {
-    id: opaqueToolId("external", "bench", t.name),
-    toolName: t.name,
-    callableName: t.name,
-    origin: "external",
-    source: "openclaw",
-    description: t.description,
-    parameters: t.parameters,
-    directOnly: false,
-  };
 }
 
 type Ranked = { i: number; s: number };
@@ -220,35 +164,6 @@ class PlainBm25 {
     ranked.sort(byScore);
     return ranked.slice(0, limit).map((x) => this.entries[x.i]!);
   }
-}
-
-type Searcher = { search(query: string, limit: number): CatalogEntry[] };
-
-function quality(searcher: Searcher, queries: readonly FixtureQuery[]) {
-  let at1 = 0;
-  let at8 = 0;
-  let rr = 0;
-  const misses: Array<{ query: string; expected: string; rank: number | null; top: string[] }> = [];
-  for (const q of queries) {
-    const hits = searcher.search(q.query, LIMIT).map((e) => e.toolName);
-    const rank = hits.indexOf(q.expected);
-    if (rank === 0) at1++;
-    if (rank >= 0) {
-      at8++;
-      rr += 1 / (rank + 1);
-    }
-    if (rank !== 0) misses.push({ query: q.query, expected: q.expected, rank: rank >= 0 ? rank + 1 : null, top: hits.slice(0, 3) });
-  }
-  const n = queries.length;
-  return { queries: n, recallAt1: at1 / n, recallAt8: at8 / n, mrrAt8: rr / n, misses };
-}
-
-/** Unknown expected tools would silently count as misses; duplicate tool names would make hits ambiguous. */
-function checkSet(set: RetrievalSet) {
-  const names = new Set(set.tools.map((t) => t.name));
-  if (names.size !== set.tools.length) throw new Error(`${set.toolsFile}: duplicate tool names`);
-  const unknown = set.queries.filter((q) => !names.has(q.expected)).map((q) => q.expected);
-  if (unknown.length > 0) throw new Error(`${set.queriesFile}: expected tools not in ${set.toolsFile}: ${unknown.join(", ")}`);
 }
 
 /** recall@1, recall@8 and MRR@8 of the three searchers on every set (misses kept for SearchIndex only). */

@@ -133,6 +133,11 @@ export class SearchIndex {
 
   /** Entries ranked by relevance (only those matching at least one query term), at most `limit`. */
   search(query: string, limit: number): CatalogEntry[] {
+    return this.scored(query, limit).map((x) => x.entry);
+  }
+
+  /** `search` with each entry's BM25F score (what an experiment fusing another signal needs). */
+  scored(query: string, limit: number): Array<{ entry: CatalogEntry; score: number }> {
     const q = query.trim();
     if (q.length === 0 || limit <= 0) return [];
     const n = this.entries.length;
@@ -178,6 +183,6 @@ export class SearchIndex {
       ranked[at] = { i: doc, s: score };
       if (ranked.length > limit) ranked.length = limit;
     }
-    return ranked.map((x) => this.entries[x.i]!);
+    return ranked.map((x) => ({ entry: this.entries[x.i]!, score: x.s }));
   }
 }
