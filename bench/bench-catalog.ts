@@ -1,14 +1,15 @@
 /**
  * Bench-only: catalog search quality and latency, and the model-visible surface size, run
  * inside workerd against the project's own code (src/catalog/search-index.ts,
- * src/turns/surface.ts). Four retrieval sets in bench/fixtures/, each query with one expected
- * tool:
+ * src/turns/surface.ts). Five retrieval sets (bench/retrieval-sets.ts), each query with one
+ * expected tool:
  *   - three development sets over search-tools.json (406 tools): search-queries.json,
  *     search-queries-heldout.json and search-queries-heldout2.json. Their misses shaped the old
  *     hand-written vocabulary, and all three were used to choose the present method (BM25F field
  *     weights, k1, the stop-word weight): optimistic for SearchIndex.
- *   - the fresh held-out set: its own tools (search-tools-fresh.json) and queries
- *     (search-queries-fresh.json), written after the method was frozen, not used to tune it.
+ *   - two fresh sets with their own tools: search-queries-fresh.json (held out when the method
+ *     was frozen, read since: development data now) and search-queries-fresh2.json, the held-out
+ *     set, written afterwards by someone who saw neither the method nor any result.
  *
  * Three searchers, all over the same CatalogEntry objects:
  *   - substring scan (score = number of distinct query words contained in `name + " " +
@@ -23,6 +24,7 @@ import { buildCatalog } from "../src/catalog";
 import { SearchIndex } from "../src/catalog";
 import { tokenize } from "../src/catalog";
 import type { CatalogEntry } from "../src/catalog";
+import { CODE_MODE_DEFAULTS } from "../src/config";
 import type { ToolPlugin } from "../src/tools";
 import { renderQuickIndex } from "../src/turns";
 import { modelSurface } from "../src/turns";

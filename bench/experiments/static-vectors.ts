@@ -9,15 +9,20 @@
  * name 1, description 1, parameter names 0.5, parameter descriptions 0.3; score = 0.4 × BM25F /
  * (best BM25F of the query) + 0.6 × cosine; a tool BM25F does not match is kept when its cosine is ≥ 0.5.
  *
- *   node scripts/build-word-vectors.mjs && node bench/experiments/run.mjs static-vectors
+ *   node scripts/build-word-vectors.mjs && node bench/experiments/run.mjs static-vectors [--write]
+ *
+ * `--write` also saves the table to bench/experiments/static-vectors.results.md, which `npm run bench`
+ * quotes in section 5.1 (the bench itself does not download the 110 MB source package).
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
 import { SearchIndex } from "../../src/catalog";
 import type { CatalogEntry } from "../../src/catalog";
 import { checkSet, entryOf, quality, SETS } from "../retrieval-sets";
 import type { FixtureTool } from "../retrieval-sets";
 
-const TABLE = process.argv[2] ?? "bench/out/word-vectors-20000x48.bin";
+const TABLE = "bench/out/word-vectors-20000x48.bin";
+const RESULTS = "bench/experiments/static-vectors.results.md";
 const SIF_A = 1e-4;
 const ZIPF_H = Math.log(400_000) + 0.5772;
 const FIELD_WEIGHTS = { name: 1, description: 1, paramNames: 0.5, paramText: 0.3 };
@@ -123,14 +128,24 @@ class StaticVectorSearch {
 }
 
 const pct = (x: number) => x.toFixed(3);
-console.log(`table ${TABLE}: ${table.rows.size} words × ${table.dims} dimensions`);
-console.log("| set | queries | tools | SearchIndex r@1 / r@8 / MRR@8 | + static vectors r@1 / r@8 / MRR@8 |");
-console.log("|---|---|---|---|---|");
+const kib = (n: number) => (n / 1024).toFixed(0);
+const raw = readFileSync(TABLE);
+const out: string[] = [
+  `Static word vectors (${table.rows.size.toLocaleString("en-US")} words × ${table.dims} dimensions, int8: ${kib(raw.length)} KiB, ${kib(gzipSync(raw, { level: 9 }).length)} KiB gzip)`,
+  "fused with SearchIndex, as frozen in bench/experiments/static-vectors.ts:",
+  "",
+  "| set | queries | tools | SearchIndex recall@1 / recall@8 / MRR@8 | + static vectors recall@1 / recall@8 / MRR@8 |",
+  "|---|---|---|---|---|",
+];
 for (const set of SETS) {
   checkSet(set);
   const entries = set.tools.map(entryOf);
   const base = quality(new SearchIndex(entries), set.queries);
   const semantic = quality(new StaticVectorSearch(entries, set.tools), set.queries);
   const fmt = (r: typeof base) => `${pct(r.recallAt1)} / ${pct(r.recallAt8)} / ${pct(r.mrrAt8)}`;
-  console.log(`| ${set.id}${set.heldOut ? " (held out)" : ""} | ${set.queries.length} | ${set.tools.length} | ${fmt(base)} | ${fmt(semantic)} |`);
+  out.push(
+    `| ${set.heldOut ? `**${set.queriesFile} (held out)**` : set.queriesFile} | ${set.queries.length} | ${set.tools.length} | ${fmt(base)} | ${fmt(semantic)} |`,
+  );
 }
+console.log(out.join("\n"));
+if (process.argv.includes("--write")) writeFileSync(RESULTS, out.join("\n") + "\n");

@@ -6,6 +6,7 @@
  * are; the latency samples are also cut into blocks of consecutive queries, so the latency goal
  * and the ratios get a spread (a burst of load lands in one block, on all three searchers).
  */
+import { existsSync, readFileSync } from "node:fs";
 import type { Plan } from "./options.ts";
 import { blocks, median, summarize, type Summary } from "./stats.ts";
 import type { WorkerStats } from "./measure-suspend.ts";
@@ -65,7 +66,11 @@ export interface CatalogFigures {
   /** Block time (sum of its queries) / the substring scan's time on the same block, over blocks. */
   vsSubstring: Record<Searcher, Summary>;
   surface: Surface[];
+  /** bench/experiments/static-vectors.results.md as last written by that experiment, if present. */
+  staticVectors: string | null;
 }
+
+const STATIC_VECTORS = new URL("../experiments/static-vectors.results.md", import.meta.url);
 
 export async function measureCatalog(
   get: (route: string) => Promise<any>,
@@ -90,5 +95,6 @@ export async function measureCatalog(
     blockMedians: Object.fromEntries(searchers.map((s) => [s, summarize(cut(s).map((b) => median(b)))])) as Record<Searcher, Summary>,
     vsSubstring: Object.fromEntries(searchers.map((s) => [s, summarize(cut(s).map((b, i) => total(b) / base[i]!))])) as Record<Searcher, Summary>,
     surface,
+    staticVectors: existsSync(STATIC_VECTORS) ? String(readFileSync(STATIC_VECTORS, "utf8")).trimEnd() : null,
   };
 }

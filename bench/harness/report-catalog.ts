@@ -1,6 +1,6 @@
 /**
- * Report, section 5: catalog search quality (three searchers × four retrieval sets, goals judged
- * on the fresh held-out set), search latency over 10,000 tools, and the model-visible surface.
+ * Report, section 5: catalog search quality (three searchers × five retrieval sets, goals judged
+ * on the held-out set; the static-vector experiment quoted), search latency over 10,000 tools, and the model-visible surface.
  * Pure. The prose and figures are those of the catalog section as reworked with the search
  * fixtures; the latency table adds the spread over blocks of consecutive queries.
  */
@@ -19,8 +19,10 @@ export function reportCatalog(f: CatalogFigures): string[] {
     return set;
   };
   const fresh = q.sets.find((x) => x.heldOut);
-  if (!fresh) throw new Error("no fresh held-out set in the bench worker's reply");
+  if (!fresh) throw new Error("no held-out set in the bench worker's reply");
   const dev = q.sets.filter((x) => !x.heldOut);
+  const sameTools = dev.filter((x) => x.toolsFile === byId("dev1").toolsFile);
+  const firstFresh = byId("fresh");
   L("## 5. Catalog: search and model-visible surface (issue 4)");
   L();
   L("### 5.1 Search quality");
@@ -29,29 +31,35 @@ export function reportCatalog(f: CatalogFigures): string[] {
   L("parameter names, parameter descriptions), tokens in any script (src/catalog/search-tokens.ts: Unicode letters and digits, NFKC,");
   L("folded diacritics, camelCase parts, CJK bigrams) stemmed with Porter2 (wink-porter2-stemmer), query words of 4+ characters also");
   L("matching the longer indexed words they begin, and Snowball English stop words at half weight. No synonym or abbreviation table.");
-  L("Its parameters (field weights and b, k1, the stop-word weight) were chosen on the three development sets, then frozen; the fresh");
-  L("set was written after that and was not used to tune anything.");
+  L("Its parameters (field weights and b, k1, the stop-word weight) were chosen on the three first development sets, then frozen.");
   L();
-  L("Retrieval sets (bench/fixtures/), each query with one expected tool, phrased the way a model searches (paraphrases, task");
-  L("descriptions, abbreviations and jargon), not tool names:");
+  L("Retrieval sets (bench/fixtures/, listed in bench/retrieval-sets.ts), each query with one expected tool, phrased the way a user");
+  L("asks or a model searches (paraphrases, task descriptions, abbreviations, slang and jargon), not tool names:");
   L();
   L(
     `- **development sets** over ${byId("dev1").toolsFile} (${byId("dev1").tools} tools from ${byId("dev1").servers} services in the style of public MCP servers:`,
   );
   L(
     "  GitHub, Slack, Jira, Google Workspace, Postgres, Stripe, AWS, Kubernetes, …): " +
-      dev.map((x) => `${x.queriesFile} (${x.index.queries} queries)`).join(", ") +
+      sameTools.map((x) => `${x.queriesFile} (${x.index.queries} queries)`).join(", ") +
       ".",
   );
   L("  The misses of all three shaped the old hand-written vocabulary, and all three were used to choose the present method, so");
   L("  their figures are optimistic for SearchIndex.");
-  L(`- **fresh held-out set**: ${fresh.toolsFile} (${fresh.tools} tools from ${fresh.servers} services in the style of public MCP servers and SaaS`);
-  L("  APIs across many domains: dev tools and CI, accounting, banking, brokerage, crypto, health records, pharmacy, wearables,");
-  L("  flights, hotels, rail, logistics and freight, HR, hiring, payroll, literature and sequence databases, chemistry, astronomy, lab");
-  L("  inventory, video, podcasts, images, smart home, industrial IoT, cars, e-signature, contracts, courts, trademarks, legal");
-  L(`  practice, LMS, marketing, social media, support, identity, secrets, EDR, data warehouse, real estate, dining, insurance, energy, …)`);
-  L(`  and ${fresh.queriesFile} (${fresh.index.queries} queries over ${fresh.queryServers} services), written after the method was frozen and`);
-  L("  before any result on it was seen. This is the honest estimate; the goals are judged on it alone.");
+  L(
+    `- **the first fresh set**, now development data: ${firstFresh.toolsFile} (${firstFresh.tools} tools from ${firstFresh.servers} services across many domains) and`,
+  );
+  L(`  ${firstFresh.queriesFile} (${firstFresh.index.queries} queries). It was written after SearchIndex was frozen and was its held-out set; its`);
+  L("  misses were read afterwards and the static-vector experiment below was shaped on it, so it no longer counts as held out.");
+  L(`- **held-out set**: ${fresh.toolsFile} (${fresh.tools} tools from ${fresh.servers} services: dev tools and cloud, chat and productivity, CRM`);
+  L("  and support desks, e-signature and court records, payments, accounting, banking, brokerage and filings, commerce, shipping");
+  L("  and fleets, food delivery and restaurants, insurance, real estate, flights, hotels, rides, transit, parking, maps, vehicles,");
+  L("  weather, clinic, pharmacy, wearables, HR, hiring and payroll, LMS, libraries, translation, census, space, literature and");
+  L("  preprints, earthquakes, encyclopedia, music, lyrics, tickets, video, films, social media, news, games, streaming, sports,");
+  L("  smart home, utilities, solar, farming, security, identity, breach lookups)");
+  L(`  and ${fresh.queriesFile} (${fresh.index.queries} queries, one per tool), written by a separate writer who saw neither the method, the`);
+  L("  code, the other sets nor any result, after both SearchIndex and the static-vector experiment were frozen; nothing was");
+  L("  changed after its results were seen. This is the honest estimate; the goals are judged on it alone.");
   L();
   L(`A hit is the expected tool in the first ${q.limit} results (\`searchDefaultLimit\`). Every searcher gets the same CatalogEntry objects, in`);
   L('the bench worker. Baselines: a **substring scan** (score = number of distinct query words contained in `name + " " + description`,');
@@ -63,7 +71,7 @@ export function reportCatalog(f: CatalogFigures): string[] {
   L("|---|---|---|---|---|");
   const label = (x: QualitySet) =>
     x.heldOut
-      ? `**fresh held-out** (${x.index.queries} queries, ${x.tools} tools)`
+      ? `**held out**: ${x.queriesFile} (${x.index.queries} queries, ${x.tools} tools)`
       : `development: ${x.queriesFile} (${x.index.queries} queries, ${x.tools} tools)`;
   for (const x of [fresh, ...dev]) {
     L(`| ${label(x)} | substring scan | ${pct(x.substring.recallAt1)} | ${pct(x.substring.recallAt8)} | ${pct(x.substring.mrrAt8)} |`);
@@ -73,21 +81,34 @@ export function reportCatalog(f: CatalogFigures): string[] {
   L();
   const diff = (x: QualitySet) =>
     `recall@1 ${signed(x.index.recallAt1 - x.bm25.recallAt1)}, recall@8 ${signed(x.index.recallAt8 - x.bm25.recallAt8)}, MRR@8 ${signed(x.index.mrrAt8 - x.bm25.mrrAt8)}`;
-  L("SearchIndex − plain BM25: " + [fresh, ...dev].map((x) => `${x.heldOut ? "fresh set" : x.queriesFile} ${diff(x)}`).join("; ") + ".");
+  L("SearchIndex − plain BM25: " + [fresh, ...dev].map((x) => `${x.heldOut ? "held-out set" : x.queriesFile} ${diff(x)}`).join("; ") + ".");
   const notBelow = q.sets.every((x) => (["recallAt1", "recallAt8", "mrrAt8"] as const).every((k) => x.index[k] >= x.bm25[k]));
   L();
   L(
-    `Verdicts (fresh set): recall@8 ${pct(fresh.index.recallAt8)} against a goal of 0.95, **${fresh.index.recallAt8 >= 0.95 ? "met" : "not met"}**; recall@1`,
+    `Verdicts (held-out set): recall@8 ${pct(fresh.index.recallAt8)} against a goal of 0.95, **${fresh.index.recallAt8 >= 0.95 ? "met" : "not met"}**; recall@1`,
   );
   L(
     `${pct(fresh.index.recallAt1)} against 0.70, **${fresh.index.recallAt1 >= 0.7 ? "met" : "not met"}**. SearchIndex is ${notBelow ? "never below" : "**below**"} plain BM25 on any set and metric.`,
   );
   L('The misses below are mostly vocabulary the tool text does not contain (a ticker for a stock quote, "Uber" for a ride, "tweet"');
-  L('for an X post, "Lakers" for sports scores): word matching cannot bridge them. A general thesaurus tried on the development');
-  L("sets (WordNet 3.1 synonyms, with and without hypernyms, at weights 0.2–0.5) gained 0.01–0.02 recall@8 and lost recall@1, for");
-  L("350–650 KB gzipped of data, so it was left out; closing the gap would take semantic retrieval (embeddings), which this worker");
-  L("does not have. For reference, the previous SearchIndex with the hand-written vocabulary (commit 79949ec), measured once on the");
-  L("fresh set outside this harness: recall@1 0.560, recall@8 0.840, MRR@8 0.662.");
+  L('for an X post, "Lakers" for sports scores, "ack" for acknowledging an incident): word matching cannot bridge them. Two general');
+  L("semantic signals were tried, both from well-kept public data and neither tuned on a held-out set:");
+  L("");
+  L("- a general thesaurus, on the development sets (WordNet 3.1 synonyms, with and without hypernyms, at weights 0.2–0.5): it gained");
+  L("  0.01–0.02 recall@8 and lost recall@1, for 350–650 KB gzipped of data;");
+  L("- static word vectors (GloVe, 6B tokens, reduced to the most frequent words and dimensions that fit a Worker; bench/experiments/,");
+  L("  `node scripts/build-word-vectors.mjs && node bench/experiments/run.mjs static-vectors --write`), frozen on the first fresh set");
+  L("  before the held-out set was written:");
+  L("");
+  if (f.staticVectors) for (const line of f.staticVectors.split("\n")) L(line);
+  else L("(bench/experiments/static-vectors.results.md is missing: run the command above.)");
+  L("");
+  L("Neither is worth its weight in the bundle: the vectors add more gzip than the whole worker without the TypeScript compiler");
+  L("(section 3) for about 0.015 recall on the held-out set, and neither comes near the goal. Closing the gap needs a sentence");
+  L("encoder (the smallest general ones weigh 20+ MB, over the 10 MB Worker limit, and cannot be fetched on this machine) or a");
+  L("hosted embedding model (Workers AI), which the local runtime cannot run or measure. For reference, the previous SearchIndex with");
+  L("the hand-written vocabulary (commit 79949ec), measured once on the first fresh set outside this harness: recall@1 0.560,");
+  L("recall@8 0.840, MRR@8 0.662.");
   L();
   const esc = (x: unknown) => String(x).replace(/\|/g, "\\|");
   const missTable = (rows: Miss[], withRank: boolean) => {
@@ -116,7 +137,7 @@ export function reportCatalog(f: CatalogFigures): string[] {
     L("</details>");
     L();
   };
-  missSections("Fresh held-out set", fresh.index);
+  missSections(`Held-out set ${fresh.queriesFile}`, fresh.index);
   for (const x of dev) missSections(`Development set ${x.queriesFile}`, x.index);
 
   L(`### 5.2 Search latency over ${lat.tools.toLocaleString("en-US")} tools`);
