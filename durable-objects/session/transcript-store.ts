@@ -5,6 +5,9 @@ import type { Sql } from "./sql";
 
 const utf8 = new TextEncoder();
 
+/** A trajectory row's own columns (turn id, time, sequence), counted with its kind and body. */
+const ROW_OVERHEAD = 64;
+
 /** Trajectory slots kept for the turn's own lifecycle once nested activity has filled the rest. */
 const NESTED_RESERVE = 200;
 
@@ -13,8 +16,9 @@ const NESTED_RESERVE = 200;
  * provider replay is built from, `exec` source already redacted), and its trajectory events
  * (outer calls, nested activity, model calls, snapshot lifecycle, limits). Bounded per turn:
  * the transcript by MAX_TRANSCRIPT_BYTES (the loop stops once it is full), the trajectory by
- * MAX_TRAJECTORY_EVENTS (later events are counted, not stored). Transcript bytes count against
- * the session's storage quota with the turn row; everything goes with the turn.
+ * MAX_TRAJECTORY_EVENTS (later events are counted, not stored). Transcript and trajectory bytes
+ * count against the session's storage quota with the turn row (`turns.stored_bytes`): a session
+ * whose turns recorded much refuses new turns sooner. Everything goes with the turn.
  */
 export class TranscriptStore {
   constructor(
@@ -44,8 +48,13 @@ export class TranscriptStore {
     const text = JSON.stringify(message);
     const bytes = utf8.encode(text).length;
     this.sql.run("INSERT INTO transcript (turn_id, message, bytes) VALUES (?, ?, ?)", turnId, text, bytes);
-    this.sql.run("UPDATE turns SET stored_bytes = stored_bytes + ? WHERE turn_id = ?", bytes, turnId);
+    this.charge(turnId, bytes);
     return this.transcriptBytes(turnId) <= MAX_TRANSCRIPT_BYTES;
+  }
+
+  /** Count `bytes` more against the session's quota, on the turn's row (freed with the turn). */
+  private charge(turnId: string, bytes: number): void {
+    this.sql.run("UPDATE turns SET stored_bytes = stored_bytes + ? WHERE turn_id = ?", bytes, turnId);
   }
 
   transcriptBytes(turnId: string): number {
@@ -68,7 +77,9 @@ export class TranscriptStore {
     const n = this.sql.one<{ n: number }>("SELECT COUNT(*) AS n FROM trajectory WHERE turn_id = ?", turnId)?.n ?? 0;
     const room = (kind === "nested" || kind === "policy" ? MAX_TRAJECTORY_EVENTS - NESTED_RESERVE : MAX_TRAJECTORY_EVENTS) - 1;
     if (n < room) {
-      this.sql.run("INSERT INTO trajectory (turn_id, at, kind, body) VALUES (?, ?, ?, ?)", turnId, at, kind, JSON.stringify(body));
+      const text = JSON.stringify(body);
+      this.sql.run("INSERT INTO trajectory (turn_id, at, kind, body) VALUES (?, ?, ?, ?)", turnId, at, kind, text);
+      this.charge(turnId, ROW_OVERHEAD + kind.length + utf8.encode(text).length);
       return;
     }
     const omitted = this.sql.one<{ seq: number; body: string }>("SELECT seq, body FROM trajectory WHERE turn_id = ? AND kind = 'omitted'", turnId);
@@ -77,7 +88,9 @@ export class TranscriptStore {
       this.sql.run("UPDATE trajectory SET body = ? WHERE seq = ?", JSON.stringify({ count }), omitted.seq);
     } else {
       // The bound's last slot (see `room`): the table never holds more than MAX_TRAJECTORY_EVENTS rows.
+      // Charged once at the size of a large count: the counter grows in place.
       this.sql.run("INSERT INTO trajectory (turn_id, at, kind, body) VALUES (?, ?, 'omitted', ?)", turnId, at, JSON.stringify({ count: 1 }));
+      this.charge(turnId, ROW_OVERHEAD + "omitted".length + JSON.stringify({ count: Number.MAX_SAFE_INTEGER }).length);
     }
   }
 

@@ -49,17 +49,37 @@ describe("per-session storage bounds", () => {
     expect((await usage(session)).turns).toBe(2);
   });
 
+  it("a turn's trajectory counts against maxStoredBytes and is freed with the turn", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session);
+    const opened = (await usage(session)).bytes;
+    const r = await exec(session, turnId, "let n = 0; for (let i = 0; i < 300; i++) n += await echo({ value: 1 }); return n;");
+    expect(r).toMatchObject({ status: "completed", value: 300 });
+    const rows: Array<{ kind: string; body: unknown }> = await inSession(session, (instance) => instance.transcript.events(turnId));
+    expect(rows.length).toBeGreaterThan(300);
+    const rowBytes = rows.reduce((sum, row) => sum + row.kind.length + new TextEncoder().encode(JSON.stringify(row.body)).length, 0);
+    const after = (await usage(session)).bytes;
+    expect(after - opened).toBeGreaterThanOrEqual(rowBytes);
+    // Full with what the trajectory recorded: a new turn is refused until the turn goes.
+    await withLimits(session, { maxStoredBytes: after + 50 });
+    expect((await api("POST", `/v1/sessions/${session}/turns`, {})).json.error.code).toBe("quota_exceeded");
+    expect((await api("DELETE", `/v1/sessions/${session}/turns/${turnId}`)).status).toBe(200);
+    expect((await usage(session)).bytes).toBe(0);
+    expect((await api("POST", `/v1/sessions/${session}/turns`, {})).status).toBe(201);
+  });
+
   it("a cell writing notes past maxStoredBytes gets a catchable error naming the limit; nothing is stored past it", async () => {
     const session = sessionId();
     const turnId = await openTurn(session);
     const base = (await usage(session)).bytes;
-    await withLimits(session, { maxStoredBytes: base + 50_000 });
+    // Room for three 16 KB notes and the trajectory rows of the calls (bounded previews); not for a fourth note.
+    await withLimits(session, { maxStoredBytes: base + 60_000 });
     const r = await exec(session, turnId, FILL);
     expect(r.status).toBe("completed");
     expect(r.value.written).toBe(3);
     expect(r.value.error).toMatch(/session storage is full.*over gateway\.sessions\.maxStoredBytes \(\d+\).*DELETE \/v1\/sessions\/:sessionId/);
     const used = await usage(session);
-    expect(used.bytes).toBeLessThanOrEqual(base + 50_000);
+    expect(used.bytes).toBeLessThanOrEqual(base + 60_000);
     expect(used.bytes).toBeGreaterThan(base + 48_000);
     expect(await inSession(session, (_, state) => [...state.storage.kv.list({ prefix: "tool:" })].length)).toBe(3);
     // Rewriting a note with the same size does not grow the session: allowed at the bound.
