@@ -105,33 +105,56 @@ export class ApprovalBroker {
   }
 }
 
-const FIELD_CHARS = 200;
-const LIST_ITEMS = 20;
-const OBJECT_KEYS = 50;
+/** How far a preview is shortened: the first level whose preview fits the bound whole is used. */
+type Level = { chars: number; keyChars: number; items: number; keys: number };
+const LEVELS: readonly Level[] = [
+  { chars: 200, keyChars: 200, items: 20, keys: 50 },
+  { chars: 80, keyChars: 64, items: 8, keys: 50 },
+  { chars: 24, keyChars: 32, items: 3, keys: 50 },
+  { chars: 8, keyChars: 16, items: 1, keys: 50 },
+  { chars: 8, keyChars: 16, items: 1, keys: 20 },
+  { chars: 0, keyChars: 12, items: 0, keys: 10 },
+];
 const DEPTH = 4;
 
+/** `text` cut to `max` characters with a count of the rest (nothing is cut without saying so). */
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…[${text.length - max} more characters]` : text;
+}
+
 /**
- * What the operator sees of a call to approve: every key stays visible (each string is cut on its
- * own, after its secrets were masked, so a long field cannot push the one that matters out of the
- * preview), then the whole is redacted and bounded like any preview.
+ * What the operator sees of a call to approve. A hostile caller may pad one field to push the
+ * one that matters (recipient, amount) out of view, so the preview never loses a key silently:
+ * strings (after their secrets are masked), key names and lists are shortened level by level,
+ * evenly across the input, until the whole fits NESTED_PREVIEW_BYTES; past the last level keys
+ * are dropped with an explicit "N more keys" marker. Then it is redacted and bounded like any preview.
  */
 export function approvalPreview(input: unknown, redaction: { secrets: readonly string[]; patterns: readonly RegExp[] }): string {
-  const clip = (v: unknown, depth: number): unknown => {
-    if (typeof v === "string") {
-      const masked = maskSecrets(v, redaction);
-      return masked.length > FIELD_CHARS ? `${masked.slice(0, FIELD_CHARS)}…[${masked.length - FIELD_CHARS} more characters]` : masked;
-    }
+  const clip = (v: unknown, depth: number, level: Level): unknown => {
+    if (typeof v === "string") return cut(maskSecrets(v, redaction), level.chars);
     if (v === null || typeof v !== "object") return v;
     if (depth >= DEPTH) return "[…]";
     if (Array.isArray(v)) {
-      const items = v.slice(0, LIST_ITEMS).map((x) => clip(x, depth + 1));
-      return v.length > LIST_ITEMS ? [...items, `…[${v.length - LIST_ITEMS} more items]`] : items;
+      const items = v.slice(0, level.items).map((x) => clip(x, depth + 1, level));
+      return v.length > level.items ? [...items, `…[${v.length - level.items} more items]`] : items;
     }
     const out: Record<string, unknown> = {};
+    // Own data properties only ("__proto__" included), and a cut name that collides with another gets a number.
+    const put = (name: string, value: unknown) => {
+      let key = name;
+      for (let n = 2; Object.hasOwn(out, key); n++) key = `${name} #${n}`;
+      Object.defineProperty(out, key, { value, enumerable: true, configurable: true, writable: true });
+    };
     const keys = Object.keys(v);
-    for (const k of keys.slice(0, OBJECT_KEYS)) out[k] = clip((v as Record<string, unknown>)[k], depth + 1);
-    if (keys.length > OBJECT_KEYS) out["…"] = `${keys.length - OBJECT_KEYS} more keys`;
+    for (const k of keys.slice(0, level.keys))
+      put(cut(maskSecrets(k, redaction), level.keyChars), clip((v as Record<string, unknown>)[k], depth + 1, level));
+    if (keys.length > level.keys) put("…", `${keys.length - level.keys} more keys`);
     return out;
   };
-  return redactedPreview(clip(input, 0), NESTED_PREVIEW_BYTES, redaction);
+  let preview = "";
+  for (const level of LEVELS) {
+    preview = redactedPreview(clip(input, 0, level), NESTED_PREVIEW_BYTES, redaction);
+    if (!preview.endsWith(" bytes omitted]")) return preview;
+  }
+  return preview;
 }

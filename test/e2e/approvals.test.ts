@@ -27,6 +27,22 @@ describe("approvals pause a nested call inside the original exec", () => {
     expect((await api("GET", `/v1/sessions/${session}/approvals`)).json).toEqual([]);
   });
 
+  it("the operator's preview keeps every key in view when the model pads one field", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approvepreview" });
+    const running = startExec(
+      session,
+      turnId,
+      "const value = {}; for (let i = 0; i < 12; i++) value['f' + i] = 'x'.repeat(300);\n" +
+        "try { await echo({ value, delayMs: 7 }); } catch (e) { return e.message; }",
+    );
+    const [p] = await pendingApprovals(session);
+    expect(p!.inputPreview).toContain('"delayMs":7');
+    expect(p!.inputPreview).toContain('"f11"');
+    await decide(session, p!.approvalId, "deny");
+    expect((await running).json).toMatchObject({ status: "completed", value: expect.stringContaining("denied by the operator") });
+  });
+
   it("denied: the call rejects with a catchable error naming the reason; nothing was written", async () => {
     const session = sessionId();
     const turnId = await openTurn(session, { agentId: "approve" });
