@@ -81,14 +81,31 @@ export function parseJsonBody(text: string): unknown {
     throw new HttpError("invalid_request", "body is not valid JSON", "");
   }
   // The linear text scan decides; the walk only locates the field for the message.
-  const problem = findProblem(value, jsonTooDeep(text));
-  if (problem?.kind === "deep") {
-    const path = formatPath(fieldOf(problem.path));
-    throw new HttpError("invalid_request", `${path || "body"} is nested deeper than ${MAX_JSON_DEPTH} levels`, path);
-  }
-  if (problem?.kind === "infinite") {
-    const path = formatPath(problem.path);
-    throw new HttpError("invalid_request", `${path || "body"} is a number outside the range JSON values can carry (finite doubles only)`, path);
-  }
+  const problem = located(value, jsonTooDeep(text));
+  if (problem) throw new HttpError("invalid_request", describe(problem.kind, problem.path || "body"), problem.path);
   return value;
+}
+
+/**
+ * The same refusal for a value parsed elsewhere (the MCP SDK parses `/mcp` bodies itself): what
+ * is wrong and where, under `root` (e.g. `arguments`), or undefined. Never recurses.
+ */
+export function jsonValueProblem(value: unknown, root: string): { message: string; path: string } | undefined {
+  const problem = located(value, true);
+  if (!problem) return undefined;
+  const path = problem.path === "" ? root : problem.path.startsWith("[") ? root + problem.path : `${root}.${problem.path}`;
+  return { message: describe(problem.kind, path), path };
+}
+
+/** The problem and the path to report: the request field for nesting, the exact spot for a number. */
+function located(value: unknown, deep: boolean): { kind: "deep" | "infinite"; path: string } | undefined {
+  const problem = findProblem(value, deep);
+  if (!problem) return undefined;
+  return { kind: problem.kind, path: formatPath(problem.kind === "deep" ? fieldOf(problem.path) : problem.path) };
+}
+
+function describe(kind: "deep" | "infinite", where: string): string {
+  return kind === "deep"
+    ? `${where} is nested deeper than ${MAX_JSON_DEPTH} levels`
+    : `${where} is a number outside the range JSON values can carry (finite doubles only)`;
 }

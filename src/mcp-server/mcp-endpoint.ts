@@ -6,6 +6,7 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import type { OpenTurnAnswer, SessionFailure, SessionReply, TurnSurface } from "../../durable-objects/session/session-rpc";
 import type { GatewayEnv } from "../http/app";
 import { HttpError, statusFor } from "../http/http-error";
+import { jsonValueProblem } from "../http/json-body";
 import { callSessionTool, type SessionStub } from "../http/session-call";
 import { MAX_BODY_BYTES } from "../limits";
 import { logRecord } from "../observability";
@@ -137,6 +138,9 @@ function createServer(scope: SessionScope | undefined): Server {
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name, arguments: input } = request.params;
     if (!tools.some((t) => t.name === name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    // As on /v1 (parseJsonBody): refused here, before the RPC to the session object would overflow its stack on it.
+    const problem = jsonValueProblem(input ?? {}, "arguments");
+    if (problem) throw new McpError(ErrorCode.InvalidParams, problem.message, { code: "invalid_request", path: problem.path });
     const { ctx, ref } = scope;
     let reply: SessionReply<unknown>;
     try {

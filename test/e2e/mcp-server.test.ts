@@ -213,6 +213,29 @@ describe("POST /mcp: code mode over MCP", () => {
     expect(bad.json).toMatchObject({ id: 9, error: { code: -32602 } });
   });
 
+  it("arguments nested past the JSON depth bound are invalid params naming the field; the session keeps working", async () => {
+    const { client, transport } = await connect();
+    const deep = JSON.parse("[".repeat(5000) + "]".repeat(5000));
+    for (const name of ["exec", "wait"]) {
+      const r = await post(
+        { jsonrpc: "2.0", id: 11, method: "tools/call", params: { name, arguments: { code: "return 1", runId: "cm_x", x: deep } } },
+        sessionHeaders(transport.sessionId!),
+      );
+      expect(r.status).toBe(200);
+      expect(r.json).toMatchObject({
+        id: 11,
+        error: { code: -32602, message: "MCP error -32602: arguments.x is nested deeper than 256 levels", data: { code: "invalid_request" } },
+      });
+    }
+    // Raw text: JSON.stringify would send 1e400 as null.
+    const big = await post(
+      '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"exec","arguments":{"code":"return 1","n":[1,2,1e400]}}}',
+      sessionHeaders(transport.sessionId!),
+    );
+    expect(big.json.error.message).toBe("MCP error -32602: arguments.n[2] is a number outside the range JSON values can carry (finite doubles only)");
+    expect((await call(client, "exec", { code: "return 1 + 1" })).s).toMatchObject({ status: "completed", value: 2 });
+  });
+
   it("GET offers no SSE stream (405); other methods are 405 too", async () => {
     const { transport } = await connect();
     for (const method of ["GET", "PUT"]) {
