@@ -1,4 +1,5 @@
 import { ProviderError, type ModelClient, type ModelMessage, type ModelToolCall } from "../providers";
+import { MAX_TRANSCRIPT_BYTES } from "../limits";
 import type { ModelTool } from "../turns";
 import type { ChatEvent, PendingClientCall } from "./chat-events";
 import { addUsage, countToolCall, type ChatState } from "./chat-state";
@@ -64,7 +65,9 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
     // call as after a pause, and no secret goes back to the provider.
     const kept = deps.append(assistant);
     messages.push(kept.message);
-    const stored = !kept.full;
+    // Once a stored message crosses the transcript bound, nothing more runs: the round's later
+    // calls are answered without running (replay needs a result for each) and the loop stops.
+    let full = kept.full;
     deps.saveState();
     if (reply.text !== "") lastText = reply.text;
     if (reply.calls.length === 0) {
@@ -74,8 +77,8 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
     const pending: PendingClientCall[] = [];
     for (const call of reply.calls) {
       deps.emit({ type: "tool_call_start", callId: call.id, name: call.name, input: deps.displayInput(call) });
-      let refused: ToolRun | undefined;
-      if (call.inputError === undefined && deps.isClientTool(call.name)) {
+      let refused: ToolRun | undefined = full ? TRANSCRIPT_FULL : undefined;
+      if (!full && call.inputError === undefined && deps.isClientTool(call.name)) {
         // The same policy as any call (hooks, approval) before the caller gets it.
         const admitted = deps.admitClient ? await deps.admitClient(call) : { ok: true as const, input: call.input };
         if (admitted.ok) {
@@ -97,7 +100,9 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
         content: run.content,
         ...(run.isError ? { isError: true } : {}),
       };
-      messages.push(deps.append(result).message);
+      const appended = deps.append(result);
+      messages.push(appended.message);
+      if (appended.full) full = true;
       deps.emit({ type: "tool_call_end", callId: call.id, name: call.name, status: run.status, untrusted: run.untrusted, result: run.content });
     }
     deps.saveState();
@@ -105,12 +110,19 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
       state.stopReason = "client_tools";
       return { status: "waiting", pending };
     }
-    if (!stored) {
+    if (full) {
       state.stopReason = "transcript_limit";
       return { status: "completed", text: lastText };
     }
   }
 }
+
+const TRANSCRIPT_FULL: ToolRun = {
+  content: `error: not run: this turn's transcript reached its bound (${MAX_TRANSCRIPT_BYTES} bytes); the turn stops after this round`,
+  isError: true,
+  status: "failed",
+  untrusted: false,
+};
 
 async function runOne(deps: LoopDeps, call: ModelToolCall): Promise<ToolRun> {
   if (call.inputError !== undefined) {

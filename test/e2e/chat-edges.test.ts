@@ -406,6 +406,30 @@ describe("/chat: every bound of the route is enforced", () => {
     expect(960_000 + rounds * perRound).toBeGreaterThan(MAX_TRANSCRIPT_BYTES);
     expect(960_000 + (rounds - 2) * perRound).toBeLessThan(MAX_TRANSCRIPT_BYTES);
   });
+
+  it("a round that crosses the transcript bound stops there: its later calls are answered without running, no further model call", async () => {
+    const session = sessionId();
+    // One round of 30 cells, each storing a 64 KB result after 960 KB of messages: the bound falls inside the round.
+    const calls = Array.from({ length: 30 }, (_, i) => ({
+      id: `r${i}`,
+      name: "exec",
+      input: { code: `await notes_write({ key: 'n${i}', text: 'x' }); return 'v'.repeat(64000)` },
+    }));
+    const s = await script([{ toolCalls: calls }, { text: "never asked" }]);
+    const filler = Array.from({ length: 4 }, (_, i) => ({ role: "user", content: (i === 0 ? s.marker : "") + "u".repeat(240_000) }));
+    const r = await chat(session, { model: MODEL, messages: filler, maxAssistantTurns: 5 });
+    expect(r.json).toMatchObject({ status: "completed", meta: { stopReason: "transcript_limit", assistantTurns: 1 } });
+    expect(await requests(s.id)).toHaveLength(1);
+    const turn = await api("POST", `/v1/sessions/${session}/turns`, {});
+    const written: string[] = (
+      await api("POST", `/v1/sessions/${session}/turns/${turn.json.turnId}/tools/exec`, {
+        code: "return (await notes_read({ prefix: 'n' })).map((n) => n.key)",
+      })
+    ).json.value;
+    // The cells that ran are those before the crossing (1 MiB of room / 64 KB ≈ 17), not all 30.
+    expect(written.length).toBeGreaterThan(10);
+    expect(written.length).toBeLessThan(20);
+  });
 });
 
 describe("/chat: partial updates of running tools", () => {
