@@ -9,12 +9,19 @@ export type Decision = { decision: "allow" | "deny"; reason?: string };
 
 type Row = { approval_id: string; turn_id: string; tenant_id: string; tool: string; input_preview: string; requested_at: number; status: string };
 
+/** Settled approvals kept per turn (newest first) to answer a late decision with a conflict; older ones go. */
+export const SETTLED_APPROVALS_KEPT = 64;
+/** A row's bytes as counted on its turn (`turns.stored_bytes`, the session's quota): ids and times, plus its text. */
+const ROW_BYTES_SQL = "(128 + length(CAST(tool AS BLOB)) + length(CAST(input_preview AS BLOB)) + coalesce(length(CAST(reason AS BLOB)), 0))";
+
 /**
  * The session's operator approvals. A call that needs one is recorded (tool, a bounded redacted
  * preview of its input) and waits in memory for `decide`; the row is the record operators list and
  * decide on. A decision is consumed once (a second is a conflict) and belongs to that one call:
  * a later call of the same tool asks again. Fail closed everywhere: a timeout, a cancelled call
  * (turn deleted, client gone) or a restarted object (no waiter left) never allows anything.
+ * Bounded: rows count against the session's storage quota on their turn's row, and a turn keeps
+ * its newest SETTLED_APPROVALS_KEPT settled rows (pending ones are bounded by the calls in flight).
  */
 export class ApprovalBroker {
   private readonly waiters = new Map<string, (answer: ApprovalAnswer) => void>();
@@ -50,6 +57,7 @@ export class ApprovalBroker {
           callId ?? null,
           this.now(),
         );
+        this.charge(approvalId, 1);
         return new Promise<ApprovalAnswer>((resolve) => {
           const finish = (answer: ApprovalAnswer, status?: string) => {
             if (!this.waiters.has(approvalId)) return;
@@ -95,6 +103,8 @@ export class ApprovalBroker {
   }
 
   private close(approvalId: string, status: string, reason?: string): void {
+    if (!this.ready()) return;
+    this.charge(approvalId, -1);
     this.sql.run(
       "UPDATE approvals SET status = ?, reason = ?, decided_at = ? WHERE approval_id = ?",
       status,
@@ -102,6 +112,32 @@ export class ApprovalBroker {
       this.now(),
       approvalId,
     );
+    this.charge(approvalId, 1);
+    const turnId = this.sql.one<{ turn_id: string }>("SELECT turn_id FROM approvals WHERE approval_id = ?", approvalId)?.turn_id;
+    if (turnId !== undefined) this.prune(turnId);
+  }
+
+  /** Add (sign 1) or take back (-1) a row's bytes on its turn's row. */
+  private charge(approvalId: string, sign: 1 | -1): void {
+    this.sql.run(
+      `UPDATE turns SET stored_bytes = max(0, stored_bytes + ? * (SELECT ${ROW_BYTES_SQL} FROM approvals WHERE approval_id = ?)) WHERE turn_id = (SELECT turn_id FROM approvals WHERE approval_id = ?)`,
+      sign,
+      approvalId,
+      approvalId,
+    );
+  }
+
+  /** Drop the turn's settled rows past the newest SETTLED_APPROVALS_KEPT, giving back their bytes. */
+  private prune(turnId: string): void {
+    const old = this.sql.all<{ approval_id: string }>(
+      "SELECT approval_id FROM approvals WHERE turn_id = ? AND status != 'pending' ORDER BY decided_at DESC, approval_id DESC LIMIT -1 OFFSET ?",
+      turnId,
+      SETTLED_APPROVALS_KEPT,
+    );
+    for (const { approval_id } of old) {
+      this.charge(approval_id, -1);
+      this.sql.run("DELETE FROM approvals WHERE approval_id = ?", approval_id);
+    }
   }
 }
 

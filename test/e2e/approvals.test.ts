@@ -1,6 +1,7 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
-import { api, exec, openTurn, sessionId, sleep, TOKEN_B } from "./helpers";
+import { SETTLED_APPROVALS_KEPT } from "../../durable-objects/session/approval-broker";
+import { api, exec, inSession, openTurn, sessionId, sleep, TOKEN_B } from "./helpers";
 import { mark, recordsSince } from "../support/log-capture";
 import { decide, pendingApprovals, startExec } from "./approval-helpers";
 
@@ -143,6 +144,29 @@ describe("no surface runs an approval-gated tool without an allow", () => {
     await decide(session, p!.approvalId, "allow");
     expect((await running).json).toMatchObject({ status: "completed" });
     expect(JSON.stringify((await running).json.value)).toContain("hi");
+  });
+});
+
+describe("approval records are bounded", () => {
+  it("a turn keeps its newest settled approvals only, and their bytes count against the session's storage", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approvefast" });
+    const rows = () => inSession(session, (_, state) => state.storage.sql.exec("SELECT status FROM approvals").toArray().length as number);
+    const used = () => inSession(session, (instance) => instance.storageUsage().bytes as number);
+    const before = await used();
+    // Each cell asks for 16 approvals at once; none is decided, all time out after 1 s.
+    const cell = "await Promise.allSettled(Array.from({ length: 16 }, (_, i) => notes_read({ key: 'k' + i }))); return 1";
+    await exec(session, turnId, cell);
+    const afterOne = await used();
+    expect(await rows()).toBe(16);
+    expect(afterOne - before).toBeGreaterThan(16 * 128);
+    for (let i = 0; i < 5; i++) await exec(session, turnId, cell);
+    expect(await rows()).toBe(SETTLED_APPROVALS_KEPT);
+    // Pruned rows gave their bytes back: the session holds about what the kept rows weigh.
+    const perRow = (afterOne - before) / 16;
+    expect(await used()).toBeLessThan(before + (SETTLED_APPROVALS_KEPT + 8) * perRow + 20_000);
+    expect((await api("DELETE", `/v1/sessions/${session}/turns/${turnId}`)).status).toBe(200);
+    expect(await rows()).toBe(0);
   });
 });
 
