@@ -16,6 +16,8 @@ export type GatewayOptions = {
   isolateVmMemoryBytes?: number;
   /** Where session objects read time (deadlines, TTLs, idle expiry); the system clock by default. Tests pass a frozen or manual one. */
   clock?: Clock;
+  /** How often a quiet `/chat` event stream gets a comment line, in ms (default 15000; 100–60000). */
+  sseHeartbeatMs?: number;
 };
 
 /**
@@ -36,7 +38,7 @@ export function createGateway(options: GatewayOptions) {
       owners.set(t.name, p.id);
     }
   }
-  const app = createApp();
+  const app = createApp({ sseHeartbeatMs: options.sseHeartbeatMs });
   return {
     worker: { fetch: (req: Request, env: GatewayEnv, ctx: ExecutionContext) => app.fetch(req, env, ctx) } satisfies ExportedHandler<GatewayEnv>,
     // Module state of this gateway instance, so one ledger and pool per isolate: every

@@ -69,7 +69,7 @@ function reply(c: Context<{ Bindings: GatewayEnv } & Vars>, r: SessionReply<unkn
   return c.json({ error: { code: r.reason, message: r.message } }, statusFor(r.reason));
 }
 
-export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
+export function createApp(options: { sseHeartbeatMs?: number } = {}): Hono<{ Bindings: GatewayEnv } & Vars> {
   const app = new Hono<{ Bindings: GatewayEnv } & Vars>();
   // First: every request, refused ones included, gets an id and one `request` record.
   app.use("*", requestLog());
@@ -169,7 +169,7 @@ export function createApp(): Hono<{ Bindings: GatewayEnv } & Vars> {
       logRecord("host_error", { where: "chat.rpc", error, requestId, tenant });
       throw new HttpError("session_reset", "the session was reset before this call started; retry shortly");
     }
-    return chatResponse(c, stream, { onError: (code) => c.set("errorCode", code), onCancel: onAbort });
+    return chatResponse(c, stream, { onError: (code) => c.set("errorCode", code), onCancel: onAbort, heartbeatMs: options.sseHeartbeatMs });
   });
 
   // Everything the session stored (turns, parked runs, tool data, alarm); another tenant's or an unknown session: 404.

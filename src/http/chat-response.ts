@@ -9,11 +9,20 @@ import { statusFor } from "./http-error";
  * `{ error: { code, message, providerStatus?, retryAfterSeconds? }, turnId?, meta? }` (a provider
  * 429 keeps its Retry-After). A request refused before the loop starts (unknown turn, bad model)
  * is an HTTP error in both modes: SSE starts only once the turn runs.
+ *
+ * A quiet event stream gets a comment line (`: keep-alive`) every `heartbeatMs` (default 15 s):
+ * proxies keep it open (Cloudflare's edge ends a response idle for 100 s, and a cell may wait
+ * minutes for an approval), and a client that went away is noticed at the next write, which
+ * cancels the stream and with it the turn's running work. SSE clients ignore comment lines.
  */
+export const SSE_HEARTBEAT_MS = 15_000;
+const HEARTBEAT_RANGE = { min: 100, max: 60_000 };
+const HEARTBEAT = new TextEncoder().encode(": keep-alive\n\n");
+
 export async function chatResponse(
   c: Context,
   stream: ReadableStream<Uint8Array>,
-  hooks: { onError(code: string): void; onCancel(): void },
+  hooks: { onError(code: string): void; onCancel(): void; heartbeatMs?: number },
 ): Promise<Response> {
   const onError = hooks.onError;
   const events = readEvents(stream);
@@ -57,22 +66,36 @@ export async function chatResponse(
     );
   }
   const encoder = new TextEncoder();
+  const every = Math.min(HEARTBEAT_RANGE.max, Math.max(HEARTBEAT_RANGE.min, Math.floor(hooks.heartbeatMs ?? SSE_HEARTBEAT_MS)));
+  let beat: number | null = null;
   const body = new ReadableStream<Uint8Array>({
     async start(controller) {
       controller.enqueue(encoder.encode(sseFrame(first.value)));
-      for (;;) {
-        const r = await next();
-        if (r === "lost") {
-          controller.enqueue(encoder.encode(sseFrame(lost())));
-          break;
+      beat = setInterval(() => {
+        try {
+          controller.enqueue(HEARTBEAT);
+        } catch {
+          clearInterval(beat); // closed or cancelled meanwhile
         }
-        if (r.done) break;
-        controller.enqueue(encoder.encode(sseFrame(r.value)));
+      }, every);
+      try {
+        for (;;) {
+          const r = await next();
+          if (r === "lost") {
+            controller.enqueue(encoder.encode(sseFrame(lost())));
+            break;
+          }
+          if (r.done) break;
+          controller.enqueue(encoder.encode(sseFrame(r.value)));
+        }
+        controller.close();
+      } finally {
+        clearInterval(beat);
       }
-      controller.close();
     },
     async cancel() {
       // The client went away: cancel the turn's active work, and stop reading the session object's stream.
+      clearInterval(beat);
       hooks.onCancel();
       await events.return(undefined);
     },

@@ -40,14 +40,17 @@ export async function chat(session: string, body: unknown, opts: { accept?: stri
 
 /** Server-sent events of a response body, as `{ event, data }`. */
 export function parseSse(text: string): Array<{ event: string; data: any }> {
-  return text
-    .split("\n\n")
-    .filter((block) => block.trim() !== "")
-    .map((block) => {
-      const event = /^event: (.*)$/m.exec(block)?.[1] ?? "";
-      const data = /^data: (.*)$/m.exec(block)?.[1] ?? "null";
-      return { event, data: JSON.parse(data) };
-    });
+  return (
+    text
+      .split("\n\n")
+      // Comment-only blocks (": keep-alive" heartbeats) carry no event.
+      .filter((block) => block.split("\n").some((line) => line.trim() !== "" && !line.startsWith(":")))
+      .map((block) => {
+        const event = /^event: (.*)$/m.exec(block)?.[1] ?? "";
+        const data = /^data: (.*)$/m.exec(block)?.[1] ?? "null";
+        return { event, data: JSON.parse(data) };
+      })
+  );
 }
 
 /** Tool messages the provider received in a request, normalized across wire formats: [{ id, content, isError }]. */

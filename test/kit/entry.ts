@@ -160,7 +160,8 @@ const kitPolicy = defineToolPlugin({
   ],
 });
 
-const gateway = createGateway({ plugins: [kitExternal, demoPlugin, kitCore, kitPolicy] });
+// A short SSE heartbeat, so kit tests see it and a client that went away is noticed quickly.
+const gateway = createGateway({ plugins: [kitExternal, demoPlugin, kitCore, kitPolicy], sseHeartbeatMs: 200 });
 
 export default gateway.worker;
 export class SessionDurableObject extends gateway.SessionDurableObject {}
