@@ -87,6 +87,12 @@ export const MAX_CHAT_MESSAGE_CHARS = 256 * 1024;
 export const PROVIDER_TIMEOUT_MS = 120_000;
 
 /**
+ * A token count a provider reports is clamped to this (2^53 − 1: past it a double no longer counts
+ * in ones, and sums across calls would stop being exact). Turn totals saturate at it too.
+ */
+export const MAX_TOKEN_COUNT = Number.MAX_SAFE_INTEGER;
+
+/**
  * Model-facing `exec`/`wait`/direct results fit the model's per-result context (seed 002,
  * "Output API"): at most this share of its context window (at ~4 UTF-8 bytes a token), and never
  * more than the persistence cap. Network-derived results keep the smaller untrusted cap.

@@ -3,6 +3,7 @@ import { systemClock, type Clock } from "../runtime";
 import { observedFetch } from "./observed-fetch";
 import { toProviderError, type CallEnd } from "./provider-errors";
 import { toLanguageModelPrompt, toLanguageModelTools } from "./to-language-model-prompt";
+import { tokenCount } from "./token-count";
 import { toModelToolCall } from "./tool-call-input";
 import {
   ProviderError,
@@ -123,11 +124,15 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
  * Cost-ready usage: `inputTokens` counts only input neither read from nor written to the cache.
  * The SDK's `noCache` is exactly that for both wire formats (OpenAI's `prompt_tokens` minus
  * `cached_tokens`; Anthropic's `input_tokens`, which excludes cache tokens); a provider that sends
- * only a total gets the cache counts taken off it.
+ * only a total gets the cache counts taken off it. Every field is the provider's own number, so
+ * each passes `tokenCount` (no negative, fractional or unbounded counts reach meta or the cost).
  */
 export function toModelUsage(usage: LanguageModelV4Usage): ModelUsage {
-  const cacheReadTokens = usage.inputTokens.cacheRead ?? 0;
-  const cacheWriteTokens = usage.inputTokens.cacheWrite ?? 0;
-  const inputTokens = usage.inputTokens.noCache ?? Math.max(0, (usage.inputTokens.total ?? 0) - cacheReadTokens - cacheWriteTokens);
-  return { inputTokens, outputTokens: usage.outputTokens.total ?? 0, cacheReadTokens, cacheWriteTokens };
+  const cacheReadTokens = tokenCount(usage.inputTokens.cacheRead);
+  const cacheWriteTokens = tokenCount(usage.inputTokens.cacheWrite);
+  const inputTokens =
+    usage.inputTokens.noCache !== undefined
+      ? tokenCount(usage.inputTokens.noCache)
+      : tokenCount(Math.max(0, tokenCount(usage.inputTokens.total) - cacheReadTokens - cacheWriteTokens));
+  return { inputTokens, outputTokens: tokenCount(usage.outputTokens.total), cacheReadTokens, cacheWriteTokens };
 }

@@ -19,7 +19,10 @@ export type ModelMessage =
   /** A tool result, answering the assistant's call `toolCallId`. `content` is the model-facing text. */
   | { role: "tool"; toolCallId: string; toolName: string; content: string; isError?: boolean };
 
-/** Token usage of one model call (0 when the provider did not report a field). */
+/**
+ * Token usage of one model call: non-negative integers of at most MAX_TOKEN_COUNT (token-count.ts);
+ * 0 when the provider did not report a field, or reported something that is not a count.
+ */
 export type ModelUsage = { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
 
 export type FinishReason = "stop" | "tool-calls" | "length" | "content-filter" | "other";

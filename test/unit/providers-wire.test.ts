@@ -1,5 +1,6 @@
 import { APICallError } from "@ai-sdk/provider";
 import { describe, expect, it } from "vitest";
+import { MAX_TOKEN_COUNT } from "../../src/limits";
 import { toModelUsage } from "../../src/providers/create-model-client";
 import { sseDataTap } from "../../src/providers/observed-fetch";
 import { retryAfterSeconds, toProviderError, type ErrorContext } from "../../src/providers/provider-errors";
@@ -88,6 +89,26 @@ describe("toModelUsage", () => {
 
   it("nothing reported is all zeros", () => {
     expect(toModelUsage(u({}))).toEqual({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
+  });
+
+  it("counts that are not counts are unknown (0); counts past the bound are clamped", () => {
+    expect(toModelUsage(u({ total: -5_000_000, noCache: -5_000_000, cacheRead: -3, cacheWrite: 1.5 }, -1))).toEqual({
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+    });
+    expect(toModelUsage(u({ total: 1e308, noCache: 1e308, cacheRead: Number.POSITIVE_INFINITY }, 1e308))).toEqual({
+      inputTokens: MAX_TOKEN_COUNT,
+      outputTokens: MAX_TOKEN_COUNT,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+    });
+  });
+
+  it("a total with bogus cache counts never goes negative", () => {
+    expect(toModelUsage(u({ total: 10, cacheRead: 3000 }, 5))).toMatchObject({ inputTokens: 0, cacheReadTokens: 3000 });
+    expect(toModelUsage(u({ total: -10, cacheRead: -3000 }, 5))).toMatchObject({ inputTokens: 0, cacheReadTokens: 0 });
   });
 });
 

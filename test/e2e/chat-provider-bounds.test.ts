@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import { MAX_TOKEN_COUNT } from "../../src/limits";
+import { api, sessionId } from "./helpers";
+import { chat, script } from "./chat-helpers";
+
+/**
+ * Values a model provider controls, through POST /v1/sessions/:sid/chat against the fake provider
+ * server: each is bounded before it reaches the client (a hostile tester's findings, pinned).
+ */
+
+const MODELS = ["fakeoai/gpt-fake", "fakeant/claude-fake"] as const;
+const ask = (marker: string) => [{ role: "user", content: `${marker} hi` }];
+
+describe.each(MODELS)("/chat with %s: usage a provider reports", (model) => {
+  it("negative counts are unknown (0) and the cost is never negative", async () => {
+    const s = await script([{ text: "ok", usage: { input: -5_000_000, output: -1 } }]);
+    const r = await chat(sessionId(), { model, messages: ask(s.marker) });
+    expect(r.status).toBe(200);
+    // Was: costUsd -10.000008 and inputTokens -5000000.
+    expect(r.json.meta.usage).toEqual({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
+    expect(r.json.meta.costUsd).toBe(0);
+  });
+
+  it("a count of 1e308 is clamped, and the cost stays a finite number", async () => {
+    const session = sessionId();
+    const s = await script([{ text: "ok", usage: { input: 1e308, output: 1e308 } }]);
+    const r = await chat(session, { model, messages: ask(s.marker) });
+    expect(r.status).toBe(200);
+    // Was: inputTokens and costUsd `null` in the JSON (Infinity).
+    expect(r.json.meta.usage).toMatchObject({ inputTokens: MAX_TOKEN_COUNT, outputTokens: MAX_TOKEN_COUNT });
+    expect(Number.isFinite(r.json.meta.costUsd)).toBe(true);
+    expect(r.json.meta.costUsd).toBeGreaterThan(0);
+    const t = await api("GET", `/v1/sessions/${session}/turns/${r.json.turnId}/trajectory`);
+    expect(t.json.meta.usage).toMatchObject({ inputTokens: MAX_TOKEN_COUNT, outputTokens: MAX_TOKEN_COUNT });
+    expect(Number.isFinite(t.json.meta.costUsd)).toBe(true);
+  });
+});
