@@ -93,6 +93,12 @@ export const PROVIDER_TIMEOUT_MS = 120_000;
 export const MAX_TOKEN_COUNT = Number.MAX_SAFE_INTEGER;
 
 /**
+ * A provider's `Retry-After` is passed on to the client clamped to this (one day): a longer wait is
+ * no advice a client can act on, and a value from the provider must not become an absurd header.
+ */
+export const MAX_RETRY_AFTER_SECONDS = 86_400;
+
+/**
  * Model-facing `exec`/`wait`/direct results fit the model's per-result context (seed 002,
  * "Output API"): at most this share of its context window (at ~4 UTF-8 bytes a token), and never
  * more than the persistence cap. Network-derived results keep the smaller untrusted cap.

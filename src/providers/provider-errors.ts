@@ -1,5 +1,6 @@
 import { APICallError } from "@ai-sdk/provider";
 import { redactSecrets } from "../observability/redact-secrets";
+import { retryAfterSeconds } from "./retry-after";
 import { ProviderError } from "./types";
 
 /** Why a call's own abort controller fired, if it did: the caller's signal, or the call's deadline. */
@@ -51,21 +52,6 @@ function fromStatus(status: number, message: string, headers: Record<string, str
   if (status >= 500) return new ProviderError("provider_unavailable", message, status);
   // A 2xx whose body could not be read as the wire format says.
   return new ProviderError("provider_unavailable", `malformed answer from the provider: ${message}`, status);
-}
-
-/**
- * `Retry-After` (RFC 9110 §10.2.3): delay-seconds or an HTTP date. Whole seconds, rounded up, never
- * negative; undefined when absent or unreadable.
- */
-export function retryAfterSeconds(value: string | undefined, now: number): number | undefined {
-  if (value === undefined) return undefined;
-  const text = value.trim();
-  if (/^\d+(\.\d+)?$/.test(text)) return Math.ceil(Number(text));
-  // An HTTP date names its weekday and month; anything else (a negative number) is unreadable.
-  if (!/[A-Za-z]/.test(text)) return undefined;
-  const at = Date.parse(text);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, Math.ceil((at - now) / 1000));
 }
 
 /** An error event inside a provider's stream, as the AI SDK's providers report it. */

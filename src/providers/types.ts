@@ -44,7 +44,7 @@ export type ModelRequest = {
 /**
  * A provider failure as the chat route reports it. `status` is the provider's HTTP status (0 when no
  * answer came: network error or timeout). `code`: `provider_rate_limited` (429; `retryAfterSeconds`
- * when the provider said), `provider_timeout` (no complete answer within the deadline),
+ * when the provider said, whole seconds of at most MAX_RETRY_AFTER_SECONDS: retry-after.ts), `provider_timeout` (no complete answer within the deadline),
  * `provider_unavailable` (network error, 5xx, malformed stream), `provider_error` (any other 4xx,
  * e.g. 401 bad key, 400 refused request), `aborted` (the caller's signal fired).
  * `message` is safe to show: the provider's own error message (credentials masked), never a stack.

@@ -35,3 +35,29 @@ describe.each(MODELS)("/chat with %s: usage a provider reports", (model) => {
     expect(Number.isFinite(t.json.meta.costUsd)).toBe(true);
   });
 });
+
+describe("/chat: a provider's Retry-After", () => {
+  const limited = async (model: string, retryAfter: string) => {
+    const s = await script([{ error: { status: 429, message: "slow down", headers: { "retry-after": retryAfter } } }]);
+    return chat(sessionId(), { model, messages: ask(s.marker) });
+  };
+
+  it.each([
+    ["fakeoai/gpt-fake", "99999999999999999999"],
+    ["fakeant/claude-fake", "Thu, 31 Dec 2099 23:59:59 GMT"],
+  ])("%s: %j is clamped to one day in the header and the body", async (model, retryAfter) => {
+    const r = await limited(model, retryAfter);
+    expect(r.status).toBe(429);
+    // Was: `retry-after: 100000000000000000000` / 2300176146 s.
+    expect(r.headers.get("retry-after")).toBe("86400");
+    expect(r.json.error).toMatchObject({ code: "provider_rate_limited", providerStatus: 429, retryAfterSeconds: 86_400 });
+  });
+
+  it("a value that is not delay-seconds or a date is dropped, not passed on", async () => {
+    const r = await limited("fakeoai/gpt-fake", "-1.5");
+    expect(r.status).toBe(429);
+    expect(r.headers.get("retry-after")).toBeNull();
+    expect(r.json.error.code).toBe("provider_rate_limited");
+    expect(r.json.error).not.toHaveProperty("retryAfterSeconds");
+  });
+});

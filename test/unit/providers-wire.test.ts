@@ -1,9 +1,10 @@
 import { APICallError } from "@ai-sdk/provider";
 import { describe, expect, it } from "vitest";
-import { MAX_TOKEN_COUNT } from "../../src/limits";
+import { MAX_RETRY_AFTER_SECONDS, MAX_TOKEN_COUNT } from "../../src/limits";
 import { toModelUsage } from "../../src/providers/create-model-client";
 import { sseDataTap } from "../../src/providers/observed-fetch";
-import { retryAfterSeconds, toProviderError, type ErrorContext } from "../../src/providers/provider-errors";
+import { toProviderError, type ErrorContext } from "../../src/providers/provider-errors";
+import { retryAfterSeconds } from "../../src/providers/retry-after";
 import { toLanguageModelPrompt } from "../../src/providers/to-language-model-prompt";
 import { toModelToolCall } from "../../src/providers/tool-call-input";
 import { ProviderError, type ModelMessage } from "../../src/providers";
@@ -50,15 +51,25 @@ describe("retryAfterSeconds", () => {
   it.each([
     ["7", 7],
     [" 30 ", 30],
-    ["1.2", 2],
     ["0", 0],
+    ["86400", 86_400],
     ["Fri, 20 Nov 2026 12:00:45 GMT", 45],
     ["Fri, 20 Nov 2026 11:00:00 GMT", 0],
   ])("%j → %d", (value, seconds) => {
     expect(retryAfterSeconds(value, now)).toBe(seconds);
   });
 
-  it.each([undefined, "", "soon", "-5"])("%j → undefined", (value) => {
+  // A hostile provider's `99999999999999999999` was passed on as `retry-after: 100000000000000000000`,
+  // and a date in 2099 as 2300176146 s.
+  it.each(["86401", "99999999999999999999", "9".repeat(400), "Thu, 31 Dec 2099 23:59:59 GMT", "Sat, 01 Jan 275760 00:00:00 GMT"])(
+    "%j is clamped to MAX_RETRY_AFTER_SECONDS (one day)",
+    (value) => {
+      expect(retryAfterSeconds(value, now)).toBe(MAX_RETRY_AFTER_SECONDS);
+      expect(MAX_RETRY_AFTER_SECONDS).toBe(86_400);
+    },
+  );
+
+  it.each([undefined, "", "soon", "-5", "1.2", "1e3", "0x10", "+5", "5 s", "Infinity"])("%j is not delay-seconds or a date: undefined", (value) => {
     expect(retryAfterSeconds(value, now)).toBeUndefined();
   });
 });
