@@ -99,6 +99,12 @@ export const MAX_TOKEN_COUNT = Number.MAX_SAFE_INTEGER;
 export const MAX_RETRY_AFTER_SECONDS = 86_400;
 
 /**
+ * A provider's own error text reaches the client at most this long (then `…[N more characters]`):
+ * the client learns what went wrong, and a provider cannot make the gateway echo a large body.
+ */
+export const MAX_PROVIDER_MESSAGE_CHARS = 1_000;
+
+/**
  * Model-facing `exec`/`wait`/direct results fit the model's per-result context (seed 002,
  * "Output API"): at most this share of its context window (at ~4 UTF-8 bytes a token), and never
  * more than the persistence cap. Network-derived results keep the smaller untrusted cap.

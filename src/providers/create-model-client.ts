@@ -1,4 +1,5 @@
 import type { LanguageModelV4StreamPart, LanguageModelV4Usage } from "@ai-sdk/provider";
+import type { RedactOptions } from "../observability/secret-shapes";
 import { systemClock, type Clock } from "../runtime";
 import { observedFetch } from "./observed-fetch";
 import { toProviderError, type CallEnd } from "./provider-errors";
@@ -31,6 +32,8 @@ export type ModelClientOptions = {
   fetch?: typeof fetch;
   /** For the observer's response times and `retry-after` dates (defaults to the system clock). */
   clock?: Clock;
+  /** Secrets and patterns masked in provider text a failure carries, beside the model's own key. */
+  redaction?: RedactOptions;
 };
 
 /**
@@ -62,7 +65,7 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
     toProviderError(error, {
       ended,
       timeoutMs: opts.timeoutMs,
-      secrets: [model.apiKey],
+      redaction: { secrets: [model.apiKey, ...(opts.redaction?.secrets ?? [])], patterns: opts.redaction?.patterns ?? [] },
       now: clock.now(),
       status: transport.status(),
       sent: transport.sent(),

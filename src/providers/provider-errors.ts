@@ -1,5 +1,6 @@
 import { APICallError } from "@ai-sdk/provider";
-import { redactSecrets } from "../observability/redact-secrets";
+import type { RedactOptions } from "../observability/secret-shapes";
+import { providerMessage } from "./provider-message";
 import { retryAfterSeconds } from "./retry-after";
 import { ProviderError } from "./types";
 
@@ -9,8 +10,8 @@ export type CallEnd = "aborted" | "timeout" | undefined;
 export type ErrorContext = {
   ended: CallEnd;
   timeoutMs: number;
-  /** Secrets to mask in any provider text (the API key). */
-  secrets: readonly string[];
+  /** What to mask in any provider text: the API key and the turn's registered secrets and patterns. */
+  redaction: RedactOptions;
   /** Epoch ms, for a `retry-after` HTTP date. */
   now: number;
   /** The answer's HTTP status when one came (a broken stream after `200`). */
@@ -30,20 +31,20 @@ export function toProviderError(error: unknown, context: ErrorContext): Provider
   if (context.ended === "timeout") {
     return new ProviderError("provider_timeout", `the provider did not finish answering within ${context.timeoutMs} ms`, 0);
   }
-  const mask = (text: string) => redactSecrets(text, context.secrets);
+  const shown = (text: string) => providerMessage(text, context.redaction);
   if (APICallError.isInstance(error)) {
     const status = error.statusCode;
-    if (status === undefined) return new ProviderError("provider_unavailable", mask(`the provider could not be reached: ${error.message}`), 0);
-    return fromStatus(status, mask(error.message), error.responseHeaders, context.now);
+    if (status === undefined) return new ProviderError("provider_unavailable", shown(`the provider could not be reached: ${error.message}`), 0);
+    return fromStatus(status, shown(error.message), error.responseHeaders, context.now);
   }
   const streamError = asStreamError(error);
   if (streamError !== undefined) {
-    if (streamError.statusCode !== undefined) return fromStatus(streamError.statusCode, mask(streamError.message), undefined, context.now);
-    return new ProviderError("provider_unavailable", mask(`the provider's stream reported an error: ${streamError.message}`), context.status ?? 0);
+    if (streamError.statusCode !== undefined) return fromStatus(streamError.statusCode, shown(streamError.message), undefined, context.now);
+    return new ProviderError("provider_unavailable", shown(`the provider's stream reported an error: ${streamError.message}`), context.status ?? 0);
   }
   const message = error instanceof Error ? error.message : String(error);
-  if (!context.sent) return new ProviderError("provider_error", mask(`the request could not be built: ${message}`), 0);
-  return new ProviderError("provider_unavailable", mask(`malformed answer from the provider: ${message}`), context.status ?? 0);
+  if (!context.sent) return new ProviderError("provider_error", shown(`the request could not be built: ${message}`), 0);
+  return new ProviderError("provider_unavailable", shown(`malformed answer from the provider: ${message}`), context.status ?? 0);
 }
 
 function fromStatus(status: number, message: string, headers: Record<string, string> | undefined, now: number): ProviderError {

@@ -47,7 +47,8 @@ export type ModelRequest = {
  * when the provider said, whole seconds of at most MAX_RETRY_AFTER_SECONDS: retry-after.ts), `provider_timeout` (no complete answer within the deadline),
  * `provider_unavailable` (network error, 5xx, malformed stream), `provider_error` (any other 4xx,
  * e.g. 401 bad key, 400 refused request), `aborted` (the caller's signal fired).
- * `message` is safe to show: the provider's own error message (credentials masked), never a stack.
+ * `message` is safe to show: the provider's own error message (redacted and bounded: provider-message.ts),
+ * never a stack or raw bytes of a malformed answer.
  */
 export type ProviderErrorCode = "provider_error" | "provider_rate_limited" | "provider_timeout" | "provider_unavailable" | "aborted";
 

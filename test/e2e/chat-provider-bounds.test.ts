@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MAX_TOKEN_COUNT } from "../../src/limits";
 import { api, sessionId } from "./helpers";
-import { chat, script } from "./chat-helpers";
+import { chat, parseSse, script } from "./chat-helpers";
 
 /**
  * Values a model provider controls, through POST /v1/sessions/:sid/chat against the fake provider
@@ -59,5 +59,28 @@ describe("/chat: a provider's Retry-After", () => {
     expect(r.headers.get("retry-after")).toBeNull();
     expect(r.json.error.code).toBe("provider_rate_limited");
     expect(r.json.error).not.toHaveProperty("retryAfterSeconds");
+  });
+});
+
+describe("/chat: a provider's error message", () => {
+  it("a 100,000-character message is cut to 1,000 characters with a marker", async () => {
+    const s = await script([{ error: { status: 400, message: "A".repeat(100_000) } }]);
+    const r = await chat(sessionId(), { model: "fakeoai/gpt-fake", messages: ask(s.marker) });
+    expect(r.status).toBe(502);
+    expect(r.json.error).toMatchObject({ code: "provider_error", providerStatus: 400 });
+    // Was: the whole 100 KB message.
+    expect(r.json.error.message).toBe(`${"A".repeat(1_000)}…[99000 more characters]`);
+    expect(r.text.length).toBeLessThan(3_000);
+  });
+
+  it("is redacted like other echoed text: registered secrets (another provider's key, gateway tokens) and token shapes", async () => {
+    const s = await script([
+      { error: { status: 400, message: "bad request from test-token-b with fake-key-anthropic and sk-proj-AbCdEf0123456789xyz" } },
+    ]);
+    // The event stream carries the same error as the JSON answer.
+    const r = await chat(sessionId(), { model: "fakeoai/gpt-fake", messages: ask(s.marker) }, { accept: "text/event-stream" });
+    expect(r.status).toBe(200);
+    const error = parseSse(r.text).find((e) => e.event === "error");
+    expect(error?.data.error).toMatchObject({ code: "provider_error", providerStatus: 400, message: "bad request from *** with *** and ***" });
   });
 });

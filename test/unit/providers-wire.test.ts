@@ -1,6 +1,6 @@
 import { APICallError } from "@ai-sdk/provider";
 import { describe, expect, it } from "vitest";
-import { MAX_RETRY_AFTER_SECONDS, MAX_TOKEN_COUNT } from "../../src/limits";
+import { MAX_PROVIDER_MESSAGE_CHARS, MAX_RETRY_AFTER_SECONDS, MAX_TOKEN_COUNT } from "../../src/limits";
 import { toModelUsage } from "../../src/providers/create-model-client";
 import { sseDataTap } from "../../src/providers/observed-fetch";
 import { toProviderError, type ErrorContext } from "../../src/providers/provider-errors";
@@ -214,7 +214,7 @@ describe("toProviderError", () => {
   const context = (over: Partial<ErrorContext> = {}): ErrorContext => ({
     ended: undefined,
     timeoutMs: 5000,
-    secrets: ["sk-the-real-key-123"],
+    redaction: { secrets: ["sk-the-real-key-123"] },
     now: Date.parse("2026-11-20T12:00:00Z"),
     sent: true,
     ...over,
@@ -242,6 +242,22 @@ describe("toProviderError", () => {
   it("masks the key in the provider's message", () => {
     const error = toProviderError(apiError(401, "Incorrect API key provided: sk-the-real-key-123."), context());
     expect(error.message).toBe("Incorrect API key provided: ***.");
+  });
+
+  it("masks the turn's registered secrets and patterns too", () => {
+    const redaction = { secrets: ["sk-the-real-key-123", "gateway-token-0123456789"], patterns: [/ACME-\d{6}/g] };
+    const error = toProviderError(apiError(400, "bad: gateway-token-0123456789 ACME-123456 sk-the-real-key-123"), context({ redaction }));
+    expect(error.message).toBe("bad: *** *** ***");
+  });
+
+  // A provider 400 with a 100,000-character message was returned whole.
+  it("bounds the provider's message, with a marker saying how much was left out", () => {
+    const error = toProviderError(apiError(400, "x".repeat(100_000)), context());
+    expect(error).toMatchObject({ code: "provider_error", status: 400 });
+    expect(error.message).toBe(`${"x".repeat(MAX_PROVIDER_MESSAGE_CHARS)}…[${100_000 - MAX_PROVIDER_MESSAGE_CHARS} more characters]`);
+    const streamed = toProviderError({ message: "y".repeat(5000) }, context({ status: 200 }));
+    expect(streamed.message.length).toBeLessThan(MAX_PROVIDER_MESSAGE_CHARS + 40);
+    expect(streamed.message).toMatch(/…\[\d+ more characters\]$/);
   });
 
   it("no HTTP answer (network error) is provider_unavailable with status 0", () => {
