@@ -65,6 +65,7 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
     toProviderError(error, {
       ended,
       timeoutMs: opts.timeoutMs,
+      provider: model.provider,
       redaction: { secrets: [model.apiKey, ...(opts.redaction?.secrets ?? [])], patterns: opts.redaction?.patterns ?? [] },
       now: clock.now(),
       status: transport.status(),
@@ -110,7 +111,12 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
     if (ended !== undefined) throw fail(undefined);
     const reason = finish?.finishReason.unified;
     if (finish === undefined || reason === undefined || reason === "interrupted" || reason === "error") {
-      throw fail(new Error("the stream ended before the provider said the answer was complete"));
+      const status = transport.status() ?? 0;
+      throw new ProviderError(
+        "provider_unavailable",
+        `the stream of provider "${model.provider}" ended before it said the answer was complete`,
+        status,
+      );
     }
     const done: ModelEvent = { type: "finish", finishReason: reason, usage: toModelUsage(finish.usage), requestBytes: transport.requestBytes() };
     yield done;

@@ -9,6 +9,8 @@ import { chat, parseSse, script } from "./chat-helpers";
  */
 
 const MODELS = ["fakeoai/gpt-fake", "fakeant/claude-fake"] as const;
+/** In every malformed event the fake server sends (MALFORMED_MARKER, test/support/fake-provider/answers.mjs). */
+const MALFORMED_MARKER = "RAW-PROVIDER-BYTES";
 const ask = (marker: string) => [{ role: "user", content: `${marker} hi` }];
 
 describe.each(MODELS)("/chat with %s: usage a provider reports", (model) => {
@@ -82,5 +84,25 @@ describe("/chat: a provider's error message", () => {
     expect(r.status).toBe(200);
     const error = parseSse(r.text).find((e) => e.event === "error");
     expect(error?.data.error).toMatchObject({ code: "provider_error", providerStatus: 400, message: "bad request from *** with *** and ***" });
+  });
+});
+
+describe.each(MODELS)("/chat with %s: a malformed stream", (model) => {
+  const provider = model.split("/")[0]!;
+  it.each([
+    [true, "an event was not valid JSON"],
+    ["shape", "an event did not match the wire format"],
+  ] as const)("malformed: %s → provider_unavailable naming the provider and status, no raw bytes", async (kind, why) => {
+    const s = await script([{ malformed: kind, text: "before the break" }]);
+    const r = await chat(sessionId(), { model, messages: ask(s.marker) });
+    expect(r.status).toBe(502);
+    // Was: the raw chunk (and for "shape" the AI SDK's validation dump) inside error.message.
+    expect(r.json.error).toEqual({
+      code: "provider_unavailable",
+      message: `provider "${provider}" (HTTP 200) sent a malformed response: ${why}`,
+      providerStatus: 200,
+    });
+    expect(r.text).not.toContain(MALFORMED_MARKER);
+    expect(r.text).not.toContain("Type validation");
   });
 });

@@ -1,4 +1,4 @@
-import { APICallError } from "@ai-sdk/provider";
+import { APICallError, EmptyResponseBodyError, InvalidResponseDataError, JSONParseError, TypeValidationError } from "@ai-sdk/provider";
 import { describe, expect, it } from "vitest";
 import { MAX_PROVIDER_MESSAGE_CHARS, MAX_RETRY_AFTER_SECONDS, MAX_TOKEN_COUNT } from "../../src/limits";
 import { toModelUsage } from "../../src/providers/create-model-client";
@@ -214,6 +214,7 @@ describe("toProviderError", () => {
   const context = (over: Partial<ErrorContext> = {}): ErrorContext => ({
     ended: undefined,
     timeoutMs: 5000,
+    provider: "acme",
     redaction: { secrets: ["sk-the-real-key-123"] },
     now: Date.parse("2026-11-20T12:00:00Z"),
     sent: true,
@@ -286,8 +287,66 @@ describe("toProviderError", () => {
     expect(toProviderError(new SyntaxError("Unexpected end of JSON"), context({ status: 200 }))).toMatchObject({
       code: "provider_unavailable",
       status: 200,
+      message: 'the response of provider "acme" (HTTP 200) broke off or could not be read',
     });
-    expect(toProviderError(new Error("Multiple system messages"), context({ sent: false }))).toMatchObject({ code: "provider_error", status: 0 });
+    expect(toProviderError(new Error("Multiple system messages"), context({ sent: false }))).toMatchObject({
+      code: "provider_error",
+      status: 0,
+      message: "the request could not be built: Multiple system messages",
+    });
+  });
+
+  // A malformed chunk's raw JSON and the AI SDK's validation dump were echoed in error.message.
+  describe("an answer that could not be read is described by the error's class, never quoted", () => {
+    const RAW = '{"choices":[{"index":"zero","delta":{"content":12345}}],"raw":"RAW-PROVIDER-BYTES"}';
+    it.each([
+      [
+        "JSONParseError",
+        new JSONParseError({ text: RAW.slice(0, 40), cause: new SyntaxError("Unexpected end of JSON input") }),
+        "an event was not valid JSON",
+      ],
+      [
+        "TypeValidationError",
+        new TypeValidationError({ value: JSON.parse(RAW), cause: new Error(`[{"path":["choices",0],"message":"${RAW}"}]`) }),
+        "an event did not match the wire format",
+      ],
+      [
+        "InvalidResponseDataError",
+        new InvalidResponseDataError({ data: JSON.parse(RAW), message: `Expected 'id' to be a string: ${RAW}` }),
+        "an event held data the wire format does not allow",
+      ],
+      ["EmptyResponseBodyError", new EmptyResponseBodyError({}), "the answer had no body"],
+    ] as const)("%s → %s", (_name, error, why) => {
+      const out = toProviderError(error, context({ status: 200 }));
+      expect(out).toMatchObject({
+        code: "provider_unavailable",
+        status: 200,
+        message: `provider "acme" (HTTP 200) sent a malformed response: ${why}`,
+      });
+      expect(out.message).not.toContain("RAW-PROVIDER-BYTES");
+    });
+
+    it("a 2xx the wire client failed to process says so by its cause; without a status there is no HTTP part", () => {
+      const failed = new APICallError({
+        message: "Failed to process successful response",
+        url: "https://x.example/v1/messages",
+        requestBodyValues: {},
+        statusCode: 200,
+        cause: new JSONParseError({ text: RAW, cause: new SyntaxError("x") }),
+      });
+      expect(toProviderError(failed, context())).toMatchObject({
+        code: "provider_unavailable",
+        status: 200,
+        message: 'provider "acme" (HTTP 200) sent a malformed response: an event was not valid JSON',
+      });
+      expect(toProviderError(new TypeError(RAW), context()).message).toBe('the response of provider "acme" broke off or could not be read');
+    });
+
+    it("an error event the provider sent on purpose keeps its (bounded, redacted) words", () => {
+      expect(toProviderError({ message: "Overloaded sk-the-real-key-123" }, context({ status: 200 })).message).toBe(
+        "the provider's stream reported an error: Overloaded ***",
+      );
+    });
   });
 
   it("a ProviderError passes through unchanged", () => {
