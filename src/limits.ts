@@ -87,6 +87,24 @@ export const MAX_CHAT_MESSAGE_CHARS = 256 * 1024;
 export const PROVIDER_TIMEOUT_MS = 120_000;
 
 /**
+ * A token count a provider reports is clamped to this (2^53 − 1: past it a double no longer counts
+ * in ones, and sums across calls would stop being exact). Turn totals saturate at it too.
+ */
+export const MAX_TOKEN_COUNT = Number.MAX_SAFE_INTEGER;
+
+/**
+ * A provider's `Retry-After` is passed on to the client clamped to this (one day): a longer wait is
+ * no advice a client can act on, and a value from the provider must not become an absurd header.
+ */
+export const MAX_RETRY_AFTER_SECONDS = 86_400;
+
+/**
+ * A provider's own error text reaches the client at most this long (then `…[N more characters]`):
+ * the client learns what went wrong, and a provider cannot make the gateway echo a large body.
+ */
+export const MAX_PROVIDER_MESSAGE_CHARS = 1_000;
+
+/**
  * Model-facing `exec`/`wait`/direct results fit the model's per-result context (seed 002,
  * "Output API"): at most this share of its context window (at ~4 UTF-8 bytes a token), and never
  * more than the persistence cap. Network-derived results keep the smaller untrusted cap.

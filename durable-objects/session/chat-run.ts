@@ -313,6 +313,7 @@ function loop(host: ChatHost, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
   const client = createModelClient(c.model, {
     timeoutMs: PROVIDER_TIMEOUT_MS,
     observer: host.observer({ tenant: c.tenantId, sessionId: c.sessionId, turnId: c.turnId, requestId: c.requestId }),
+    redaction,
     ...(host.fetch ? { fetch: host.fetch } : {}),
   });
   let modelCallStarted = host.now();

@@ -1,4 +1,4 @@
-import type { ModelUsage } from "../providers";
+import { addTokenCounts, type ModelUsage } from "../providers";
 import type { ChatErrorCode, ChatMeta, PendingClientCall } from "./chat-events";
 
 /**
@@ -43,11 +43,12 @@ export function newChatState(model: string, contextWindow?: number): ChatState {
   };
 }
 
+/** Adds one call's usage to the turn's; each total saturates at MAX_TOKEN_COUNT instead of losing exactness. */
 export function addUsage(total: ModelUsage, more: ModelUsage): void {
-  total.inputTokens += more.inputTokens;
-  total.outputTokens += more.outputTokens;
-  total.cacheReadTokens += more.cacheReadTokens;
-  total.cacheWriteTokens += more.cacheWriteTokens;
+  total.inputTokens = addTokenCounts(total.inputTokens, more.inputTokens);
+  total.outputTokens = addTokenCounts(total.outputTokens, more.outputTokens);
+  total.cacheReadTokens = addTokenCounts(total.cacheReadTokens, more.cacheReadTokens);
+  total.cacheWriteTokens = addTokenCounts(total.cacheWriteTokens, more.cacheWriteTokens);
 }
 
 const MAX_TOOL_NAMES = 64;

@@ -1,8 +1,10 @@
 import type { LanguageModelV4StreamPart, LanguageModelV4Usage } from "@ai-sdk/provider";
+import type { RedactOptions } from "../observability/secret-shapes";
 import { systemClock, type Clock } from "../runtime";
 import { observedFetch } from "./observed-fetch";
 import { toProviderError, type CallEnd } from "./provider-errors";
 import { toLanguageModelPrompt, toLanguageModelTools } from "./to-language-model-prompt";
+import { tokenCount } from "./token-count";
 import { toModelToolCall } from "./tool-call-input";
 import {
   ProviderError,
@@ -30,6 +32,8 @@ export type ModelClientOptions = {
   fetch?: typeof fetch;
   /** For the observer's response times and `retry-after` dates (defaults to the system clock). */
   clock?: Clock;
+  /** Secrets and patterns masked in provider text a failure carries, beside the model's own key. */
+  redaction?: RedactOptions;
 };
 
 /**
@@ -61,7 +65,8 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
     toProviderError(error, {
       ended,
       timeoutMs: opts.timeoutMs,
-      secrets: [model.apiKey],
+      provider: model.provider,
+      redaction: { secrets: [model.apiKey, ...(opts.redaction?.secrets ?? [])], patterns: opts.redaction?.patterns ?? [] },
       now: clock.now(),
       status: transport.status(),
       sent: transport.sent(),
@@ -106,7 +111,12 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
     if (ended !== undefined) throw fail(undefined);
     const reason = finish?.finishReason.unified;
     if (finish === undefined || reason === undefined || reason === "interrupted" || reason === "error") {
-      throw fail(new Error("the stream ended before the provider said the answer was complete"));
+      const status = transport.status() ?? 0;
+      throw new ProviderError(
+        "provider_unavailable",
+        `the stream of provider "${model.provider}" ended before it said the answer was complete`,
+        status,
+      );
     }
     const done: ModelEvent = { type: "finish", finishReason: reason, usage: toModelUsage(finish.usage), requestBytes: transport.requestBytes() };
     yield done;
@@ -123,11 +133,15 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
  * Cost-ready usage: `inputTokens` counts only input neither read from nor written to the cache.
  * The SDK's `noCache` is exactly that for both wire formats (OpenAI's `prompt_tokens` minus
  * `cached_tokens`; Anthropic's `input_tokens`, which excludes cache tokens); a provider that sends
- * only a total gets the cache counts taken off it.
+ * only a total gets the cache counts taken off it. Every field is the provider's own number, so
+ * each passes `tokenCount` (no negative, fractional or unbounded counts reach meta or the cost).
  */
 export function toModelUsage(usage: LanguageModelV4Usage): ModelUsage {
-  const cacheReadTokens = usage.inputTokens.cacheRead ?? 0;
-  const cacheWriteTokens = usage.inputTokens.cacheWrite ?? 0;
-  const inputTokens = usage.inputTokens.noCache ?? Math.max(0, (usage.inputTokens.total ?? 0) - cacheReadTokens - cacheWriteTokens);
-  return { inputTokens, outputTokens: usage.outputTokens.total ?? 0, cacheReadTokens, cacheWriteTokens };
+  const cacheReadTokens = tokenCount(usage.inputTokens.cacheRead);
+  const cacheWriteTokens = tokenCount(usage.inputTokens.cacheWrite);
+  const inputTokens =
+    usage.inputTokens.noCache !== undefined
+      ? tokenCount(usage.inputTokens.noCache)
+      : tokenCount(Math.max(0, tokenCount(usage.inputTokens.total) - cacheReadTokens - cacheWriteTokens));
+  return { inputTokens, outputTokens: tokenCount(usage.outputTokens.total), cacheReadTokens, cacheWriteTokens };
 }

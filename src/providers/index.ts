@@ -1,5 +1,6 @@
 /** The provider seam of agent turns: neutral types, model resolution, cost, and the wire-format clients. */
 export * from "./types";
 export { costUsd } from "./cost";
+export { addTokenCounts, tokenCount } from "./token-count";
 export { DEFAULT_CONTEXT_WINDOW, resolveModel, type ResolveModelResult } from "./resolve-model";
 export { createModelClient, type ModelClientOptions } from "./create-model-client";

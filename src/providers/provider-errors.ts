@@ -1,5 +1,7 @@
-import { APICallError } from "@ai-sdk/provider";
-import { redactSecrets } from "../observability/redact-secrets";
+import { APICallError, EmptyResponseBodyError, InvalidResponseDataError, JSONParseError, TypeValidationError } from "@ai-sdk/provider";
+import type { RedactOptions } from "../observability/secret-shapes";
+import { providerMessage } from "./provider-message";
+import { retryAfterSeconds } from "./retry-after";
 import { ProviderError } from "./types";
 
 /** Why a call's own abort controller fired, if it did: the caller's signal, or the call's deadline. */
@@ -8,8 +10,10 @@ export type CallEnd = "aborted" | "timeout" | undefined;
 export type ErrorContext = {
   ended: CallEnd;
   timeoutMs: number;
-  /** Secrets to mask in any provider text (the API key). */
-  secrets: readonly string[];
+  /** The config's provider name (`models.providers.<name>`), to say whose answer was malformed. */
+  provider: string;
+  /** What to mask in any provider text: the API key and the turn's registered secrets and patterns. */
+  redaction: RedactOptions;
   /** Epoch ms, for a `retry-after` HTTP date. */
   now: number;
   /** The answer's HTTP status when one came (a broken stream after `200`). */
@@ -21,7 +25,9 @@ export type ErrorContext = {
 /**
  * The one place a failure of a model call becomes a `ProviderError` (types.ts has the code table).
  * The call's own ending wins over whatever error it surfaced as: once the caller's signal or the
- * deadline fired, the error is the abort, whatever the client library made of it.
+ * deadline fired, the error is the abort, whatever the client library made of it. Text the provider
+ * wrote on purpose (its error message, an error event) is passed on through `providerMessage`; an
+ * answer that could not be read is described, never quoted (`malformed`).
  */
 export function toProviderError(error: unknown, context: ErrorContext): ProviderError {
   if (error instanceof ProviderError) return error;
@@ -29,43 +35,53 @@ export function toProviderError(error: unknown, context: ErrorContext): Provider
   if (context.ended === "timeout") {
     return new ProviderError("provider_timeout", `the provider did not finish answering within ${context.timeoutMs} ms`, 0);
   }
-  const mask = (text: string) => redactSecrets(text, context.secrets);
+  const shown = (text: string) => providerMessage(text, context.redaction);
   if (APICallError.isInstance(error)) {
     const status = error.statusCode;
-    if (status === undefined) return new ProviderError("provider_unavailable", mask(`the provider could not be reached: ${error.message}`), 0);
-    return fromStatus(status, mask(error.message), error.responseHeaders, context.now);
+    if (status === undefined) return new ProviderError("provider_unavailable", shown(`the provider could not be reached: ${error.message}`), 0);
+    // Below 400 the wire client failed on an answer the provider called a success: its cause quotes the body.
+    if (status < 400) return malformed(error.cause ?? error, context.provider, status);
+    return fromStatus(status, shown(error.message), error.responseHeaders, context.now);
   }
   const streamError = asStreamError(error);
   if (streamError !== undefined) {
-    if (streamError.statusCode !== undefined) return fromStatus(streamError.statusCode, mask(streamError.message), undefined, context.now);
-    return new ProviderError("provider_unavailable", mask(`the provider's stream reported an error: ${streamError.message}`), context.status ?? 0);
+    if (streamError.statusCode !== undefined && streamError.statusCode >= 400) {
+      return fromStatus(streamError.statusCode, shown(streamError.message), undefined, context.now);
+    }
+    return new ProviderError("provider_unavailable", shown(`the provider's stream reported an error: ${streamError.message}`), context.status ?? 0);
   }
-  const message = error instanceof Error ? error.message : String(error);
-  if (!context.sent) return new ProviderError("provider_error", mask(`the request could not be built: ${message}`), 0);
-  return new ProviderError("provider_unavailable", mask(`malformed answer from the provider: ${message}`), context.status ?? 0);
+  if (!context.sent) {
+    // The wire client refused our own request (a bug of ours, not provider bytes): its words help.
+    const message = error instanceof Error ? error.message : String(error);
+    return new ProviderError("provider_error", shown(`the request could not be built: ${message}`), 0);
+  }
+  return malformed(error, context.provider, context.status ?? 0);
 }
 
 function fromStatus(status: number, message: string, headers: Record<string, string> | undefined, now: number): ProviderError {
   if (status === 429) return new ProviderError("provider_rate_limited", message, status, retryAfterSeconds(headers?.["retry-after"], now));
-  if (status >= 400 && status < 500) return new ProviderError("provider_error", message, status);
-  if (status >= 500) return new ProviderError("provider_unavailable", message, status);
-  // A 2xx whose body could not be read as the wire format says.
-  return new ProviderError("provider_unavailable", `malformed answer from the provider: ${message}`, status);
+  if (status < 500) return new ProviderError("provider_error", message, status);
+  return new ProviderError("provider_unavailable", message, status);
 }
 
 /**
- * `Retry-After` (RFC 9110 §10.2.3): delay-seconds or an HTTP date. Whole seconds, rounded up, never
- * negative; undefined when absent or unreadable.
+ * An answer the wire client could not read, as `provider_unavailable`. The client library's message
+ * quotes the raw chunk (and a schema validation dump), so only the error's class is told, and the
+ * provider and status: the raw events stay for `CODEMODE_DEBUG=sse=…`.
  */
-export function retryAfterSeconds(value: string | undefined, now: number): number | undefined {
-  if (value === undefined) return undefined;
-  const text = value.trim();
-  if (/^\d+(\.\d+)?$/.test(text)) return Math.ceil(Number(text));
-  // An HTTP date names its weekday and month; anything else (a negative number) is unreadable.
-  if (!/[A-Za-z]/.test(text)) return undefined;
-  const at = Date.parse(text);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, Math.ceil((at - now) / 1000));
+function malformed(error: unknown, provider: string, status: number): ProviderError {
+  const where = `provider "${provider}"${status > 0 ? ` (HTTP ${status})` : ""}`;
+  const why = JSONParseError.isInstance(error)
+    ? "an event was not valid JSON"
+    : TypeValidationError.isInstance(error)
+      ? "an event did not match the wire format"
+      : InvalidResponseDataError.isInstance(error)
+        ? "an event held data the wire format does not allow"
+        : EmptyResponseBodyError.isInstance(error)
+          ? "the answer had no body"
+          : undefined;
+  const message = why !== undefined ? `${where} sent a malformed response: ${why}` : `the response of ${where} broke off or could not be read`;
+  return new ProviderError("provider_unavailable", message, status);
 }
 
 /** An error event inside a provider's stream, as the AI SDK's providers report it. */

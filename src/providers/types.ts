@@ -19,7 +19,10 @@ export type ModelMessage =
   /** A tool result, answering the assistant's call `toolCallId`. `content` is the model-facing text. */
   | { role: "tool"; toolCallId: string; toolName: string; content: string; isError?: boolean };
 
-/** Token usage of one model call (0 when the provider did not report a field). */
+/**
+ * Token usage of one model call: non-negative integers of at most MAX_TOKEN_COUNT (token-count.ts);
+ * 0 when the provider did not report a field, or reported something that is not a count.
+ */
 export type ModelUsage = { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
 
 export type FinishReason = "stop" | "tool-calls" | "length" | "content-filter" | "other";
@@ -41,10 +44,11 @@ export type ModelRequest = {
 /**
  * A provider failure as the chat route reports it. `status` is the provider's HTTP status (0 when no
  * answer came: network error or timeout). `code`: `provider_rate_limited` (429; `retryAfterSeconds`
- * when the provider said), `provider_timeout` (no complete answer within the deadline),
+ * when the provider said, whole seconds of at most MAX_RETRY_AFTER_SECONDS: retry-after.ts), `provider_timeout` (no complete answer within the deadline),
  * `provider_unavailable` (network error, 5xx, malformed stream), `provider_error` (any other 4xx,
  * e.g. 401 bad key, 400 refused request), `aborted` (the caller's signal fired).
- * `message` is safe to show: the provider's own error message (credentials masked), never a stack.
+ * `message` is safe to show: the provider's own error message (redacted and bounded: provider-message.ts),
+ * never a stack or raw bytes of a malformed answer.
  */
 export type ProviderErrorCode = "provider_error" | "provider_rate_limited" | "provider_timeout" | "provider_unavailable" | "aborted";
 

@@ -58,6 +58,26 @@ describe("fake provider server", () => {
     });
   });
 
+  it.each([
+    [true, '"delta":{"content":'],
+    ["shape", '"content":12345'],
+  ] as const)("malformed: %j streams the text, then a broken event carrying the marker", async (kind, tail) => {
+    const script = await fakeScript([{ malformed: kind, text: "before" }]);
+    const r = await fetch(`${fakeProviderUrl()}/v1/chat/completions`, {
+      method: "POST",
+      headers: OPENAI_HEADERS,
+      body: JSON.stringify({ model: "gpt-fake", stream: true, messages: [{ role: "user", content: `${script.marker} hi` }] }),
+    });
+    expect(r.status).toBe(200);
+    const events = (await r.text()).split("\n\n").filter((e) => e !== "");
+    expect(events.some((e) => e.includes('"content":"before"'))).toBe(true);
+    const last = events.at(-1)!;
+    expect(last).toContain("RAW-PROVIDER-BYTES");
+    expect(last).toContain(tail);
+    if (kind === "shape") expect(() => JSON.parse(last.slice("data: ".length))).not.toThrow();
+    else expect(() => JSON.parse(last.slice("data: ".length))).toThrow();
+  });
+
   it("running past the last step is a 500 and a recorded problem", async () => {
     const script = await fakeScript([{ text: "one" }]);
     const body = { model: "gpt-fake", messages: [{ role: "user", content: script.marker }] };

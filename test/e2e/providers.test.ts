@@ -291,7 +291,11 @@ describe.each(WIRES)("$wire wire format", ({ wire, ref, badKeyRef, path }) => {
   it("a malformed stream is provider_unavailable", async () => {
     const script = await fakeScript([{ malformed: true, text: "before the break" }]);
     const { error } = await collect(client(ref), { messages: ask(script.marker) });
-    expect(error).toMatchObject({ code: "provider_unavailable" });
+    expect(error).toMatchObject({
+      code: "provider_unavailable",
+      status: 200,
+      message: `provider "${ref.split("/")[0]}" (HTTP 200) sent a malformed response: an event was not valid JSON`,
+    });
   });
 
   it("tool arguments that are not a JSON object keep the raw text and say why", async () => {

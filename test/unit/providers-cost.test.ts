@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { MAX_TOKEN_COUNT } from "../../src/limits";
 import { costUsd, type ModelUsage } from "../../src/providers";
 
 const usage = (over: Partial<ModelUsage> = {}): ModelUsage => ({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, ...over });
@@ -35,5 +36,17 @@ describe("costUsd", () => {
     const cost = { input: 2, output: 8, cacheRead: 0.5 };
     expect(costUsd(usage({ cacheReadTokens: 1_000_000 }), cost)).toBe(0.5);
     expect(costUsd(usage({ inputTokens: 1_000_000 }), cost)).toBe(2);
+  });
+
+  it("is never negative: counts that are not counts bill as 0", () => {
+    // The hostile usage { input: -5000000, output: -1 } once cost -10.000008.
+    expect(costUsd(usage({ inputTokens: -5_000_000, outputTokens: -1 }), { input: 2, output: 8 })).toBe(0);
+    expect(costUsd(usage({ inputTokens: Number.NaN, outputTokens: 1.5 }), { input: 2, output: 8 })).toBe(0);
+  });
+
+  it("is always finite: counts past the bound bill as the bound; a figure past the double range is no figure", () => {
+    expect(costUsd(usage({ inputTokens: 1e308 }), { input: 2 })).toBe((MAX_TOKEN_COUNT * 2) / 1_000_000);
+    expect(costUsd(usage({ inputTokens: Number.POSITIVE_INFINITY }), { input: 2 })).toBe(0);
+    expect(costUsd(usage({ inputTokens: MAX_TOKEN_COUNT }), { input: 1e300 })).toBeUndefined();
   });
 });

@@ -1,8 +1,10 @@
-import { APICallError } from "@ai-sdk/provider";
+import { APICallError, EmptyResponseBodyError, InvalidResponseDataError, JSONParseError, TypeValidationError } from "@ai-sdk/provider";
 import { describe, expect, it } from "vitest";
+import { MAX_PROVIDER_MESSAGE_CHARS, MAX_RETRY_AFTER_SECONDS, MAX_TOKEN_COUNT } from "../../src/limits";
 import { toModelUsage } from "../../src/providers/create-model-client";
 import { sseDataTap } from "../../src/providers/observed-fetch";
-import { retryAfterSeconds, toProviderError, type ErrorContext } from "../../src/providers/provider-errors";
+import { toProviderError, type ErrorContext } from "../../src/providers/provider-errors";
+import { retryAfterSeconds } from "../../src/providers/retry-after";
 import { toLanguageModelPrompt } from "../../src/providers/to-language-model-prompt";
 import { toModelToolCall } from "../../src/providers/tool-call-input";
 import { ProviderError, type ModelMessage } from "../../src/providers";
@@ -49,15 +51,25 @@ describe("retryAfterSeconds", () => {
   it.each([
     ["7", 7],
     [" 30 ", 30],
-    ["1.2", 2],
     ["0", 0],
+    ["86400", 86_400],
     ["Fri, 20 Nov 2026 12:00:45 GMT", 45],
     ["Fri, 20 Nov 2026 11:00:00 GMT", 0],
   ])("%j → %d", (value, seconds) => {
     expect(retryAfterSeconds(value, now)).toBe(seconds);
   });
 
-  it.each([undefined, "", "soon", "-5"])("%j → undefined", (value) => {
+  // A hostile provider's `99999999999999999999` was passed on as `retry-after: 100000000000000000000`,
+  // and a date in 2099 as 2300176146 s.
+  it.each(["86401", "99999999999999999999", "9".repeat(400), "Thu, 31 Dec 2099 23:59:59 GMT", "Sat, 01 Jan 275760 00:00:00 GMT"])(
+    "%j is clamped to MAX_RETRY_AFTER_SECONDS (one day)",
+    (value) => {
+      expect(retryAfterSeconds(value, now)).toBe(MAX_RETRY_AFTER_SECONDS);
+      expect(MAX_RETRY_AFTER_SECONDS).toBe(86_400);
+    },
+  );
+
+  it.each([undefined, "", "soon", "-5", "1.2", "1e3", "0x10", "+5", "5 s", "Infinity"])("%j is not delay-seconds or a date: undefined", (value) => {
     expect(retryAfterSeconds(value, now)).toBeUndefined();
   });
 });
@@ -88,6 +100,26 @@ describe("toModelUsage", () => {
 
   it("nothing reported is all zeros", () => {
     expect(toModelUsage(u({}))).toEqual({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
+  });
+
+  it("counts that are not counts are unknown (0); counts past the bound are clamped", () => {
+    expect(toModelUsage(u({ total: -5_000_000, noCache: -5_000_000, cacheRead: -3, cacheWrite: 1.5 }, -1))).toEqual({
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+    });
+    expect(toModelUsage(u({ total: 1e308, noCache: 1e308, cacheRead: Number.POSITIVE_INFINITY }, 1e308))).toEqual({
+      inputTokens: MAX_TOKEN_COUNT,
+      outputTokens: MAX_TOKEN_COUNT,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+    });
+  });
+
+  it("a total with bogus cache counts never goes negative", () => {
+    expect(toModelUsage(u({ total: 10, cacheRead: 3000 }, 5))).toMatchObject({ inputTokens: 0, cacheReadTokens: 3000 });
+    expect(toModelUsage(u({ total: -10, cacheRead: -3000 }, 5))).toMatchObject({ inputTokens: 0, cacheReadTokens: 0 });
   });
 });
 
@@ -182,7 +214,8 @@ describe("toProviderError", () => {
   const context = (over: Partial<ErrorContext> = {}): ErrorContext => ({
     ended: undefined,
     timeoutMs: 5000,
-    secrets: ["sk-the-real-key-123"],
+    provider: "acme",
+    redaction: { secrets: ["sk-the-real-key-123"] },
     now: Date.parse("2026-11-20T12:00:00Z"),
     sent: true,
     ...over,
@@ -212,6 +245,22 @@ describe("toProviderError", () => {
     expect(error.message).toBe("Incorrect API key provided: ***.");
   });
 
+  it("masks the turn's registered secrets and patterns too", () => {
+    const redaction = { secrets: ["sk-the-real-key-123", "gateway-token-0123456789"], patterns: [/ACME-\d{6}/g] };
+    const error = toProviderError(apiError(400, "bad: gateway-token-0123456789 ACME-123456 sk-the-real-key-123"), context({ redaction }));
+    expect(error.message).toBe("bad: *** *** ***");
+  });
+
+  // A provider 400 with a 100,000-character message was returned whole.
+  it("bounds the provider's message, with a marker saying how much was left out", () => {
+    const error = toProviderError(apiError(400, "x".repeat(100_000)), context());
+    expect(error).toMatchObject({ code: "provider_error", status: 400 });
+    expect(error.message).toBe(`${"x".repeat(MAX_PROVIDER_MESSAGE_CHARS)}…[${100_000 - MAX_PROVIDER_MESSAGE_CHARS} more characters]`);
+    const streamed = toProviderError({ message: "y".repeat(5000) }, context({ status: 200 }));
+    expect(streamed.message.length).toBeLessThan(MAX_PROVIDER_MESSAGE_CHARS + 40);
+    expect(streamed.message).toMatch(/…\[\d+ more characters\]$/);
+  });
+
   it("no HTTP answer (network error) is provider_unavailable with status 0", () => {
     expect(toProviderError(apiError(undefined, "Cannot connect to API: refused"), context())).toMatchObject({
       code: "provider_unavailable",
@@ -238,8 +287,66 @@ describe("toProviderError", () => {
     expect(toProviderError(new SyntaxError("Unexpected end of JSON"), context({ status: 200 }))).toMatchObject({
       code: "provider_unavailable",
       status: 200,
+      message: 'the response of provider "acme" (HTTP 200) broke off or could not be read',
     });
-    expect(toProviderError(new Error("Multiple system messages"), context({ sent: false }))).toMatchObject({ code: "provider_error", status: 0 });
+    expect(toProviderError(new Error("Multiple system messages"), context({ sent: false }))).toMatchObject({
+      code: "provider_error",
+      status: 0,
+      message: "the request could not be built: Multiple system messages",
+    });
+  });
+
+  // A malformed chunk's raw JSON and the AI SDK's validation dump were echoed in error.message.
+  describe("an answer that could not be read is described by the error's class, never quoted", () => {
+    const RAW = '{"choices":[{"index":"zero","delta":{"content":12345}}],"raw":"RAW-PROVIDER-BYTES"}';
+    it.each([
+      [
+        "JSONParseError",
+        new JSONParseError({ text: RAW.slice(0, 40), cause: new SyntaxError("Unexpected end of JSON input") }),
+        "an event was not valid JSON",
+      ],
+      [
+        "TypeValidationError",
+        new TypeValidationError({ value: JSON.parse(RAW), cause: new Error(`[{"path":["choices",0],"message":"${RAW}"}]`) }),
+        "an event did not match the wire format",
+      ],
+      [
+        "InvalidResponseDataError",
+        new InvalidResponseDataError({ data: JSON.parse(RAW), message: `Expected 'id' to be a string: ${RAW}` }),
+        "an event held data the wire format does not allow",
+      ],
+      ["EmptyResponseBodyError", new EmptyResponseBodyError({}), "the answer had no body"],
+    ] as const)("%s → %s", (_name, error, why) => {
+      const out = toProviderError(error, context({ status: 200 }));
+      expect(out).toMatchObject({
+        code: "provider_unavailable",
+        status: 200,
+        message: `provider "acme" (HTTP 200) sent a malformed response: ${why}`,
+      });
+      expect(out.message).not.toContain("RAW-PROVIDER-BYTES");
+    });
+
+    it("a 2xx the wire client failed to process says so by its cause; without a status there is no HTTP part", () => {
+      const failed = new APICallError({
+        message: "Failed to process successful response",
+        url: "https://x.example/v1/messages",
+        requestBodyValues: {},
+        statusCode: 200,
+        cause: new JSONParseError({ text: RAW, cause: new SyntaxError("x") }),
+      });
+      expect(toProviderError(failed, context())).toMatchObject({
+        code: "provider_unavailable",
+        status: 200,
+        message: 'provider "acme" (HTTP 200) sent a malformed response: an event was not valid JSON',
+      });
+      expect(toProviderError(new TypeError(RAW), context()).message).toBe('the response of provider "acme" broke off or could not be read');
+    });
+
+    it("an error event the provider sent on purpose keeps its (bounded, redacted) words", () => {
+      expect(toProviderError({ message: "Overloaded sk-the-real-key-123" }, context({ status: 200 })).message).toBe(
+        "the provider's stream reported an error: Overloaded ***",
+      );
+    });
   });
 
   it("a ProviderError passes through unchanged", () => {

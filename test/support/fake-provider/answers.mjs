@@ -99,12 +99,17 @@ export function openaiEvents(plan, body, meta, upTo = "end") {
   return events;
 }
 
-export function openaiMalformedEvents(plan, body, meta) {
-  return [
-    ...openaiEvents({ ...plan, deltas: plan.deltas.slice(0, 1) }, body, meta, "text"),
-    'data: {"id":"chatcmpl-broken","choices":[{"index":0,"delta":{"content":\n\n',
-  ];
+/** A stream that breaks: `kind` "json" cuts an event mid-JSON, "shape" sends JSON of the wrong shape. */
+export function openaiMalformedEvents(plan, body, meta, kind = "json") {
+  const broken =
+    kind === "shape"
+      ? `data: ${JSON.stringify({ id: "chatcmpl-broken", object: "chat.completion.chunk", choices: [{ index: "zero", delta: { content: 12345 } }], raw: MALFORMED_MARKER })}\n\n`
+      : `data: {"id":"chatcmpl-broken","raw":"${MALFORMED_MARKER}","choices":[{"index":0,"delta":{"content":\n\n`;
+  return [...openaiEvents({ ...plan, deltas: plan.deltas.slice(0, 1) }, body, meta, "text"), broken];
 }
+
+/** Text inside every malformed event: a client must never see it (the gateway does not echo raw provider bytes). */
+export const MALFORMED_MARKER = "RAW-PROVIDER-BYTES";
 
 export function openaiJson(plan, body, meta) {
   const message = { role: "assistant", content: plan.deltas.length > 0 ? plan.deltas.join("") : null, refusal: null };
@@ -162,11 +167,12 @@ export function anthropicEvents(plan, body, meta, upTo = "end") {
   return events;
 }
 
-export function anthropicMalformedEvents(plan, body, meta) {
-  return [
-    ...anthropicStart(plan, body, meta),
-    'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":\n\n',
-  ];
+export function anthropicMalformedEvents(plan, body, meta, kind = "json") {
+  const broken =
+    kind === "shape"
+      ? sse("content_block_start", { index: "zero", content_block: { type: "text", text: 12345 }, raw: MALFORMED_MARKER })
+      : `event: content_block_start\ndata: {"type":"content_block_start","raw":"${MALFORMED_MARKER}","index":0,"content_block":{"type":\n\n`;
+  return [...anthropicStart(plan, body, meta), broken];
 }
 
 export function anthropicJson(plan, body, meta) {

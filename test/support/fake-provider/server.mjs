@@ -17,7 +17,9 @@
 //   { error: { status, message, headers? } }  the vendor's error JSON with that status
 //   { hangMs, text? }                         headers (and the text deltas) sent, then a stall; the
 //                                              response then ends without finishing
-//   { malformed: true, text? }                a stream that breaks mid-event
+//   { malformed: true, text? }                a stream that breaks mid-event (JSON cut off)
+//   { malformed: "shape", text? }             a stream with an event of valid JSON in the wrong shape
+//                                              (both carry MALFORMED_MARKER, answers.mjs)
 // A string tool-call `input` is sent verbatim as the argument text. Past the last step: 500 and a
 // recorded problem. `usage.input` counts input tokens neither read from nor written to the cache.
 //
@@ -186,7 +188,7 @@ export function createFakeProviderServer() {
 
     res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
     if (step.malformed) {
-      for (const event of wire.malformed(plan, body, meta)) res.write(event);
+      for (const event of wire.malformed(plan, body, meta, step.malformed === "shape" ? "shape" : "json")) res.write(event);
       return res.end();
     }
     if (step.hangMs !== undefined) {

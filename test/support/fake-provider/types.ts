@@ -11,7 +11,7 @@ export type FakeStep =
     }
   | { error: { status: number; message: string; headers?: Record<string, string> } }
   | { hangMs: number; text?: string | string[] }
-  | { malformed: true; text?: string | string[] };
+  | { malformed: true | "shape"; text?: string | string[] };
 
 /** What the fake server recorded of one request. */
 export type FakeRequestRecord = {
