@@ -120,3 +120,8 @@ export const MAX_TRAJECTORY_EVENTS = 2000;
 
 /** Display-only previews of a nested call's input and result in the trajectory. */
 export const NESTED_PREVIEW_BYTES = 2048;
+
+/** Bytes of one model call's answer the gateway reads (a stream's every event included); past it the call fails. */
+export const MAX_PROVIDER_RESPONSE_BYTES = 32 * 1024 * 1024;
+/** Bytes of a provider's error answer (status 400 or more) the gateway reads. */
+export const MAX_PROVIDER_ERROR_BODY_BYTES = 64 * 1024;

@@ -70,6 +70,7 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
       now: clock.now(),
       status: transport.status(),
       sent: transport.sent(),
+      overflowed: transport.overflowed(),
     });
 
   let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart> | undefined;

@@ -1,3 +1,4 @@
+import { MAX_PROVIDER_ERROR_BODY_BYTES, MAX_PROVIDER_RESPONSE_BYTES } from "../limits";
 import type { Clock } from "../runtime";
 import type { TransportObserver } from "./types";
 
@@ -10,6 +11,8 @@ export type ObservedFetch = {
   sent(): boolean;
   /** The answer's HTTP status once its headers came. */
   status(): number | undefined;
+  /** The byte bound the answer's body ran past (the body was cut there), if it did. */
+  overflowed(): number | undefined;
 };
 
 /**
@@ -17,6 +20,11 @@ export type ObservedFetch = {
  * shows the observer the request (URL and parsed body: the API key travels in a header and is never
  * passed on), the response status and time to headers, and each server-sent event's `data:` text as
  * it streams through. The body is tapped in line, not teed, so a slow observer never buffers a stream.
+ *
+ * BOUND: the wire client reads an error answer whole and accumulates a stream's text, so a provider
+ * could grow the session object's memory without limit. An error answer (status 400 or more) is
+ * cut at MAX_PROVIDER_ERROR_BODY_BYTES; any other body past MAX_PROVIDER_RESPONSE_BYTES errors, and
+ * the call fails as `provider_unavailable` naming the bound (`overflowed`).
  */
 export function observedFetch(base: typeof fetch, clock: Clock, observer?: TransportObserver): ObservedFetch {
   let bytes = 0;
@@ -32,15 +40,44 @@ export function observedFetch(base: typeof fetch, clock: Clock, observer?: Trans
     const response = await base(input, init);
     status = response.status;
     observer?.response?.({ url, status: response.status, ms: clock.now() - started });
+    if (response.body === null) return response;
+    // An error answer is cut short (its status still decides; its text is only shown, bounded);
+    // a success cut short would be silently incomplete, so it fails instead.
+    let body =
+      response.status >= 400
+        ? response.body.pipeThrough(byteCap(MAX_PROVIDER_ERROR_BODY_BYTES, "truncate"))
+        : response.body.pipeThrough(byteCap(MAX_PROVIDER_RESPONSE_BYTES, "fail", () => (overflowed = MAX_PROVIDER_RESPONSE_BYTES)));
     const onEvent = observer?.sseEvent;
-    if (onEvent === undefined || response.body === null || !isEventStream(response)) return response;
-    return new Response(response.body.pipeThrough(sseDataTap(onEvent)), {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    });
+    if (onEvent !== undefined && isEventStream(response)) body = body.pipeThrough(sseDataTap(onEvent));
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
-  return { fetch: wrapped as typeof fetch, requestBytes: () => bytes, sent: () => sent, status: () => status };
+  let overflowed: number | undefined;
+  return { fetch: wrapped as typeof fetch, requestBytes: () => bytes, sent: () => sent, status: () => status, overflowed: () => overflowed };
+}
+
+/** Passes at most `limit` bytes; past that the stream ends ("truncate") or errors ("fail", and `onOverflow` is told). */
+function byteCap(limit: number, past: "truncate" | "fail", onOverflow?: () => void): TransformStream<Uint8Array, Uint8Array> {
+  let seen = 0;
+  let done = false;
+  return new TransformStream({
+    transform(chunk, controller) {
+      if (done) return;
+      const room = limit - seen;
+      seen += chunk.byteLength;
+      if (chunk.byteLength <= room) {
+        controller.enqueue(chunk);
+        return;
+      }
+      done = true;
+      if (past === "truncate") {
+        if (room > 0) controller.enqueue(chunk.subarray(0, room));
+        controller.terminate();
+        return;
+      }
+      onOverflow?.();
+      controller.error(new RangeError(`the provider's answer is larger than ${limit} bytes`));
+    },
+  });
 }
 
 function parseOrText(text: string): unknown {

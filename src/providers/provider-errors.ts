@@ -20,6 +20,8 @@ export type ErrorContext = {
   status?: number;
   /** False when the error came before any request left: the request could not be built. */
   sent: boolean;
+  /** The byte bound the answer ran past (observed-fetch.ts), if it did. */
+  overflowed?: number;
 };
 
 /**
@@ -34,6 +36,14 @@ export function toProviderError(error: unknown, context: ErrorContext): Provider
   if (context.ended === "aborted") return new ProviderError("aborted", "the model call was cancelled by its caller", 0);
   if (context.ended === "timeout") {
     return new ProviderError("provider_timeout", `the provider did not finish answering within ${context.timeoutMs} ms`, 0);
+  }
+  if (context.overflowed !== undefined) {
+    const where = `provider "${context.provider}"${context.status ? ` (HTTP ${context.status})` : ""}`;
+    return new ProviderError(
+      "provider_unavailable",
+      `the answer of ${where} was larger than ${context.overflowed} bytes; it was not read further`,
+      context.status ?? 0,
+    );
   }
   const shown = (text: string) => providerMessage(text, context.redaction);
   if (APICallError.isInstance(error)) {

@@ -65,13 +65,22 @@ describe("/chat: a provider's Retry-After", () => {
 });
 
 describe("/chat: a provider's error message", () => {
-  it("a 100,000-character message is cut to 1,000 characters with a marker", async () => {
-    const s = await script([{ error: { status: 400, message: "A".repeat(100_000) } }]);
+  it("a 50,000-character message is cut to 1,000 characters with a marker", async () => {
+    const s = await script([{ error: { status: 400, message: "A".repeat(50_000) } }]);
     const r = await chat(sessionId(), { model: "fakeoai/gpt-fake", messages: ask(s.marker) });
     expect(r.status).toBe(502);
     expect(r.json.error).toMatchObject({ code: "provider_error", providerStatus: 400 });
-    // Was: the whole 100 KB message.
-    expect(r.json.error.message).toBe(`${"A".repeat(1_000)}…[99000 more characters]`);
+    // Was: the whole 50 KB message.
+    expect(r.json.error.message).toBe(`${"A".repeat(1_000)}…[49000 more characters]`);
+    expect(r.text.length).toBeLessThan(3_000);
+  });
+
+  it("an error answer past 64 KiB is read only that far: its status still decides, its text is not shown", async () => {
+    const s = await script([{ error: { status: 400, message: "B".repeat(500_000) } }]);
+    const r = await chat(sessionId(), { model: "fakeoai/gpt-fake", messages: ask(s.marker) });
+    expect(r.status).toBe(502);
+    expect(r.json.error).toMatchObject({ code: "provider_error", providerStatus: 400 });
+    expect(r.json.error.message).not.toContain("BBBB");
     expect(r.text.length).toBeLessThan(3_000);
   });
 

@@ -1,8 +1,15 @@
 import { APICallError, EmptyResponseBodyError, InvalidResponseDataError, JSONParseError, TypeValidationError } from "@ai-sdk/provider";
 import { describe, expect, it } from "vitest";
-import { MAX_PROVIDER_MESSAGE_CHARS, MAX_RETRY_AFTER_SECONDS, MAX_TOKEN_COUNT } from "../../src/limits";
+import {
+  MAX_PROVIDER_ERROR_BODY_BYTES,
+  MAX_PROVIDER_MESSAGE_CHARS,
+  MAX_PROVIDER_RESPONSE_BYTES,
+  MAX_RETRY_AFTER_SECONDS,
+  MAX_TOKEN_COUNT,
+} from "../../src/limits";
+import { systemClock } from "../../src/runtime";
 import { toModelUsage } from "../../src/providers/create-model-client";
-import { sseDataTap } from "../../src/providers/observed-fetch";
+import { observedFetch, sseDataTap } from "../../src/providers/observed-fetch";
 import { toProviderError, type ErrorContext } from "../../src/providers/provider-errors";
 import { retryAfterSeconds } from "../../src/providers/retry-after";
 import { toLanguageModelPrompt } from "../../src/providers/to-language-model-prompt";
@@ -168,6 +175,63 @@ describe("toLanguageModelPrompt", () => {
       role: "tool",
       content: [{ output: { type: "text", value: "1" } }, { output: { type: "text", value: "bad arguments" } }],
     });
+  });
+});
+
+describe("observedFetch bounds what a provider's answer may make it read", () => {
+  /** A fetch answering `status` with `total` bytes in 64 KiB chunks, and how many chunks were pulled. */
+  const answering = (status: number, total: number) => {
+    let pulled = 0;
+    const fetch = (async () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          pull(controller) {
+            const left = total - pulled * 65536;
+            if (left <= 0) return controller.close();
+            pulled++;
+            controller.enqueue(new Uint8Array(Math.min(65536, left)).fill(65));
+          },
+        }),
+        { status },
+      )) as unknown as typeof globalThis.fetch;
+    return { fetch, pulled: () => pulled };
+  };
+
+  it("an error answer is cut at MAX_PROVIDER_ERROR_BODY_BYTES and ends normally", async () => {
+    const source = answering(400, 10 * 1024 * 1024);
+    const t = observedFetch(source.fetch, systemClock);
+    const body = await (await t.fetch("https://p.example/v1", { method: "POST", body: "{}" })).arrayBuffer();
+    expect(body.byteLength).toBe(MAX_PROVIDER_ERROR_BODY_BYTES);
+    expect(source.pulled()).toBeLessThan(5);
+    expect(t.overflowed()).toBeUndefined();
+  });
+
+  it("a success answer past MAX_PROVIDER_RESPONSE_BYTES errors, and the bound is reported", async () => {
+    const source = answering(200, MAX_PROVIDER_RESPONSE_BYTES + 65536 * 4);
+    const t = observedFetch(source.fetch, systemClock);
+    const res = await t.fetch("https://p.example/v1", { method: "POST", body: "{}" });
+    await expect(res.arrayBuffer()).rejects.toThrow(/larger than/);
+    expect(t.overflowed()).toBe(MAX_PROVIDER_RESPONSE_BYTES);
+    const e = toProviderError(new Error("stream broke"), {
+      ended: undefined,
+      timeoutMs: 5000,
+      provider: "acme",
+      redaction: {},
+      now: 0,
+      sent: true,
+      status: 200,
+      overflowed: t.overflowed(),
+    });
+    expect(e).toMatchObject({
+      code: "provider_unavailable",
+      message: `the answer of provider "acme" (HTTP 200) was larger than ${MAX_PROVIDER_RESPONSE_BYTES} bytes; it was not read further`,
+    });
+  });
+
+  it("an answer within the bound passes whole", async () => {
+    const t = observedFetch(answering(200, 300_000).fetch, systemClock);
+    expect((await (await t.fetch("https://p.example/v1", { method: "POST", body: "{}" })).arrayBuffer()).byteLength).toBe(300_000);
+    expect(t.overflowed()).toBeUndefined();
   });
 });
 
