@@ -5,10 +5,12 @@ import {
   modelResultLimits,
   newChatState,
   runAgentLoop,
+  shownCall,
   type ChatAnswer,
   type ChatError,
   type ChatEvent,
   type ChatState,
+  type DirectClientAdmission,
   type LoopEnd,
   type PendingClientCall,
   type ToolRun,
@@ -48,13 +50,13 @@ export type ChatHost = {
   wasDelivered(turnId: string, callId: string): boolean;
   /** Whether a parked run still exists (one that expired or was resumed elsewhere no longer waits for its client calls). */
   runParked(runId: string): boolean;
-  /** A directly called client tool through the turn's policy (hooks, approval). */
+  /** A directly called client tool through the turn's policy (hooks, approval), on record under its gateway id `callId`. */
   admitClient(
     tenantId: string,
     turnId: string,
     call: ModelToolCall,
-    signal: AbortSignal,
-  ): Promise<{ ok: true; input: unknown } | { ok: false; message: string }>;
+    opts: { callId: string; requestId: string; signal: AbortSignal },
+  ): Promise<{ ok: true; input: unknown; admission?: DirectClientAdmission } | { ok: false; message: string }>;
   track(turnId: string, requestId: string): AbortController;
   untrack(turnId: string, c: AbortController, requestId: string): void;
   redaction(spec: TurnSpec): RedactionOptions;
@@ -324,7 +326,7 @@ function loop(host: ChatHost, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
       maxAssistantTurns: c.maxAssistantTurns,
       state: c.state,
       isClientTool: (name) => clientTools.has(name),
-      admitClient: (call) => host.admitClient(c.tenantId, c.turnId, call, c.signal),
+      admitClient: (call, callId) => host.admitClient(c.tenantId, c.turnId, call, { callId, requestId: c.requestId, signal: c.signal }),
       displayInput: (call) => storedInput(call.name, call.input, redaction),
       append: (message) => {
         const stored = storedMessage(message, redaction);
@@ -418,7 +420,7 @@ function answer(host: ChatHost, tenantId: string, turnId: string, state: ChatSta
     costUsd(state.usage, model.cost),
   );
   return end.status === "waiting"
-    ? { turnId, status: "waiting", pendingToolCalls: end.pending.map(({ providerCallId: _p, ...call }) => call), meta }
+    ? { turnId, status: "waiting", pendingToolCalls: end.pending.map(shownCall), meta }
     : { turnId, status: "completed", message: { role: "assistant", content: end.text }, meta };
 }
 

@@ -142,6 +142,14 @@ export class OuterCallRecorder {
     });
   }
 
+  /**
+   * A client tool the model called directly was handed to the caller: `pending` until its result
+   * arrives (`client_result` settles it, and its log record is written then).
+   */
+  handedOut(durationMs: number): void {
+    this.event("outer_end", { callId: this.call.callId, tool: this.toolName, status: "pending", durationMs });
+  }
+
   end(reply: SessionReply<unknown>, input: unknown, durationMs: number): void {
     const callId = this.call.callId;
     if (!reply.ok) {

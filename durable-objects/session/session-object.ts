@@ -13,7 +13,7 @@ import { SnapshotCodec } from "../../src/snapshot-store";
 import { SnapshotStore } from "../../src/snapshot-store";
 import type { ToolDefinition, ToolPlugin } from "../../src/tools";
 import { clientResultSettlement } from "../../src/turns";
-import { admitClientCall, callDirectTool, cellEnvironment, execCell, isRestartSafe, type TurnDeps } from "../../src/turns";
+import { callDirectTool, cellEnvironment, execCell, isRestartSafe, type TurnDeps } from "../../src/turns";
 import { defaultExecLanguage } from "../../src/turns";
 import { turnTelemetry } from "../../src/turns";
 import { callToolSearchTool, mcpToolDefinition, runToolSearchCode } from "../../src/turns";
@@ -31,9 +31,10 @@ import { encodeTurn, TurnStore, type StoredTurn } from "./turn-store";
 import { OuterCallRecorder, type CallScope, type OuterCall, type OuterReply } from "./outer-call-recorder";
 import { TranscriptStore } from "./transcript-store";
 import { runChat } from "./chat-run";
+import { admitDirectClientCall, settleDirectClientCall } from "./direct-client-call";
 import { registeredSecrets } from "./registered-secrets";
-import { buildTrajectory, chatMeta, modelFacingResult, modelResultLimits, type Trajectory } from "../../src/agent";
-import { costUsd, DEFAULT_CONTEXT_WINDOW } from "../../src/providers";
+import { buildTrajectory, chatMeta, type Trajectory } from "../../src/agent";
+import { costUsd } from "../../src/providers";
 import { APPROVALS_OFF } from "../../src/config";
 import { admitExec, execRan, toolCallPolicy, type ExecAdmission, type PluginHooks } from "../../src/policy";
 import type { ToolCallEvent } from "../../src/tools";
@@ -239,17 +240,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       if (!turn) return { reply: notFound("unknown turn"), untrusted: false };
       this.touched(turnId);
       const started = this.clock.now();
-      const secrets = this.secretsOf(turn.spec);
-      const recorder = new OuterCallRecorder(
-        this.transcript,
-        turnId,
-        call,
-        toolName,
-        () => this.clock.now(),
-        { secrets, patterns: this.redactPatterns() },
-        { tenant: tenantId, sessionId: turn.spec.sessionId },
-        new Set(turn.spec.catalog.entries.filter((e) => e.source === "client").map((e) => e.toolName)),
-      );
+      const recorder = this.recorder(turn.spec, call, toolName);
       recorder.start(input);
       // A directly called MCP tool's result is network-derived too (not only nested ones).
       if (
@@ -275,6 +266,20 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       if (typeof resumed === "string" && this.transcript.isUntrusted(resumed)) recorder.untrusted = true;
       recorder.end(reply, input, this.clock.now() - started);
       return { reply, untrusted: recorder.untrusted };
+    }
+
+    /** The trajectory and log writer of one outer call. */
+    private recorder(spec: TurnSpec, call: OuterCall, toolName: string): OuterCallRecorder {
+      return new OuterCallRecorder(
+        this.transcript,
+        spec.turnId,
+        call,
+        toolName,
+        () => this.clock.now(),
+        { secrets: this.secretsOf(spec), patterns: this.redactPatterns() },
+        { tenant: spec.tenantId, sessionId: spec.sessionId },
+        new Set(spec.catalog.entries.filter((e) => e.source === "client").map((e) => e.toolName)),
+      );
     }
 
     private async dispatchTool(turn: StoredTurn, toolName: string, input: unknown, ctx: CallScope): Promise<SessionReply<unknown>> {
@@ -360,22 +365,17 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const chat = this.transcript.state(turnId);
       const direct = chat?.status === "waiting" ? chat.pending.find((p) => p.runId === undefined && p.callId === body.callId) : undefined;
       if (chat && direct) {
-        const settlement = clientResultSettlement(turn.spec, direct.tool, body);
-        // Read by the model next: fit to its per-result context like every other result.
-        const result = settlement.ok
-          ? { status: "completed", value: settlement.text === undefined ? null : (JSON.parse(settlement.text) as unknown) }
-          : { status: "failed", error: settlement.message };
-        this.transcript.append(turnId, {
-          role: "tool",
-          toolCallId: direct.providerCallId ?? direct.callId,
-          toolName: direct.tool,
-          content: modelFacingResult(result, modelResultLimits(chat.contextWindow ?? DEFAULT_CONTEXT_WINDOW)).text,
-          ...(settlement.ok ? {} : { isError: true }),
-        });
-        chat.pending = chat.pending.filter((p) => p !== direct);
-        this.transcript.saveState(turnId, chat);
-        this.turns.recordDelivered(turnId, body.callId);
-        this.transcript.event(turnId, this.clock.now(), "client_result", { invocationId: body.callId, ok: settlement.ok });
+        settleDirectClientCall(
+          {
+            spec: turn.spec,
+            transcript: this.transcript,
+            recordDelivered: (callId) => this.turns.recordDelivered(turnId, callId),
+            now: () => this.clock.now(),
+          },
+          chat,
+          direct,
+          body,
+        );
         return { ok: true, body: { accepted: true } };
       }
       // The declared outputSchema and the size cap are applied here; a violation reaches the guest as an error at wait.
@@ -417,12 +417,24 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
             return transportObserver(debugFlags(this.env.CODEMODE_DEBUG), ids, { secrets: this.secretsOf(spec), patterns: this.redactPatterns() });
           },
           runParked: (runId) => this.snapshots.state(runId) !== undefined,
-          admitClient: async (t, id, call, signal) => {
+          admitClient: async (t, id, call, { callId, requestId, signal }) => {
             const turn = this.turns.get(t, id);
             const entry = turn?.spec.catalog.entries.find((e) => e.source === "client" && e.toolName === call.name);
             if (!turn || !entry) return { ok: true as const, input: call.input };
-            const deps = this.deps(turn.spec, signal, { callId: call.id });
-            return admitClientCall(entry, call.input ?? {}, deps.policy!({ nested: false }), { ...deps.context, signal, callId: call.id });
+            const recorder = this.recorder(turn.spec, { callId, via: "chat", requestId }, call.name);
+            const deps = this.deps(turn.spec, signal, { callId, record: (c, tool, decision, reason) => recorder.policy(c, tool, decision, reason) });
+            return admitDirectClientCall(
+              {
+                entry,
+                counters: turn.counters,
+                saveCounters: () => this.turns.saveCounters(id, turn.counters),
+                recorder,
+                policy: deps.policy!({ nested: false }),
+                context: { ...deps.context, signal, callId },
+                now: () => this.clock.now(),
+              },
+              call.input,
+            );
           },
           ...(this.providerFetch ? { fetch: this.providerFetch } : {}),
         },

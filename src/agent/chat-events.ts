@@ -30,7 +30,17 @@ export type PendingClientCall = CodeModePendingToolCall & {
   runId?: string;
   /** Kept by the gateway, never shown: the provider's own id of a directly called client tool. */
   providerCallId?: string;
+  /** Kept by the gateway, never shown: how a directly called client tool was admitted (its log record is written when its result arrives). */
+  admission?: DirectClientAdmission;
 };
+
+/** The policy decision on a client tool the model called directly, and when the call started. */
+export type DirectClientAdmission = { decision: string; startedAt: number };
+
+/** A pending call as the caller sees it: the gateway's own bookkeeping stays inside. */
+export function shownCall({ providerCallId: _p, admission: _a, ...call }: PendingClientCall): PendingClientCall {
+  return call;
+}
 
 export type ChatAnswer = {
   turnId: string;

@@ -1,0 +1,93 @@
+import { describe, expect, it } from "vitest";
+import { api, sessionId } from "./helpers";
+import { recordsSince, mark } from "../support/log-capture";
+import { appendSteps, chat, script } from "./chat-helpers";
+import { decide, pendingApprovals } from "./approval-helpers";
+
+// What a /chat turn leaves on record (trajectory, telemetry, the log) through HTTP → session
+// object, for cases an audit found unrecorded. Each test names the defect it pins.
+
+const MODEL = "fakeoai/gpt-fake";
+const user = (marker: string, text = "go") => [{ role: "user", content: `${marker} ${text}` }];
+const trajectory = (session: string, turnId: string) => api("GET", `/v1/sessions/${session}/turns/${turnId}/trajectory`);
+
+describe("client tools the model calls directly (code mode off) are outer calls on record", () => {
+  // Was: a direct client call left no outer call in the trajectory (`calls: []`), nothing in
+  // `telemetry.calledTools` and no `tool_call` log record, whatever the operator decided.
+  it("each call shows with its gateway id, status and approval decision; telemetry counts both; the log has one record per call", async () => {
+    const m = mark();
+    const session = sessionId();
+    // `approvedirect` needs an approval for notes_write; this client tool takes that name (a client tool shadows).
+    const clientTools = [{ name: "notes_write", description: "Write a note on the user's device" }];
+    const s = await script([
+      {
+        toolCalls: [
+          { id: "p1", name: "notes_write", input: { key: "a" } },
+          { id: "p2", name: "notes_write", input: { key: "b" } },
+        ],
+      },
+    ]);
+    const running = chat(session, { model: MODEL, agentId: "approvedirect", clientTools, messages: user(s.marker) });
+    const [first] = await pendingApprovals(session);
+    expect(first!.inputPreview).toContain('"a"');
+    await decide(session, first!.approvalId, "allow");
+    let second = (await pendingApprovals(session)).find((p) => p.approvalId !== first!.approvalId);
+    for (let i = 0; !second && i < 200; i++) second = (await pendingApprovals(session)).find((p) => p.approvalId !== first!.approvalId);
+    expect(second!.inputPreview).toContain('"b"');
+    await decide(session, second!.approvalId, "deny", "not that one");
+    const r = await running;
+    expect(r.json).toMatchObject({ status: "waiting", pendingToolCalls: [{ tool: "notes_write", input: { key: "a" } }] });
+    const handed = r.json.pendingToolCalls[0].callId as string;
+    const turnId = r.json.turnId as string;
+
+    const t = (await trajectory(session, turnId)).json;
+    expect(t.calls.map((c: any) => [c.tool, c.via, c.status, c.decision])).toEqual([
+      ["notes_write", "chat", "pending", "approved"],
+      ["notes_write", "chat", "failed", "denied"],
+    ]);
+    expect(t.calls[0].callId).toBe(handed);
+    expect(t.calls[1].callId).toMatch(/^ccall_/);
+    expect(t.calls[1].callId).not.toBe(handed);
+    expect(t.calls[0].input).toContain('"a"');
+    expect(t.telemetry.calledTools).toEqual([{ tool: "notes_write", id: "client:notes_write", source: "client", calls: 2 }]);
+
+    // The refused call is logged when refused; the handed-out one once its result arrives.
+    const denied = recordsSince(m).filter((x) => x.kind === "tool_call" && x.turnId === turnId);
+    expect(denied).toEqual([
+      expect.objectContaining({
+        parentCallId: t.calls[1].callId,
+        callId: t.calls[1].callId,
+        tool: "notes_write",
+        outcome: "error",
+        decision: "denied",
+      }),
+    ]);
+    expect((await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, { callId: handed, value: { ok: true } })).status).toBe(202);
+    const after = (await trajectory(session, turnId)).json;
+    expect(after.calls[0]).toMatchObject({ callId: handed, status: "completed", decision: "approved" });
+    expect(typeof after.calls[0].durationMs).toBe("number");
+    const logged = recordsSince(m).filter((x) => x.kind === "tool_call" && x.turnId === turnId);
+    expect(logged.map((x) => [x.callId, x.outcome, x.decision])).toEqual([
+      [t.calls[1].callId, "error", "denied"],
+      [handed, "ok", "approved"],
+    ]);
+    expect(JSON.stringify(logged)).not.toContain('"key"');
+
+    await appendSteps(s.id, [{ text: "Noted." }]);
+    const done = await chat(session, { turnId });
+    expect(done.json).toMatchObject({ status: "completed", meta: { toolSummary: { calls: 2, tools: ["notes_write"], failures: 1 } } });
+    // The continuation adds no second record of either call.
+    expect((await trajectory(session, turnId)).json.calls).toHaveLength(2);
+  });
+
+  it("a client tool that fails its result is recorded failed", async () => {
+    const session = sessionId();
+    const s = await script([{ toolCalls: [{ id: "p1", name: "ask_user", input: {} }] }]);
+    const r = await chat(session, { model: MODEL, agentId: "off", clientTools: [{ name: "ask_user" }], messages: user(s.marker) });
+    const callId = r.json.pendingToolCalls[0].callId;
+    await api("POST", `/v1/sessions/${session}/turns/${r.json.turnId}/client-results`, { callId, error: { message: "the user closed the app" } });
+    const t = (await trajectory(session, r.json.turnId)).json;
+    expect(t.calls).toEqual([expect.objectContaining({ callId, tool: "ask_user", status: "failed" })]);
+    expect(t.calls[0].decision).toBeUndefined();
+  });
+});
