@@ -33,7 +33,7 @@ import { TranscriptStore } from "./transcript-store";
 import { runChat } from "./chat-run";
 import { admitDirectClientCall, settleDirectClientCall } from "./direct-client-call";
 import { registeredSecrets } from "./registered-secrets";
-import { buildTrajectory, chatMeta, type Trajectory } from "../../src/agent";
+import { buildTrajectory, chatMeta, type ChatState, type Trajectory } from "../../src/agent";
 import { costUsd } from "../../src/providers";
 import { APPROVALS_OFF } from "../../src/config";
 import { admitExec, execRan, toolCallPolicy, type ExecAdmission, type PluginHooks } from "../../src/policy";
@@ -449,7 +449,10 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     async trajectory(tenantId: string, turnId: string): Promise<SessionReply<Trajectory>> {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
-      const state = this.transcript.state(turnId);
+      const stored = this.transcript.state(turnId);
+      // A stored `running` that no call of this instance drives was cut off by a reset: it is stopped.
+      const state: ChatState | undefined =
+        stored?.status === "running" && !this.driving.has(turnId) ? { ...stored, status: "stopped", lastError: "session_reset" } : stored;
       const config = loadGatewayConfig(this.env);
       const model = state && config.ok ? findModel(config.config, state.model) : undefined;
       return {
@@ -457,8 +460,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         body: buildTrajectory(this.transcript.events(turnId), {
           turnId,
           codeModeEngaged: turn.spec.codeModeEngaged,
-          // A stored `running` that no call of this instance drives was cut off by a reset: it is stopped.
-          status: state ? (state.status === "running" && !this.driving.has(turnId) ? "stopped" : state.status) : "open",
+          status: state ? state.status : "open",
           ...(state
             ? { meta: chatMeta(state, { codeModeEngaged: turn.spec.codeModeEngaged, counters: turn.counters }, costUsd(state.usage, model?.cost)) }
             : {}),

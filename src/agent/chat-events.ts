@@ -21,9 +21,12 @@ export type ChatMeta = {
   usage: ModelUsage;
   /** UTF-8 bytes of every request body sent to the provider for this turn. */
   promptBytes: number;
-  /** Why the loop stopped: a final answer, client tools to run, or a bound. */
-  stopReason: "final" | "client_tools" | "max_assistant_turns" | "transcript_limit";
+  /** Why the turn's last /chat call ended; absent (trajectory only) while a /chat call runs the turn. */
+  stopReason?: StopReason;
 };
+
+/** A final answer, client tools to run, a bound, or the failure that stopped the turn (its error code). */
+export type StopReason = "final" | "client_tools" | "max_assistant_turns" | "transcript_limit" | ChatErrorCode;
 
 /** A call the caller runs: a client tool the model called directly, or one a parked cell is waiting on (`runId`). */
 export type PendingClientCall = CodeModePendingToolCall & {

@@ -1,5 +1,6 @@
+import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, sessionId } from "./helpers";
+import { api, cellRunning, inSession, sessionId, untilInSession } from "./helpers";
 import { recordsSince, mark } from "../support/log-capture";
 import { appendSteps, chat, script } from "./chat-helpers";
 import { decide, pendingApprovals } from "./approval-helpers";
@@ -89,5 +90,39 @@ describe("client tools the model calls directly (code mode off) are outer calls 
     const t = (await trajectory(session, r.json.turnId)).json;
     expect(t.calls).toEqual([expect.objectContaining({ callId, tool: "ask_user", status: "failed" })]);
     expect(t.calls[0].decision).toBeUndefined();
+  });
+});
+
+describe("meta.stopReason says why the turn ended", () => {
+  // Was: every error body's meta, and the trajectory of a stopped turn, said `stopReason: "final"`.
+  it.each([
+    [{ error: { status: 429, message: "Rate limit reached", headers: { "retry-after": "3" } } }, 429, "provider_rate_limited"],
+    [{ error: { status: 500, message: "overloaded" } }, 502, "provider_unavailable"],
+    [{ error: { status: 401, message: "Incorrect API key provided" } }, 502, "provider_error"],
+  ])("a provider failure (%#) stops the turn with its error code, in the error body and the trajectory", async (step, status, code) => {
+    const session = sessionId();
+    const s = await script([{ toolCalls: [{ id: "e1", name: "exec", input: { code: "return 1" } }] }, step]);
+    const r = await chat(session, { model: MODEL, messages: user(s.marker) });
+    expect(r.status).toBe(status);
+    expect(r.json.error.code).toBe(code);
+    expect(r.json.meta).toMatchObject({ stopReason: code, assistantTurns: 1, toolSummary: { calls: 1 } });
+    const t = (await trajectory(session, r.json.turnId)).json;
+    expect(t).toMatchObject({ status: "stopped", meta: { stopReason: code } });
+  });
+
+  it("a turn the session object's reset cut off reads stopped by session_reset; a continuation that answers ends final", async () => {
+    const session = sessionId();
+    const s = await script([{ hangMs: 20_000 }]);
+    const running = chat(session, { model: MODEL, messages: user(s.marker) });
+    await untilInSession(session, cellRunning, "the model call is in flight");
+    const turnId = (await inSession(session, (_i, state) => state.storage.sql.exec("SELECT turn_id FROM chat_turns").toArray()))[0]!
+      .turn_id as string;
+    await abortAllDurableObjects();
+    expect((await running).json.error.code).toBe("session_reset");
+    expect((await trajectory(session, turnId)).json).toMatchObject({ status: "stopped", meta: { stopReason: "session_reset" } });
+    await appendSteps(s.id, [{ text: "Back." }]);
+    const again = await chat(session, { turnId });
+    expect(again.json).toMatchObject({ status: "completed", meta: { stopReason: "final" } });
+    expect((await trajectory(session, turnId)).json.meta.stopReason).toBe("final");
   });
 });
