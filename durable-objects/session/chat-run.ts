@@ -1,5 +1,6 @@
 import {
   chatMeta,
+  countToolCall,
   encodeEvent,
   modelFacingResult,
   modelResultLimits,
@@ -122,7 +123,14 @@ export function runChat(host: ChatHost, tenantId: string, sessionId: string, req
 }
 
 /** Failures after which a turn may be continued (`{ turnId }`): nothing the model or caller did wrong. */
-const RETRYABLE = new Set<ChatError["code"]>(["provider_rate_limited", "provider_unavailable", "provider_timeout", "aborted", "internal_error"]);
+const RETRYABLE = new Set<ChatError["code"]>([
+  "provider_rate_limited",
+  "provider_unavailable",
+  "provider_timeout",
+  "aborted",
+  "session_reset",
+  "internal_error",
+]);
 
 async function drive(
   host: ChatHost,
@@ -176,7 +184,7 @@ async function drive(
       state = stored;
       host.driving.add(id);
       driving = true;
-      messages = repairReplay(host, id, host.transcript.messages(id));
+      messages = repairReplay(host, id, state, host.transcript.messages(id));
       continued = true;
     } else {
       const model = resolveModel(config.config, req.model!, host.env);
@@ -264,9 +272,10 @@ const continuedTurn = (req: ChatRequest): boolean => req.turnId !== undefined;
 /**
  * A turn stopped mid-round (a provider failure after tools ran, a reset, a cancel) may have tool
  * calls of its last assistant message without results; providers refuse such a replay. Each gets a
- * stored error result saying its outcome is unknown (the model inspects state before repeating it).
+ * stored error result saying its outcome is unknown (the model inspects state before repeating it),
+ * and counts as a failed outer call (a reset lost the loop's count of its round).
  */
-function repairReplay(host: ChatHost, turnId: string, messages: ModelMessage[]): ModelMessage[] {
+function repairReplay(host: ChatHost, turnId: string, state: ChatState, messages: ModelMessage[]): ModelMessage[] {
   let last = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
     if (messages[i]!.role === "assistant") {
@@ -288,6 +297,7 @@ function repairReplay(host: ChatHost, turnId: string, messages: ModelMessage[]):
       isError: true,
     };
     host.transcript.append(turnId, repair);
+    countToolCall(state, call.name, true);
     out.push(repair);
   }
   return out;

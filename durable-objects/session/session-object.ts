@@ -33,10 +33,11 @@ import { TranscriptStore } from "./transcript-store";
 import { runChat } from "./chat-run";
 import { admitDirectClientCall, settleDirectClientCall } from "./direct-client-call";
 import { registeredSecrets } from "./registered-secrets";
+import { recoverFromReset } from "./reset-recovery";
 import { buildTrajectory, chatMeta, type ChatState, type Trajectory } from "../../src/agent";
 import { costUsd } from "../../src/providers";
 import { APPROVALS_OFF } from "../../src/config";
-import { admitExec, execRan, toolCallPolicy, type ExecAdmission, type PluginHooks } from "../../src/policy";
+import { admitExec, execRan, toolCallPolicy, type ApprovalRequester, type ExecAdmission, type PluginHooks } from "../../src/policy";
 import type { ToolCallEvent } from "../../src/tools";
 import { ApprovalBroker } from "./approval-broker";
 import type { ApprovalDecision, ChatRequest, PendingApproval, TrustedResult } from "./session-rpc";
@@ -100,14 +101,11 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const ready = () => this.sessionStorage.ready;
       this.quota = new StorageQuota({ sql, transaction: (fn) => ctx.storage.transactionSync(fn), limits: () => this.limits(), ready });
       this.expiry = new SessionExpiry({ sql, now: () => this.clock.now(), limits: () => this.limits() });
-      // Before the storage: its ready hook fails closed the approvals an earlier incarnation left pending.
       this.approvals = new ApprovalBroker(sql, () => this.clock.now(), ready);
       // The schema is created by the first turn, not here: an unknown session id stores nothing.
       this.sessionStorage = new SessionStorage(ctx.storage, sql, () => {
         this.quota.init(ctx.storage);
         this.expiry.init();
-        // Approvals pending in an earlier incarnation lost their call: they fail closed.
-        this.approvals.init();
       });
       this.turns = new TurnStore(sql, ready);
       this.transcript = new TranscriptStore(sql, ready);
@@ -121,6 +119,15 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         now: () => this.clock.now(),
         scheduleExpiry: (at) => this.armAlarm(at),
       });
+      // A new incarnation: what an earlier one left unfinished (pending approvals, open calls, running
+      // /chat turns) failed with it and is recorded as lost.
+      if (this.sessionStorage.ready)
+        recoverFromReset({
+          lostApprovals: this.approvals.init(),
+          transcript: this.transcript,
+          turn: (tenantId, turnId) => this.turns.get(tenantId, turnId),
+          now: () => this.clock.now(),
+        });
     }
 
     /** Cells of one session run one at a time (input gates open while tools are awaited). */
@@ -604,11 +611,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       if (pluginHooks.length === 0 && approvals.require.length === 0) return { ok: true, input: event.input };
       const abort = this.track(spec.turnId, ctx.requestId, ctx.parent);
       try {
-        const requester = this.approvals.requester(
-          spec,
-          { secrets: this.secretsOf(spec), patterns: this.redactPatterns() },
-          () => this.turns.get(spec.tenantId, spec.turnId) !== undefined,
-        );
+        const requester = this.requester(spec, ctx.callId);
         const admitted = await admitExec({ hooks: pluginHooks, approvals, requester, signal: abort.signal }, event);
         if (!admitted.ok) ctx.record?.(ctx.callId, "exec", admitted.decision, admitted.message);
         return admitted;
@@ -617,14 +620,19 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       }
     }
 
-    /** What a call of the turn runs with: definitions, MCP servers, its context, policy (hooks, approvals), sinks. */
-    private deps(spec: TurnSpec, signal: AbortSignal, scope: CallScope = {}): TurnDeps {
-      const mcp = new McpServers(spec.mcp?.servers ?? [], this.env as unknown as Record<string, unknown>);
-      const requester = this.approvals.requester(
-        spec,
+    /** Operator approvals for calls under the outer call `parentCallId` of the turn. */
+    private requester(spec: TurnSpec, parentCallId: string | undefined): ApprovalRequester {
+      return this.approvals.requester(
+        { tenantId: spec.tenantId, turnId: spec.turnId, ...(parentCallId !== undefined ? { parentCallId } : {}) },
         { secrets: this.secretsOf(spec), patterns: this.redactPatterns() },
         () => this.turns.get(spec.tenantId, spec.turnId) !== undefined,
       );
+    }
+
+    /** What a call of the turn runs with: definitions, MCP servers, its context, policy (hooks, approvals), sinks. */
+    private deps(spec: TurnSpec, signal: AbortSignal, scope: CallScope = {}): TurnDeps {
+      const mcp = new McpServers(spec.mcp?.servers ?? [], this.env as unknown as Record<string, unknown>);
+      const requester = this.requester(spec, scope.callId);
       return {
         ...(scope.activity ? { activity: scope.activity } : {}),
         ...(scope.onUpdate ? { onUpdate: scope.onUpdate } : {}),

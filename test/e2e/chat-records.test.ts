@@ -119,10 +119,51 @@ describe("meta.stopReason says why the turn ended", () => {
       .turn_id as string;
     await abortAllDurableObjects();
     expect((await running).json.error.code).toBe("session_reset");
-    expect((await trajectory(session, turnId)).json).toMatchObject({ status: "stopped", meta: { stopReason: "session_reset" } });
+    const stopped = (await trajectory(session, turnId)).json;
+    expect(stopped).toMatchObject({ status: "stopped", meta: { stopReason: "session_reset" } });
+    expect(stopped.limitsHit.map((l: any) => l.limit)).toEqual(["session_reset"]);
     await appendSteps(s.id, [{ text: "Back." }]);
     const again = await chat(session, { turnId });
     expect(again.json).toMatchObject({ status: "completed", meta: { stopReason: "final" } });
     expect((await trajectory(session, turnId)).json.meta.stopReason).toBe("final");
+  });
+});
+
+describe("a reset of the session object under a /chat tool call is on record once the object is back", () => {
+  // Was: the outer exec kept no status or end even after a successful continuation, toolSummary
+  // counted 0 calls, no reset was recorded, and the nested call whose approval the reset lost had
+  // no entry and no `lost` decision.
+  it("the outer exec ends lost with a session_reset limit, its gated nested call shows the lost decision, and the continuation counts the call", async () => {
+    const m = mark();
+    const session = sessionId();
+    const s = await script([
+      { toolCalls: [{ id: "x1", name: "exec", input: { code: "await notes_write({ key: 'r', text: 'x' }); return 'ran';" } }] },
+    ]);
+    const running = chat(session, { model: MODEL, agentId: "approve", messages: user(s.marker) });
+    const [p] = await pendingApprovals(session);
+    await abortAllDurableObjects();
+    const cut = await running;
+    expect(cut.json.error.code).toBe("session_reset");
+    const turnId = p!.turnId;
+
+    const t = (await trajectory(session, turnId)).json;
+    expect(t.status).toBe("stopped");
+    expect(t.calls).toHaveLength(1);
+    expect(t.calls[0]).toMatchObject({ callId: "x1", tool: "exec", via: "chat", status: "lost", code: "session_reset" });
+    expect(t.calls[0].nested).toEqual([
+      expect.objectContaining({ tool: "notes_write", source: "openclaw", status: "error", decision: "lost", input: expect.stringContaining('"r"') }),
+    ]);
+    expect(t.limitsHit).toEqual([expect.objectContaining({ limit: "session_reset", callId: "x1" })]);
+    const lost = recordsSince(m).filter((x) => x.kind === "tool_call" && x.turnId === turnId);
+    expect(lost).toEqual([expect.objectContaining({ parentCallId: "x1", tool: "notes_write", outcome: "error", decision: "lost" })]);
+    // The decision can never allow it now.
+    expect((await decide(session, p!.approvalId, "allow")).status).toBe(409);
+
+    await appendSteps(s.id, [{ text: "It did not run; I will ask again later." }]);
+    const again = await chat(session, { turnId });
+    expect(again.json).toMatchObject({ status: "completed", meta: { stopReason: "final", toolSummary: { calls: 1, tools: ["exec"], failures: 1 } } });
+    const after = (await trajectory(session, turnId)).json;
+    expect(after.calls.map((c: any) => [c.callId, c.status])).toEqual([["x1", "lost"]]);
+    expect(after.limitsHit.map((l: any) => l.limit)).toEqual(["session_reset"]);
   });
 });
