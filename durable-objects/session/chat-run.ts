@@ -234,6 +234,8 @@ async function drive(
     state.status = end.status === "waiting" ? "waiting" : "completed";
     state.pending = end.status === "waiting" ? end.pending : [];
     host.transcript.saveState(turnId, state);
+    // Client tools the model called directly are the caller's now (a reset no longer loses them).
+    for (const p of state.pending) if (p.admission) host.transcript.callEnded(turnId, p.callId);
     emit({ type: "done", answer: answer(host, tenantId, turnId, state, resolved.model, end) });
   } catch (error) {
     const failure = toChatError(error, abort?.signal);

@@ -144,11 +144,11 @@ export class OuterCallRecorder {
   }
 
   /**
-   * A client tool the model called directly was handed to the caller: `pending` until its result
-   * arrives (`client_result` settles it, and its log record is written then).
+   * A client tool the model called directly passed policy: `pending` until its result arrives
+   * (`client_result` settles it, and its log record is written then). It stays an open call until
+   * the turn's waiting answer is saved: a reset before that never handed it to the caller.
    */
   handedOut(durationMs: number): void {
-    this.store.callEnded(this.turnId, this.call.callId);
     this.event("outer_end", { callId: this.call.callId, tool: this.toolName, status: "pending", durationMs });
   }
 

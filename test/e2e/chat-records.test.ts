@@ -166,4 +166,50 @@ describe("a reset of the session object under a /chat tool call is on record onc
     expect(after.calls.map((c: any) => [c.callId, c.status])).toEqual([["x1", "lost"]]);
     expect(after.limitsHit.map((l: any) => l.limit)).toEqual(["session_reset"]);
   });
+
+  it("code mode off: a direct host tool cut off ends lost, and so does a client call admitted in that round (never handed out)", async () => {
+    const session = sessionId();
+    const s = await script([
+      {
+        toolCalls: [
+          { id: "a1", name: "ask_user", input: {} },
+          { id: "e1", name: "echo", input: { value: 1, delayMs: 20_000 } },
+        ],
+      },
+    ]);
+    const running = chat(session, { model: MODEL, agentId: "off", clientTools: [{ name: "ask_user" }], messages: user(s.marker) });
+    // Two tracked controllers of the turn: the /chat loop's own and the running echo's.
+    const echoRunning = (instance: any): boolean => [...instance.active.values()].some((set: Set<unknown>) => set.size >= 2);
+    await untilInSession(session, echoRunning, "echo is running");
+    const turnId = (await inSession(session, (_i, state) => state.storage.sql.exec("SELECT turn_id FROM chat_turns").toArray()))[0]!
+      .turn_id as string;
+    await abortAllDurableObjects();
+    expect((await running).json.error.code).toBe("session_reset");
+    const t = (await trajectory(session, turnId)).json;
+    expect(t.calls.map((c: any) => [c.tool, c.status])).toEqual([
+      ["ask_user", "lost"],
+      ["echo", "lost"],
+    ]);
+    expect(t.calls[0].callId).toMatch(/^ccall_/);
+    expect(t.limitsHit.map((l: any) => [l.limit, l.callId])).toEqual([
+      ["session_reset", t.calls[0].callId],
+      ["session_reset", "e1"],
+    ]);
+    await appendSteps(s.id, [{ text: "Both were cut off." }]);
+    const again = await chat(session, { turnId });
+    expect(again.json).toMatchObject({ status: "completed", meta: { toolSummary: { calls: 2, tools: ["ask_user", "echo"], failures: 2 } } });
+  });
+
+  it("a client call handed out before a reset stays pending: the turn waits for its result as before", async () => {
+    const session = sessionId();
+    const s = await script([{ toolCalls: [{ id: "a1", name: "ask_user", input: {} }] }]);
+    const r = await chat(session, { model: MODEL, agentId: "off", clientTools: [{ name: "ask_user" }], messages: user(s.marker) });
+    const callId = r.json.pendingToolCalls[0].callId;
+    await abortAllDurableObjects();
+    const t = (await trajectory(session, r.json.turnId)).json;
+    expect(t).toMatchObject({ status: "waiting", limitsHit: [] });
+    expect(t.calls).toEqual([expect.objectContaining({ callId, status: "pending" })]);
+    expect((await api("POST", `/v1/sessions/${session}/turns/${r.json.turnId}/client-results`, { callId, value: "yes" })).status).toBe(202);
+    expect((await trajectory(session, r.json.turnId)).json.calls[0].status).toBe("completed");
+  });
 });
