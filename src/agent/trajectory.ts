@@ -30,7 +30,10 @@ export type OuterCall = {
   via: string;
   input: unknown;
   startedAt: number;
-  /** `completed`/`waiting`/`failed` of a result; `refused`; `pending`: a client tool handed to the caller, no result yet. */
+  /**
+   * `completed`/`waiting`/`failed` of a result; `refused`; `pending`: a client tool handed to the
+   * caller, no result yet; `lost`: cut off by a reset of the session object (`code: "session_reset"`).
+   */
   status?: string;
   code?: string;
   runId?: string;
