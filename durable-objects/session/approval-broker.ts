@@ -7,7 +7,31 @@ export type PendingApproval = { approvalId: string; turnId: string; tool: string
 
 export type Decision = { decision: "allow" | "deny"; reason?: string };
 
-type Row = { approval_id: string; turn_id: string; tenant_id: string; tool: string; input_preview: string; requested_at: number; status: string };
+type Row = {
+  approval_id: string;
+  turn_id: string;
+  tenant_id: string;
+  tool: string;
+  input_preview: string;
+  call_id: string | null;
+  parent_call_id: string | null;
+  requested_at: number;
+  status: string;
+};
+
+/** An approval whose waiting call died with an earlier incarnation of the object. */
+export type LostApproval = {
+  approvalId: string;
+  tenantId: string;
+  turnId: string;
+  tool: string;
+  inputPreview: string;
+  /** The call it was asked for (absent: the outer call itself, e.g. exec's own approval). */
+  callId?: string;
+  /** The outer call it was asked under (absent in rows of older builds). */
+  parentCallId?: string;
+  requestedAt: number;
+};
 
 /** Settled approvals kept per turn (newest first) to answer a late decision with a conflict; older ones go. */
 export const SETTLED_APPROVALS_KEPT = 64;
@@ -32,13 +56,25 @@ export class ApprovalBroker {
     private readonly ready: () => boolean,
   ) {}
 
-  /** A new incarnation of the object: pending rows lost their waiting call (it failed with the reset). */
-  init(): void {
+  /** A new incarnation of the object: pending rows lost their waiting call (it failed with the reset). Returns them. */
+  init(): LostApproval[] {
+    const rows = this.sql.all<Row>("SELECT * FROM approvals WHERE status = 'pending' ORDER BY requested_at, approval_id");
     this.sql.run("UPDATE approvals SET status = 'lost', decided_at = ? WHERE status = 'pending'", this.now());
+    return rows.map((r) => ({
+      approvalId: r.approval_id,
+      tenantId: r.tenant_id,
+      turnId: r.turn_id,
+      tool: r.tool,
+      inputPreview: r.input_preview,
+      ...(r.call_id !== null ? { callId: r.call_id } : {}),
+      ...(r.parent_call_id !== null ? { parentCallId: r.parent_call_id } : {}),
+      requestedAt: r.requested_at,
+    }));
   }
 
   requester(
-    scope: { tenantId: string; turnId: string },
+    /** `parentCallId`: the outer call the requests are made under (the trajectory shows a lost one there). */
+    scope: { tenantId: string; turnId: string; parentCallId?: string },
     redaction: { secrets: readonly string[]; patterns: readonly RegExp[] },
     /** False once the turn (or the whole session) is gone: nothing is recorded, the call is cancelled. */
     turnExists: () => boolean = () => true,
@@ -48,13 +84,14 @@ export class ApprovalBroker {
         if (signal.aborted || !this.ready() || !turnExists()) return { decision: "cancelled", reason: "the turn is gone" };
         const approvalId = `appr_${crypto.randomUUID()}`;
         this.sql.run(
-          "INSERT INTO approvals (approval_id, turn_id, tenant_id, tool, input_preview, call_id, requested_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')",
+          "INSERT INTO approvals (approval_id, turn_id, tenant_id, tool, input_preview, call_id, parent_call_id, requested_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
           approvalId,
           scope.turnId,
           scope.tenantId,
           tool,
           approvalPreview(input, redaction),
           callId ?? null,
+          scope.parentCallId ?? null,
           this.now(),
         );
         this.charge(approvalId, 1);

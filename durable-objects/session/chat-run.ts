@@ -1,14 +1,17 @@
 import {
   chatMeta,
+  countToolCall,
   encodeEvent,
   modelFacingResult,
   modelResultLimits,
   newChatState,
   runAgentLoop,
+  shownCall,
   type ChatAnswer,
   type ChatError,
   type ChatEvent,
   type ChatState,
+  type DirectClientAdmission,
   type LoopEnd,
   type PendingClientCall,
   type ToolRun,
@@ -48,13 +51,13 @@ export type ChatHost = {
   wasDelivered(turnId: string, callId: string): boolean;
   /** Whether a parked run still exists (one that expired or was resumed elsewhere no longer waits for its client calls). */
   runParked(runId: string): boolean;
-  /** A directly called client tool through the turn's policy (hooks, approval). */
+  /** A directly called client tool through the turn's policy (hooks, approval), on record under its gateway id `callId`. */
   admitClient(
     tenantId: string,
     turnId: string,
     call: ModelToolCall,
-    signal: AbortSignal,
-  ): Promise<{ ok: true; input: unknown } | { ok: false; message: string }>;
+    opts: { callId: string; requestId: string; signal: AbortSignal },
+  ): Promise<{ ok: true; input: unknown; admission?: DirectClientAdmission } | { ok: false; message: string }>;
   track(turnId: string, requestId: string): AbortController;
   untrack(turnId: string, c: AbortController, requestId: string): void;
   redaction(spec: TurnSpec): RedactionOptions;
@@ -120,7 +123,14 @@ export function runChat(host: ChatHost, tenantId: string, sessionId: string, req
 }
 
 /** Failures after which a turn may be continued (`{ turnId }`): nothing the model or caller did wrong. */
-const RETRYABLE = new Set<ChatError["code"]>(["provider_rate_limited", "provider_unavailable", "provider_timeout", "aborted", "internal_error"]);
+const RETRYABLE = new Set<ChatError["code"]>([
+  "provider_rate_limited",
+  "provider_unavailable",
+  "provider_timeout",
+  "aborted",
+  "session_reset",
+  "internal_error",
+]);
 
 async function drive(
   host: ChatHost,
@@ -174,7 +184,7 @@ async function drive(
       state = stored;
       host.driving.add(id);
       driving = true;
-      messages = repairReplay(host, id, host.transcript.messages(id));
+      messages = repairReplay(host, id, state, host.transcript.messages(id));
       continued = true;
     } else {
       const model = resolveModel(config.config, req.model!, host.env);
@@ -224,6 +234,8 @@ async function drive(
     state.status = end.status === "waiting" ? "waiting" : "completed";
     state.pending = end.status === "waiting" ? end.pending : [];
     host.transcript.saveState(turnId, state);
+    // Client tools the model called directly are the caller's now (a reset no longer loses them).
+    for (const p of state.pending) if (p.admission) host.transcript.callEnded(turnId, p.callId);
     emit({ type: "done", answer: answer(host, tenantId, turnId, state, resolved.model, end) });
   } catch (error) {
     const failure = toChatError(error, abort?.signal);
@@ -262,9 +274,10 @@ const continuedTurn = (req: ChatRequest): boolean => req.turnId !== undefined;
 /**
  * A turn stopped mid-round (a provider failure after tools ran, a reset, a cancel) may have tool
  * calls of its last assistant message without results; providers refuse such a replay. Each gets a
- * stored error result saying its outcome is unknown (the model inspects state before repeating it).
+ * stored error result saying its outcome is unknown (the model inspects state before repeating it),
+ * and counts as a failed outer call (a reset lost the loop's count of its round).
  */
-function repairReplay(host: ChatHost, turnId: string, messages: ModelMessage[]): ModelMessage[] {
+function repairReplay(host: ChatHost, turnId: string, state: ChatState, messages: ModelMessage[]): ModelMessage[] {
   let last = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
     if (messages[i]!.role === "assistant") {
@@ -286,6 +299,7 @@ function repairReplay(host: ChatHost, turnId: string, messages: ModelMessage[]):
       isError: true,
     };
     host.transcript.append(turnId, repair);
+    countToolCall(state, call.name, true);
     out.push(repair);
   }
   return out;
@@ -325,7 +339,7 @@ function loop(host: ChatHost, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
       maxAssistantTurns: c.maxAssistantTurns,
       state: c.state,
       isClientTool: (name) => clientTools.has(name),
-      admitClient: (call) => host.admitClient(c.tenantId, c.turnId, call, c.signal),
+      admitClient: (call, callId) => host.admitClient(c.tenantId, c.turnId, call, { callId, requestId: c.requestId, signal: c.signal }),
       displayInput: (call) => storedInput(call.name, call.input, redaction),
       append: (message) => {
         const stored = storedMessage(message, redaction);
@@ -419,7 +433,7 @@ function answer(host: ChatHost, tenantId: string, turnId: string, state: ChatSta
     costUsd(state.usage, model.cost),
   );
   return end.status === "waiting"
-    ? { turnId, status: "waiting", pendingToolCalls: end.pending.map(({ providerCallId: _p, ...call }) => call), meta }
+    ? { turnId, status: "waiting", pendingToolCalls: end.pending.map(shownCall), meta }
     : { turnId, status: "completed", message: { role: "assistant", content: end.text }, meta };
 }
 

@@ -100,6 +100,7 @@ export class OuterCallRecorder {
   }
 
   start(input: unknown): void {
+    this.store.callStarted(this.turnId, this.call.callId, this.toolName, this.now());
     this.event("outer_start", {
       callId: this.call.callId,
       tool: this.toolName,
@@ -142,8 +143,18 @@ export class OuterCallRecorder {
     });
   }
 
+  /**
+   * A client tool the model called directly passed policy: `pending` until its result arrives
+   * (`client_result` settles it, and its log record is written then). It stays an open call until
+   * the turn's waiting answer is saved: a reset before that never handed it to the caller.
+   */
+  handedOut(durationMs: number): void {
+    this.event("outer_end", { callId: this.call.callId, tool: this.toolName, status: "pending", durationMs });
+  }
+
   end(reply: SessionReply<unknown>, input: unknown, durationMs: number): void {
     const callId = this.call.callId;
+    this.store.callEnded(this.turnId, callId);
     if (!reply.ok) {
       this.event("outer_end", { callId, tool: this.toolName, status: "refused", code: reply.reason, durationMs });
       return;

@@ -13,7 +13,7 @@ import { SnapshotCodec } from "../../src/snapshot-store";
 import { SnapshotStore } from "../../src/snapshot-store";
 import type { ToolDefinition, ToolPlugin } from "../../src/tools";
 import { clientResultSettlement } from "../../src/turns";
-import { admitClientCall, callDirectTool, cellEnvironment, execCell, isRestartSafe, type TurnDeps } from "../../src/turns";
+import { callDirectTool, cellEnvironment, execCell, isRestartSafe, type TurnDeps } from "../../src/turns";
 import { defaultExecLanguage } from "../../src/turns";
 import { turnTelemetry } from "../../src/turns";
 import { callToolSearchTool, mcpToolDefinition, runToolSearchCode } from "../../src/turns";
@@ -31,11 +31,13 @@ import { encodeTurn, TurnStore, type StoredTurn } from "./turn-store";
 import { OuterCallRecorder, type CallScope, type OuterCall, type OuterReply } from "./outer-call-recorder";
 import { TranscriptStore } from "./transcript-store";
 import { runChat } from "./chat-run";
+import { admitDirectClientCall, settleDirectClientCall } from "./direct-client-call";
 import { registeredSecrets } from "./registered-secrets";
-import { buildTrajectory, chatMeta, modelFacingResult, modelResultLimits, type Trajectory } from "../../src/agent";
-import { costUsd, DEFAULT_CONTEXT_WINDOW } from "../../src/providers";
+import { recoverFromReset } from "./reset-recovery";
+import { buildTrajectory, chatMeta, type ChatState, type Trajectory } from "../../src/agent";
+import { costUsd } from "../../src/providers";
 import { APPROVALS_OFF } from "../../src/config";
-import { admitExec, execRan, toolCallPolicy, type ExecAdmission, type PluginHooks } from "../../src/policy";
+import { admitExec, execRan, toolCallPolicy, type ApprovalRequester, type ExecAdmission, type PluginHooks } from "../../src/policy";
 import type { ToolCallEvent } from "../../src/tools";
 import { ApprovalBroker } from "./approval-broker";
 import type { ApprovalDecision, ChatRequest, PendingApproval, TrustedResult } from "./session-rpc";
@@ -99,14 +101,11 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const ready = () => this.sessionStorage.ready;
       this.quota = new StorageQuota({ sql, transaction: (fn) => ctx.storage.transactionSync(fn), limits: () => this.limits(), ready });
       this.expiry = new SessionExpiry({ sql, now: () => this.clock.now(), limits: () => this.limits() });
-      // Before the storage: its ready hook fails closed the approvals an earlier incarnation left pending.
       this.approvals = new ApprovalBroker(sql, () => this.clock.now(), ready);
       // The schema is created by the first turn, not here: an unknown session id stores nothing.
       this.sessionStorage = new SessionStorage(ctx.storage, sql, () => {
         this.quota.init(ctx.storage);
         this.expiry.init();
-        // Approvals pending in an earlier incarnation lost their call: they fail closed.
-        this.approvals.init();
       });
       this.turns = new TurnStore(sql, ready);
       this.transcript = new TranscriptStore(sql, ready);
@@ -120,6 +119,15 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         now: () => this.clock.now(),
         scheduleExpiry: (at) => this.armAlarm(at),
       });
+      // A new incarnation: what an earlier one left unfinished (pending approvals, open calls, running
+      // /chat turns) failed with it and is recorded as lost.
+      if (this.sessionStorage.ready)
+        recoverFromReset({
+          lostApprovals: this.approvals.init(),
+          transcript: this.transcript,
+          turn: (tenantId, turnId) => this.turns.get(tenantId, turnId),
+          now: () => this.clock.now(),
+        });
     }
 
     /** Cells of one session run one at a time (input gates open while tools are awaited). */
@@ -239,17 +247,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       if (!turn) return { reply: notFound("unknown turn"), untrusted: false };
       this.touched(turnId);
       const started = this.clock.now();
-      const secrets = this.secretsOf(turn.spec);
-      const recorder = new OuterCallRecorder(
-        this.transcript,
-        turnId,
-        call,
-        toolName,
-        () => this.clock.now(),
-        { secrets, patterns: this.redactPatterns() },
-        { tenant: tenantId, sessionId: turn.spec.sessionId },
-        new Set(turn.spec.catalog.entries.filter((e) => e.source === "client").map((e) => e.toolName)),
-      );
+      const recorder = this.recorder(turn.spec, call, toolName);
       recorder.start(input);
       // A directly called MCP tool's result is network-derived too (not only nested ones).
       if (
@@ -275,6 +273,20 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       if (typeof resumed === "string" && this.transcript.isUntrusted(resumed)) recorder.untrusted = true;
       recorder.end(reply, input, this.clock.now() - started);
       return { reply, untrusted: recorder.untrusted };
+    }
+
+    /** The trajectory and log writer of one outer call. */
+    private recorder(spec: TurnSpec, call: OuterCall, toolName: string): OuterCallRecorder {
+      return new OuterCallRecorder(
+        this.transcript,
+        spec.turnId,
+        call,
+        toolName,
+        () => this.clock.now(),
+        { secrets: this.secretsOf(spec), patterns: this.redactPatterns() },
+        { tenant: spec.tenantId, sessionId: spec.sessionId },
+        new Set(spec.catalog.entries.filter((e) => e.source === "client").map((e) => e.toolName)),
+      );
     }
 
     private async dispatchTool(turn: StoredTurn, toolName: string, input: unknown, ctx: CallScope): Promise<SessionReply<unknown>> {
@@ -360,22 +372,17 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const chat = this.transcript.state(turnId);
       const direct = chat?.status === "waiting" ? chat.pending.find((p) => p.runId === undefined && p.callId === body.callId) : undefined;
       if (chat && direct) {
-        const settlement = clientResultSettlement(turn.spec, direct.tool, body);
-        // Read by the model next: fit to its per-result context like every other result.
-        const result = settlement.ok
-          ? { status: "completed", value: settlement.text === undefined ? null : (JSON.parse(settlement.text) as unknown) }
-          : { status: "failed", error: settlement.message };
-        this.transcript.append(turnId, {
-          role: "tool",
-          toolCallId: direct.providerCallId ?? direct.callId,
-          toolName: direct.tool,
-          content: modelFacingResult(result, modelResultLimits(chat.contextWindow ?? DEFAULT_CONTEXT_WINDOW)).text,
-          ...(settlement.ok ? {} : { isError: true }),
-        });
-        chat.pending = chat.pending.filter((p) => p !== direct);
-        this.transcript.saveState(turnId, chat);
-        this.turns.recordDelivered(turnId, body.callId);
-        this.transcript.event(turnId, this.clock.now(), "client_result", { invocationId: body.callId, ok: settlement.ok });
+        settleDirectClientCall(
+          {
+            spec: turn.spec,
+            transcript: this.transcript,
+            recordDelivered: (callId) => this.turns.recordDelivered(turnId, callId),
+            now: () => this.clock.now(),
+          },
+          chat,
+          direct,
+          body,
+        );
         return { ok: true, body: { accepted: true } };
       }
       // The declared outputSchema and the size cap are applied here; a violation reaches the guest as an error at wait.
@@ -417,12 +424,24 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
             return transportObserver(debugFlags(this.env.CODEMODE_DEBUG), ids, { secrets: this.secretsOf(spec), patterns: this.redactPatterns() });
           },
           runParked: (runId) => this.snapshots.state(runId) !== undefined,
-          admitClient: async (t, id, call, signal) => {
+          admitClient: async (t, id, call, { callId, requestId, signal }) => {
             const turn = this.turns.get(t, id);
             const entry = turn?.spec.catalog.entries.find((e) => e.source === "client" && e.toolName === call.name);
             if (!turn || !entry) return { ok: true as const, input: call.input };
-            const deps = this.deps(turn.spec, signal, { callId: call.id });
-            return admitClientCall(entry, call.input ?? {}, deps.policy!({ nested: false }), { ...deps.context, signal, callId: call.id });
+            const recorder = this.recorder(turn.spec, { callId, via: "chat", requestId }, call.name);
+            const deps = this.deps(turn.spec, signal, { callId, record: (c, tool, decision, reason) => recorder.policy(c, tool, decision, reason) });
+            return admitDirectClientCall(
+              {
+                entry,
+                counters: turn.counters,
+                saveCounters: () => this.turns.saveCounters(id, turn.counters),
+                recorder,
+                policy: deps.policy!({ nested: false }),
+                context: { ...deps.context, signal, callId },
+                now: () => this.clock.now(),
+              },
+              call.input,
+            );
           },
           ...(this.providerFetch ? { fetch: this.providerFetch } : {}),
         },
@@ -437,7 +456,10 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     async trajectory(tenantId: string, turnId: string): Promise<SessionReply<Trajectory>> {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
-      const state = this.transcript.state(turnId);
+      const stored = this.transcript.state(turnId);
+      // A stored `running` that no call of this instance drives was cut off by a reset: it is stopped.
+      const state: ChatState | undefined =
+        stored?.status === "running" && !this.driving.has(turnId) ? { ...stored, status: "stopped", lastError: "session_reset" } : stored;
       const config = loadGatewayConfig(this.env);
       const model = state && config.ok ? findModel(config.config, state.model) : undefined;
       return {
@@ -445,8 +467,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         body: buildTrajectory(this.transcript.events(turnId), {
           turnId,
           codeModeEngaged: turn.spec.codeModeEngaged,
-          // A stored `running` that no call of this instance drives was cut off by a reset: it is stopped.
-          status: state ? (state.status === "running" && !this.driving.has(turnId) ? "stopped" : state.status) : "open",
+          status: state ? state.status : "open",
           ...(state
             ? { meta: chatMeta(state, { codeModeEngaged: turn.spec.codeModeEngaged, counters: turn.counters }, costUsd(state.usage, model?.cost)) }
             : {}),
@@ -590,11 +611,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       if (pluginHooks.length === 0 && approvals.require.length === 0) return { ok: true, input: event.input };
       const abort = this.track(spec.turnId, ctx.requestId, ctx.parent);
       try {
-        const requester = this.approvals.requester(
-          spec,
-          { secrets: this.secretsOf(spec), patterns: this.redactPatterns() },
-          () => this.turns.get(spec.tenantId, spec.turnId) !== undefined,
-        );
+        const requester = this.requester(spec, ctx.callId);
         const admitted = await admitExec({ hooks: pluginHooks, approvals, requester, signal: abort.signal }, event);
         if (!admitted.ok) ctx.record?.(ctx.callId, "exec", admitted.decision, admitted.message);
         return admitted;
@@ -603,14 +620,19 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       }
     }
 
-    /** What a call of the turn runs with: definitions, MCP servers, its context, policy (hooks, approvals), sinks. */
-    private deps(spec: TurnSpec, signal: AbortSignal, scope: CallScope = {}): TurnDeps {
-      const mcp = new McpServers(spec.mcp?.servers ?? [], this.env as unknown as Record<string, unknown>);
-      const requester = this.approvals.requester(
-        spec,
+    /** Operator approvals for calls under the outer call `parentCallId` of the turn. */
+    private requester(spec: TurnSpec, parentCallId: string | undefined): ApprovalRequester {
+      return this.approvals.requester(
+        { tenantId: spec.tenantId, turnId: spec.turnId, ...(parentCallId !== undefined ? { parentCallId } : {}) },
         { secrets: this.secretsOf(spec), patterns: this.redactPatterns() },
         () => this.turns.get(spec.tenantId, spec.turnId) !== undefined,
       );
+    }
+
+    /** What a call of the turn runs with: definitions, MCP servers, its context, policy (hooks, approvals), sinks. */
+    private deps(spec: TurnSpec, signal: AbortSignal, scope: CallScope = {}): TurnDeps {
+      const mcp = new McpServers(spec.mcp?.servers ?? [], this.env as unknown as Record<string, unknown>);
+      const requester = this.requester(spec, scope.callId);
       return {
         ...(scope.activity ? { activity: scope.activity } : {}),
         ...(scope.onUpdate ? { onUpdate: scope.onUpdate } : {}),

@@ -24,7 +24,7 @@ export class Sql {
 
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_RESUMING } from "../../src/snapshot-store";
 
-const SCHEMA_VERSION = 8;
+const SCHEMA_VERSION = 9;
 
 const MIGRATIONS: Record<number, string[]> = {
   1: [
@@ -91,6 +91,18 @@ const MIGRATIONS: Record<number, string[]> = {
     "CREATE INDEX IF NOT EXISTS approvals_turn ON approvals (turn_id)",
     // Parked runs that already read network-derived content: every later wait result is wrapped too.
     "CREATE TABLE IF NOT EXISTS untrusted_runs (run_id TEXT PRIMARY KEY, turn_id TEXT NOT NULL)",
+  ],
+  // Outer calls in flight (transcript-store.ts), and the outer call an approval was asked under: a new
+  // incarnation records what its predecessor left unfinished as lost (reset-recovery.ts).
+  9: [
+    `CREATE TABLE IF NOT EXISTS open_calls (
+       turn_id TEXT NOT NULL,
+       call_id TEXT NOT NULL,
+       tool TEXT NOT NULL,
+       started_at INTEGER NOT NULL,
+       PRIMARY KEY (turn_id, call_id)
+     )`,
+    "ALTER TABLE approvals ADD COLUMN parent_call_id TEXT",
   ],
 };
 

@@ -111,6 +111,32 @@ export class TranscriptStore {
     return row ? ((JSON.parse(row.body) as { parentCallId?: string }).parentCallId ?? undefined) : undefined;
   }
 
+  /** An outer call started: open until `callEnded` (a reset leaves it open for the next incarnation to close). */
+  callStarted(turnId: string, callId: string, tool: string, at: number): void {
+    if (this.live(turnId))
+      this.sql.run("INSERT OR REPLACE INTO open_calls (turn_id, call_id, tool, started_at) VALUES (?, ?, ?, ?)", turnId, callId, tool, at);
+  }
+
+  callEnded(turnId: string, callId: string): void {
+    if (this.ready()) this.sql.run("DELETE FROM open_calls WHERE turn_id = ? AND call_id = ?", turnId, callId);
+  }
+
+  /** Outer calls started and never ended: at construction, those an earlier incarnation was running. */
+  openCalls(): Array<{ turnId: string; callId: string; tool: string; startedAt: number }> {
+    if (!this.ready()) return [];
+    return this.sql
+      .all<{ turn_id: string; call_id: string; tool: string; started_at: number }>("SELECT * FROM open_calls ORDER BY started_at")
+      .map((r) => ({ turnId: r.turn_id, callId: r.call_id, tool: r.tool, startedAt: r.started_at }));
+  }
+
+  /** /chat turns stored as `running`: at construction, those an earlier incarnation was driving. */
+  runningTurns(): string[] {
+    if (!this.ready()) return [];
+    return this.sql
+      .all<{ turn_id: string }>("SELECT turn_id FROM chat_turns WHERE json_extract(state, '$.status') = 'running'")
+      .map((r) => r.turn_id);
+  }
+
   /** A parked run whose cell read network-derived content: what it returns later stays untrusted. */
   markUntrusted(turnId: string, runId: string): void {
     if (this.live(turnId)) this.sql.run("INSERT OR IGNORE INTO untrusted_runs (run_id, turn_id) VALUES (?, ?)", runId, turnId);
@@ -121,6 +147,7 @@ export class TranscriptStore {
   }
 
   deleteTurn(turnId: string): void {
+    this.sql.run("DELETE FROM open_calls WHERE turn_id = ?", turnId);
     this.sql.run("DELETE FROM untrusted_runs WHERE turn_id = ?", turnId);
     this.sql.run("DELETE FROM chat_turns WHERE turn_id = ?", turnId);
     this.sql.run("DELETE FROM transcript WHERE turn_id = ?", turnId);

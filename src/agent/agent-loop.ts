@@ -1,7 +1,7 @@
 import { ProviderError, type ModelClient, type ModelMessage, type ModelToolCall } from "../providers";
 import { MAX_TRANSCRIPT_BYTES } from "../limits";
 import type { ModelTool } from "../turns";
-import type { ChatEvent, PendingClientCall } from "./chat-events";
+import type { ChatEvent, DirectClientAdmission, PendingClientCall } from "./chat-events";
 import { addUsage, countToolCall, type ChatState } from "./chat-state";
 
 /** One outer tool call as the model will read it back. */
@@ -27,8 +27,14 @@ export type LoopDeps = {
   state: ChatState;
   /** A client tool the model called directly (its result comes from the caller). */
   isClientTool(name: string): boolean;
-  /** Hooks and approvals for such a call before the caller gets it (absent: handed out as is). */
-  admitClient?(call: ModelToolCall): Promise<{ ok: true; input: unknown } | { ok: false; message: string }>;
+  /**
+   * Hooks and approvals for such a call before the caller gets it, recorded under `callId`, the
+   * gateway id the caller will answer (absent: handed out as is).
+   */
+  admitClient?(
+    call: ModelToolCall,
+    callId: string,
+  ): Promise<{ ok: true; input: unknown; admission?: DirectClientAdmission } | { ok: false; message: string }>;
   /** Run one outer call through the same path as the tools route (exec/wait/Tool Search/direct). */
   runTool(call: ModelToolCall): Promise<ToolRun>;
   /** Persist one message: what was stored (exec source redacted), and whether the turn's transcript is now full. */
@@ -79,13 +85,16 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
       deps.emit({ type: "tool_call_start", callId: call.id, name: call.name, input: deps.displayInput(call) });
       let refused: ToolRun | undefined = full ? TRANSCRIPT_FULL : undefined;
       if (!full && call.inputError === undefined && deps.isClientTool(call.name)) {
+        // The caller answers a gateway id (a provider's id may repeat across rounds or be any length);
+        // the call is on record under it from the start, its policy decision included.
+        const callId = `ccall_${crypto.randomUUID()}`;
         // The same policy as any call (hooks, approval) before the caller gets it.
-        const admitted = deps.admitClient ? await deps.admitClient(call) : { ok: true as const, input: call.input };
+        const admitted = deps.admitClient ? await deps.admitClient(call, callId) : { ok: true as const, input: call.input };
         if (admitted.ok) {
-          // The caller runs it; its result arrives through client-results and is appended then. The
-          // caller answers a gateway id: a provider's id may repeat across rounds or be any length.
+          // The caller runs it; its result arrives through client-results and is appended then.
           countToolCall(state, call.name, false);
-          pending.push({ callId: `ccall_${crypto.randomUUID()}`, tool: call.name, input: admitted.input, providerCallId: call.id });
+          const admission = "admission" in admitted ? admitted.admission : undefined;
+          pending.push({ callId, tool: call.name, input: admitted.input, providerCallId: call.id, ...(admission ? { admission } : {}) });
           continue;
         }
         refused = { content: `error: ${admitted.message}`, isError: true, status: "failed", untrusted: false };

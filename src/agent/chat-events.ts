@@ -21,16 +21,29 @@ export type ChatMeta = {
   usage: ModelUsage;
   /** UTF-8 bytes of every request body sent to the provider for this turn. */
   promptBytes: number;
-  /** Why the loop stopped: a final answer, client tools to run, or a bound. */
-  stopReason: "final" | "client_tools" | "max_assistant_turns" | "transcript_limit";
+  /** Why the turn's last /chat call ended; absent (trajectory only) while a /chat call runs the turn. */
+  stopReason?: StopReason;
 };
+
+/** A final answer, client tools to run, a bound, or the failure that stopped the turn (its error code). */
+export type StopReason = "final" | "client_tools" | "max_assistant_turns" | "transcript_limit" | ChatErrorCode;
 
 /** A call the caller runs: a client tool the model called directly, or one a parked cell is waiting on (`runId`). */
 export type PendingClientCall = CodeModePendingToolCall & {
   runId?: string;
   /** Kept by the gateway, never shown: the provider's own id of a directly called client tool. */
   providerCallId?: string;
+  /** Kept by the gateway, never shown: how a directly called client tool was admitted (its log record is written when its result arrives). */
+  admission?: DirectClientAdmission;
 };
+
+/** The policy decision on a client tool the model called directly, and when the call started. */
+export type DirectClientAdmission = { decision: string; startedAt: number };
+
+/** A pending call as the caller sees it: the gateway's own bookkeeping stays inside. */
+export function shownCall({ providerCallId: _p, admission: _a, ...call }: PendingClientCall): PendingClientCall {
+  return call;
+}
 
 export type ChatAnswer = {
   turnId: string;

@@ -1,5 +1,5 @@
 import { addTokenCounts, type ModelUsage } from "../providers";
-import type { ChatErrorCode, ChatMeta, PendingClientCall } from "./chat-events";
+import type { ChatErrorCode, ChatMeta, PendingClientCall, StopReason } from "./chat-events";
 
 /**
  * What the session keeps about a turn driven by `/chat`, beside its transcript: the model it
@@ -19,7 +19,8 @@ export type ChatState = {
   tools: string[];
   /** Calls the caller must answer before the turn can continue. */
   pending: PendingClientCall[];
-  stopReason?: ChatMeta["stopReason"];
+  /** How the loop itself ended (a failure that stopped the turn is `lastError`). */
+  stopReason?: "final" | "client_tools" | "max_assistant_turns" | "transcript_limit";
   /** Why the last /chat call stopped the turn (`stopped`); retryable failures may be continued. */
   lastError?: ChatErrorCode;
   /** The model's context window: sizes model-facing results, client results included. */
@@ -64,6 +65,7 @@ export function chatMeta(
   turn: { codeModeEngaged: boolean; counters: { search: number; describe: number; call: number } },
   costUsd: number | undefined,
 ): ChatMeta {
+  const reason = stopReason(state);
   return {
     codeModeEngaged: turn.codeModeEngaged,
     assistantTurns: state.assistantTurns,
@@ -72,6 +74,13 @@ export function chatMeta(
     toolSummary: { calls: state.toolCalls, tools: [...state.tools], failures: state.failures },
     usage: { ...state.usage },
     promptBytes: state.promptBytes,
-    stopReason: state.stopReason ?? "final",
+    ...(reason !== undefined ? { stopReason: reason } : {}),
   };
+}
+
+/** Why the turn's last /chat call ended: a failure is not a final answer. Still running: none yet. */
+function stopReason(state: ChatState): StopReason | undefined {
+  if (state.status === "running") return undefined;
+  if (state.status === "stopped") return state.lastError ?? "internal_error";
+  return state.stopReason ?? "final";
 }

@@ -30,6 +30,10 @@ export type OuterCall = {
   via: string;
   input: unknown;
   startedAt: number;
+  /**
+   * `completed`/`waiting`/`failed` of a result; `refused`; `pending`: a client tool handed to the
+   * caller, no result yet; `lost`: cut off by a reset of the session object (`code: "session_reset"`).
+   */
   status?: string;
   code?: string;
   runId?: string;
@@ -102,6 +106,13 @@ export function buildTrajectory(
         break;
       }
       case "client_result": {
+        // A client tool the model called directly is an outer call of its own: its result settles it.
+        const direct = calls.get(b.invocationId);
+        if (direct) {
+          direct.status = b.ok ? "completed" : "failed";
+          direct.durationMs = Math.max(0, at - direct.startedAt);
+          break;
+        }
         const entry = nested.get(b.invocationId);
         if (!entry) break;
         entry.status = b.ok ? "ok" : "error";

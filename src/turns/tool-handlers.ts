@@ -5,7 +5,7 @@ import type { CatalogEntry } from "../catalog";
 import { boundedJson, boundedResult, utf8ByteLength } from "../code-mode";
 import { executeTool } from "../tools";
 import { checkValue } from "../tools";
-import type { CallPolicy, ToolContext, ToolDefinition } from "../tools";
+import type { CallPolicy, PolicyDecision, ToolContext, ToolDefinition } from "../tools";
 import type { TurnCounters, TurnSpec } from "./turn-spec";
 import { searchLimit } from "../tool-search";
 import type { McpServers } from "../mcp";
@@ -201,7 +201,7 @@ export async function admitClientCall(
   input: unknown,
   policy: CallPolicy,
   ctx: ToolContext,
-): Promise<{ ok: true; input: unknown } | { ok: false; message: string }> {
+): Promise<{ ok: true; input: unknown; decision: PolicyDecision } | { ok: false; message: string; decision: PolicyDecision }> {
   const definition: ToolDefinition = {
     name: entry.toolName,
     description: entry.description,
@@ -211,11 +211,15 @@ export async function admitClientCall(
     },
   };
   const admitted = await policy.admit(definition, input, ctx);
-  if (!admitted.ok) return { ok: false, message: admitted.message };
+  if (!admitted.ok) return { ok: false, message: admitted.message, decision: admitted.decision };
   if (admitted.input !== input) {
     const check = checkValue(entry.parameters, admitted.input ?? {}, true);
     if (!check.ok)
-      return { ok: false, message: `a before_tool_call hook rewrote the input of ${entry.toolName} into an invalid one: ${check.message}` };
+      return {
+        ok: false,
+        message: `a before_tool_call hook rewrote the input of ${entry.toolName} into an invalid one: ${check.message}`,
+        decision: "blocked_by_hook",
+      };
   }
-  return { ok: true, input: admitted.input };
+  return { ok: true, input: admitted.input, decision: admitted.decision };
 }

@@ -196,6 +196,10 @@ describe("approvals fail closed", () => {
     expect(late.status).toBe(409);
     expect(late.json.error.message).toContain("no longer pending");
     expect((await exec(session, await openTurn(session, {}), "return await notes_read({ key: 'reset' })")).value).toEqual([]);
+    // On record (it was an open call with no nested entry): the exec ended lost, its gated call shows the lost decision.
+    const t = await api("GET", `/v1/sessions/${session}/turns/${turnId}/trajectory`);
+    expect(t.json.calls).toEqual([expect.objectContaining({ tool: "exec", via: "route", status: "lost", code: "session_reset" })]);
+    expect(t.json.calls[0].nested).toEqual([expect.objectContaining({ tool: "notes_write", status: "error", decision: "lost" })]);
   });
 
   it("another tenant cannot list or decide (404), bad bodies are 400, unknown ids 404", async () => {

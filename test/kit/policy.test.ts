@@ -133,6 +133,10 @@ describe("client tool calls pass the same hooks and approvals before the caller 
     const [result] = toolResults((await requests(s.id))[1]!);
     expect(result).toMatchObject({ id: "b1", isError: false });
     expect(result!.content).toContain("blocked by a hook (kit-policy): that question may not be asked");
+    // On record as an outer call of its own (it was missing from the trajectory), with the hook's decision.
+    const t = await api("GET", `/v1/sessions/${session}/turns/${r.json.turnId}/trajectory`);
+    expect(t.json.calls).toEqual([expect.objectContaining({ tool: "ask_user", via: "chat", status: "failed", decision: "blocked_by_hook" })]);
+    expect(t.json.calls[0].callId).toMatch(/^ccall_/);
   });
 });
 
