@@ -2,6 +2,7 @@ import type { LanguageModelV4StreamPart, LanguageModelV4Usage } from "@ai-sdk/pr
 import type { RedactOptions } from "../observability/secret-shapes";
 import { systemClock, type Clock } from "../runtime";
 import { observedFetch } from "./observed-fetch";
+import { wireNames } from "./wire-names";
 import { toProviderError, type CallEnd } from "./provider-errors";
 import { toLanguageModelPrompt, toLanguageModelTools } from "./to-language-model-prompt";
 import { tokenCount } from "./token-count";
@@ -60,6 +61,8 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
     controller.abort(new DOMException(`model call deadline of ${opts.timeoutMs} ms`, "TimeoutError"));
   }, opts.timeoutMs);
 
+  // Catalog names a provider would refuse travel as aliases, mapped back on the way in.
+  const names = wireNames(request.tools, request.messages);
   const transport = observedFetch(opts.fetch ?? globalThis.fetch.bind(globalThis), clock, opts.observer);
   const fail = (error: unknown) =>
     toProviderError(error, {
@@ -78,8 +81,8 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
     let result;
     try {
       result = await wireModel(model, transport.fetch).doStream({
-        prompt: toLanguageModelPrompt(request.messages, model.api),
-        ...(request.tools.length > 0 ? { tools: toLanguageModelTools(request.tools) } : {}),
+        prompt: toLanguageModelPrompt(request.messages, model.api, names.toWire),
+        ...(request.tools.length > 0 ? { tools: toLanguageModelTools(request.tools, names.toWire) } : {}),
         maxOutputTokens: maxOutputTokensFor(model, request.maxOutputTokens),
         abortSignal: controller.signal,
         providerOptions: WIRE_OPTIONS,
@@ -101,7 +104,7 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
       if (part.type === "text-delta") {
         if (part.delta !== "") yield { type: "text-delta", text: part.delta };
       } else if (part.type === "tool-call") {
-        yield { type: "tool-call", call: toModelToolCall(part.toolCallId, part.toolName, part.input) };
+        yield { type: "tool-call", call: toModelToolCall(part.toolCallId, names.fromWire(part.toolName), part.input) };
       } else if (part.type === "error") {
         throw fail(part.error);
       } else if (part.type === "finish") {

@@ -20,7 +20,11 @@ import type { ModelMessage, ModelToolCall } from "./types";
  * flag on tool messages (the SDK would wrap an error result as `{"error":…}`), so there a failed
  * result is plain text; the Messages API flags it with `is_error`.
  */
-export function toLanguageModelPrompt(messages: readonly ModelMessage[], api: ProviderApi): LanguageModelV4Prompt {
+export function toLanguageModelPrompt(
+  messages: readonly ModelMessage[],
+  api: ProviderApi,
+  wire: (name: string) => string = (name) => name,
+): LanguageModelV4Prompt {
   const flagsErrors = api === "anthropic-messages";
   const prompt: LanguageModelV4Prompt = [];
   for (const message of messages) {
@@ -34,7 +38,7 @@ export function toLanguageModelPrompt(messages: readonly ModelMessage[], api: Pr
       case "assistant": {
         const content: Extract<LanguageModelV4Message, { role: "assistant" }>["content"] = [];
         if (message.content !== "") content.push({ type: "text", text: message.content });
-        for (const call of message.toolCalls ?? []) content.push(toolCallPart(call));
+        for (const call of message.toolCalls ?? []) content.push(toolCallPart(call, wire));
         prompt.push({ role: "assistant", content });
         break;
       }
@@ -42,7 +46,7 @@ export function toLanguageModelPrompt(messages: readonly ModelMessage[], api: Pr
         const part: LanguageModelV4ToolResultPart = {
           type: "tool-result",
           toolCallId: message.toolCallId,
-          toolName: message.toolName,
+          toolName: wire(message.toolName),
           output: message.isError && flagsErrors ? { type: "error-text", value: message.content } : { type: "text", value: message.content },
         };
         const last = prompt.at(-1);
@@ -60,15 +64,16 @@ export function toLanguageModelPrompt(messages: readonly ModelMessage[], api: Pr
  * (`inputError`) are replayed as `{}`: the Messages API accepts only an object there, and the
  * call's tool result already tells the model what was wrong with what it wrote.
  */
-function toolCallPart(call: ModelToolCall): LanguageModelV4ToolCallPart {
+function toolCallPart(call: ModelToolCall, wire: (name: string) => string): LanguageModelV4ToolCallPart {
   const input = call.inputError === undefined && isPlainObject(call.input) ? call.input : {};
-  return { type: "tool-call", toolCallId: call.id, toolName: call.name, input };
+  return { type: "tool-call", toolCallId: call.id, toolName: wire(call.name), input };
 }
 
-export function toLanguageModelTools(tools: readonly ModelTool[]): LanguageModelV4FunctionTool[] {
+/** Tool definitions, names as `wire` gives them (wire-names.ts: what providers accept). */
+export function toLanguageModelTools(tools: readonly ModelTool[], wire: (name: string) => string = (name) => name): LanguageModelV4FunctionTool[] {
   return tools.map((tool) => ({
     type: "function",
-    name: tool.name,
+    name: wire(tool.name),
     description: tool.description,
     inputSchema: tool.parameters as JSONSchema7,
   }));

@@ -3,7 +3,8 @@ import { inject, describe, expect, it } from "vitest";
 import { api, inSession, sessionId, sessionStub, setClock, sleep } from "./helpers";
 import { manualClock } from "../../src/runtime";
 import { mark, recordsSince } from "../support/log-capture";
-import { appendSteps, chat, parseSse, requests, script, toolResults } from "./chat-helpers";
+import { appendSteps, chat, offeredTools, parseSse, requests, script, toolResults } from "./chat-helpers";
+import { wireNames } from "../../src/providers/wire-names";
 import { readEvents, type ChatEvent } from "../../src/agent";
 import { MAX_ASSISTANT_TURNS, MAX_CHAT_MESSAGE_CHARS, MAX_CHAT_MESSAGES, MAX_TRAJECTORY_EVENTS, MAX_TRANSCRIPT_BYTES } from "../../src/limits";
 
@@ -294,6 +295,31 @@ describe("/chat: network-derived results reach the model wrapped as untrusted", 
     expect(JSON.parse(plain!.content)).toMatchObject({ status: "completed", value: 42 });
     const t = await api("GET", `/v1/sessions/${session}/turns/${r.json.turnId}/trajectory`);
     expect(t.json.calls[0]).toMatchObject({ untrusted: true, nested: [{ tool: "MCP.everything.echo", source: "mcp", status: "ok" }] });
+  });
+});
+
+describe.each([MODEL, ANT])("/chat with %s: catalog names a provider would refuse travel as aliases", (model) => {
+  it("a direct MCP tool of a server named 'my.tools' is offered, called and answered under a valid name; the gateway sees the real one", async () => {
+    const url = inject("mcpEverythingUrl" as never) as unknown as string;
+    const real = "my.tools__echo";
+    const alias = wireNames([{ name: real, description: "", parameters: {} }], []).toWire(real);
+    expect(alias).toMatch(/^my_tools__echo_[0-9a-f]{8}$/);
+    const session = sessionId();
+    const s = await script([{ toolCalls: [{ id: "w1", name: alias, input: { message: "hi there" } }] }, { text: "echoed" }]);
+    const r = await chat(session, {
+      model,
+      agentId: "off",
+      mcpServers: { "my.tools": { url } },
+      messages: [{ role: "user", content: `${s.marker} echo` }],
+    });
+    expect(r.json).toMatchObject({ status: "completed", message: { content: "echoed" } });
+    const reqs = await requests(s.id);
+    expect(reqs.flatMap((q) => q.problems)).toEqual([]);
+    expect(offeredTools(reqs[0]!)).toContain(alias);
+    expect(offeredTools(reqs[0]!)).not.toContain(real);
+    expect(toolResults(reqs[1]!)[0]!.content).toContain("hi there");
+    const t = await api("GET", `/v1/sessions/${session}/turns/${r.json.turnId}/trajectory`);
+    expect(t.json.calls[0]).toMatchObject({ tool: real, status: "completed" });
   });
 });
 
