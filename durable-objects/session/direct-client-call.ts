@@ -5,6 +5,7 @@ import { DEFAULT_CONTEXT_WINDOW } from "../../src/providers";
 import { toolSearchId } from "../../src/tool-search";
 import type { CallPolicy, ToolContext } from "../../src/tools";
 import { admitClientCall, clientResultSettlement, recordCalled, type TurnCounters, type TurnSpec } from "../../src/turns";
+import type { Settlement } from "../../src/bridge";
 import type { ClientResultBody } from "./session-rpc";
 import type { OuterCallRecorder } from "./outer-call-recorder";
 import type { TranscriptStore } from "./transcript-store";
@@ -57,9 +58,9 @@ export type SettleDeps = {
 /**
  * The caller's result for a directly called client tool: the tool message the model reads next
  * (fit to its per-result limit like every other result), the call settled in the trajectory, and
- * its log record.
+ * its log record. Returns the settlement (what after-hooks see).
  */
-export function settleDirectClientCall(d: SettleDeps, chat: ChatState, call: PendingClientCall, body: ClientResultBody): void {
+export function settleDirectClientCall(d: SettleDeps, chat: ChatState, call: PendingClientCall, body: ClientResultBody): Settlement {
   const { turnId } = d.spec;
   const settlement = clientResultSettlement(d.spec, call.tool, body);
   const result = settlement.ok
@@ -90,4 +91,5 @@ export function settleDirectClientCall(d: SettleDeps, chat: ChatState, call: Pen
     decision: call.admission?.decision ?? "allowed",
     ...(call.admission ? { durationMs: Math.max(0, now - call.admission.startedAt) } : {}),
   });
+  return settlement;
 }

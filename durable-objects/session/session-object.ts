@@ -12,7 +12,8 @@ import { registryFromBinding, type ImageRegistryRpc } from "../../src/snapshot-s
 import { SnapshotCodec } from "../../src/snapshot-store";
 import { SnapshotStore } from "../../src/snapshot-store";
 import type { ToolDefinition, ToolPlugin } from "../../src/tools";
-import { clientResultSettlement } from "../../src/turns";
+import { afterClientResult, clientResultSettlement } from "../../src/turns";
+import type { Settlement } from "../../src/bridge";
 import { callDirectTool, cellEnvironment, execCell, isRestartSafe, type TurnDeps } from "../../src/turns";
 import { defaultExecLanguage } from "../../src/turns";
 import { turnTelemetry } from "../../src/turns";
@@ -372,7 +373,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const chat = this.transcript.state(turnId);
       const direct = chat?.status === "waiting" ? chat.pending.find((p) => p.runId === undefined && p.callId === body.callId) : undefined;
       if (chat && direct) {
-        settleDirectClientCall(
+        const settled = settleDirectClientCall(
           {
             spec: turn.spec,
             transcript: this.transcript,
@@ -383,6 +384,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
           direct,
           body,
         );
+        await this.afterClientResult(turn.spec, direct.tool, direct.input, body.callId, false, settled);
         return { ok: true, body: { accepted: true } };
       }
       // The declared outputSchema and the size cap are applied here; a violation reaches the guest as an error at wait.
@@ -395,7 +397,29 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       if (!r.ok) return { ok: false, reason: r.reason === "already_delivered" ? "conflict" : "not_found", message: r.message };
       this.turns.recordDelivered(turnId, body.callId);
       this.transcript.event(turnId, this.clock.now(), "client_result", { invocationId: body.callId, ok: settlement.ok });
+      if (tool?.kind === "client") await this.afterClientResult(turn.spec, tool.tool, tool.input, body.callId, true, settlement);
       return { ok: true, body: { accepted: true } };
+    }
+
+    /**
+     * Plugins' after_tool_call hooks see a client tool's result as they see any call's, once it is
+     * accepted (nested: called from a cell; otherwise called by the model directly). Observation only.
+     */
+    private async afterClientResult(
+      spec: TurnSpec,
+      tool: string,
+      input: unknown,
+      callId: string,
+      nested: boolean,
+      settled: Settlement,
+    ): Promise<void> {
+      const entry = spec.catalog.entries.find((e) => e.source === "client" && e.toolName === tool);
+      if (!entry) return;
+      const deps = this.deps(spec, new AbortController().signal, { callId });
+      const result = settled.ok
+        ? { ok: true as const, value: settled.text === undefined ? null : (JSON.parse(settled.text) as unknown) }
+        : { ok: false as const, error: settled.message };
+      await afterClientResult(entry, input, result, deps.policy!({ nested }), { ...deps.context, signal: deps.signal, callId });
     }
 
     /** `POST …/chat`: the agent loop of one call, as NDJSON events (chat-run.ts). */

@@ -202,15 +202,7 @@ export async function admitClientCall(
   policy: CallPolicy,
   ctx: ToolContext,
 ): Promise<{ ok: true; input: unknown; decision: PolicyDecision } | { ok: false; message: string; decision: PolicyDecision }> {
-  const definition: ToolDefinition = {
-    name: entry.toolName,
-    description: entry.description,
-    parameters: entry.parameters,
-    execute: () => {
-      throw new Error(`${entry.toolName} is a client tool: the client runs it`);
-    },
-  };
-  const admitted = await policy.admit(definition, input, ctx);
+  const admitted = await policy.admit(clientDefinition(entry), input, ctx);
   if (!admitted.ok) return { ok: false, message: admitted.message, decision: admitted.decision };
   if (admitted.input !== input) {
     const check = checkValue(entry.parameters, admitted.input ?? {}, true);
@@ -222,4 +214,30 @@ export async function admitClientCall(
       };
   }
   return { ok: true, input: admitted.input, decision: admitted.decision };
+}
+
+/**
+ * A client tool's result, once the caller posted it: the same `after_tool_call` hooks as any call
+ * see it (observation only: the result is already the caller's; a failing hook is logged).
+ */
+export async function afterClientResult(
+  entry: CatalogEntry,
+  input: unknown,
+  result: { ok: true; value: unknown } | { ok: false; error: string },
+  policy: CallPolicy,
+  ctx: ToolContext,
+): Promise<void> {
+  await policy.after(clientDefinition(entry), input, result, ctx);
+}
+
+/** A client tool as the policy sees it: its own name and schema; the gateway never runs it. */
+function clientDefinition(entry: CatalogEntry): ToolDefinition {
+  return {
+    name: entry.toolName,
+    description: entry.description,
+    parameters: entry.parameters,
+    execute: () => {
+      throw new Error(`${entry.toolName} is a client tool: the client runs it`);
+    },
+  };
 }

@@ -140,6 +140,48 @@ describe("client tool calls pass the same hooks and approvals before the caller 
   });
 });
 
+describe("client tool results pass the after_tool_call hooks", () => {
+  const ASK = [
+    { name: "ask_user", description: "Ask the user", parameters: { type: "object", properties: { q: { type: "string" } }, required: ["q"] } },
+  ];
+  const afterHooks = async (session: string, turnId: string) => {
+    const probe = await openTurn(session);
+    const all = (await exec(session, probe, "return await kit_hook_log({})")).value as Array<Record<string, unknown>>;
+    return all.filter((e) => e.hook === "after" && e.turnId === turnId && e.tool === "ask_user");
+  };
+
+  it("nested: the posted result (and a posted error) is seen once accepted, before wait delivers it", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { clientTools: ASK });
+    const parked = await exec(
+      session,
+      turnId,
+      "const a = await ask_user({ q: 'one' }); try { await ask_user({ q: 'two' }); } catch (e) { return [a, e.message]; }",
+    );
+    expect(await afterHooks(session, turnId)).toEqual([]);
+    await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, { callId: parked.pendingToolCalls[0].callId, value: "yes" });
+    expect(await afterHooks(session, turnId)).toEqual([expect.objectContaining({ ok: true, kind: "tool" })]);
+    const second = await wait(session, turnId, parked.runId);
+    await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, {
+      callId: second.pendingToolCalls[0].callId,
+      error: { message: "no" },
+    });
+    expect((await afterHooks(session, turnId)).map((e) => e.ok)).toEqual([true, false]);
+    expect(await wait(session, turnId, second.runId)).toMatchObject({ status: "completed", value: ["yes", "no"] });
+  });
+
+  it("direct (/chat, code mode off): the caller's result is seen when it is posted", async () => {
+    const session = sessionId();
+    const s = await script([{ toolCalls: [{ id: "a1", name: "ask_user", input: { q: "name?" } }] }, { text: "thanks" }]);
+    const r = await chat(session, { model: MODEL, agentId: "off", clientTools: ASK, messages: [{ role: "user", content: `${s.marker} ask` }] });
+    expect(r.json.status).toBe("waiting");
+    const turnId = r.json.turnId;
+    await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, { callId: r.json.pendingToolCalls[0].callId, value: "Ada" });
+    expect(await afterHooks(session, turnId)).toEqual([expect.objectContaining({ ok: true })]);
+    expect((await chat(session, { turnId })).json).toMatchObject({ status: "completed", message: { content: "thanks" } });
+  });
+});
+
 describe("plugin-declared approval and the call context", () => {
   it("a tool that requires approval by declaration waits on every surface; it runs with the turn's agent, sender, channel and its call id", async () => {
     const session = sessionId();
