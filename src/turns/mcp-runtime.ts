@@ -116,3 +116,32 @@ export async function mcpServerOp(
     }
   }
 }
+
+/**
+ * A server operation other than `$api` (which only reads the turn's own declarations) as an
+ * executor definition, so `resources.*` and `prompts.*` pass the same hooks and approvals as tool
+ * calls. Policy names are `<server>__resources.list`, `<server>__resources.read`,
+ * `<server>__prompts.list`, `<server>__prompts.get`: an approval rule `everything__*` covers them
+ * with the server's tools, `*__resources.read` every server's resource reads. Arguments are
+ * checked by the operation itself (its messages name `MCP.<server>.<op>`).
+ */
+export function mcpOpDefinition(spec: TurnSpec, runtime: McpRuntime, servers: McpServers, key: string, maxBytes: number): ToolDefinition | undefined {
+  const slash = key.indexOf("/");
+  const ident = key.slice(4, slash);
+  const op = key.slice(slash + 1);
+  const record = spec.mcp?.servers.find((s) => s.ident === ident);
+  if (!record || op === "$api" || !(OPS as readonly string[]).includes(op)) return undefined;
+  const dotted = op.replace("/", ".");
+  return {
+    name: `MCP.${ident}.${dotted}`,
+    catalogName: `${record.name}__${dotted}`,
+    networkDerived: true,
+    description: `MCP ${dotted} of server ${record.name}`,
+    parameters: { type: "object" },
+    execute: async (input, ctx) => {
+      const r = await mcpServerOp(spec, runtime, servers, key, input, ctx.signal, maxBytes);
+      if (!r.ok) throw new Error(r.message);
+      return r.text === undefined ? null : (JSON.parse(r.text) as unknown);
+    },
+  };
+}

@@ -9,7 +9,7 @@ import type { CallPolicy, PolicyDecision, ToolContext, ToolDefinition } from "..
 import type { TurnCounters, TurnSpec } from "./turn-spec";
 import { searchLimit } from "../tool-search";
 import type { McpServers } from "../mcp";
-import { mcpServerOp, type McpRuntime } from "./mcp-runtime";
+import { mcpOpDefinition, mcpServerOp, type McpRuntime } from "./mcp-runtime";
 
 export type ToolResolver = (entry: CatalogEntry) => ToolDefinition | undefined;
 
@@ -106,7 +106,13 @@ export function turnHandlers(
       else counters.call++;
       if (opts.restartSafe && !request.tool.endsWith("/$api")) return { ok: false, message: notReplaySafe(request.tool.slice(4)) };
       if (!request.tool.includes("/")) return { ok: false, message: `${request.tool.slice(4) || "MCP tool"} is not an available tool` };
-      return mcpServerOp(spec, mcp, deps.mcp, request.tool, request.input, signal, maxBytes);
+      // resources.* and prompts.* reach the server: the executor path, so hooks and approvals apply.
+      const op = mcpOpDefinition(spec, mcp, deps.mcp, request.tool, maxBytes);
+      if (!op) return mcpServerOp(spec, mcp, deps.mcp, request.tool, request.input, signal, maxBytes);
+      const ctx: ToolContext = { ...deps.context, signal, ...(request.callId !== undefined ? { callId: request.callId } : {}) };
+      const outcome = await executeTool(op, request.input ?? {}, ctx, nested.policy);
+      if (!outcome.ok) return { ok: false, message: outcome.message };
+      return boundedResult(op.name, outcome.details, maxBytes, false);
     }
     counters.call++;
     const entry = catalog.lookup(request.tool);

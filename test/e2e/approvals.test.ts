@@ -145,6 +145,35 @@ describe("no surface runs an approval-gated tool without an allow", () => {
     expect((await running).json).toMatchObject({ status: "completed" });
     expect(JSON.stringify((await running).json.value)).toContain("hi");
   });
+
+  it("MCP resources and prompts: MCP.<server>.resources.read() and prompts.get() wait for the decision too ($api does not)", async () => {
+    const url = inject("mcpEverythingUrl" as never) as unknown as string;
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approve", mcpServers: { everything: { url } } });
+    expect(await exec(session, turnId, "return typeof (await MCP.everything.$api())")).toMatchObject({ status: "completed", value: "object" });
+    const reading = startExec(
+      session,
+      turnId,
+      "const { resources } = await MCP.everything.resources.list({}); return await MCP.everything.resources.read({ uri: resources[0].uri });",
+    );
+    const [list] = await pendingApprovals(session);
+    expect(list!.tool).toBe("everything__resources.list");
+    await decide(session, list!.approvalId, "allow");
+    const read = (await pendingApprovals(session)).find((p) => p.approvalId !== list!.approvalId)!;
+    expect(read.tool).toBe("everything__resources.read");
+    expect(read.inputPreview).toContain('"uri"');
+    await decide(session, read.approvalId, "deny", "not that file");
+    expect((await reading).json).toMatchObject({ status: "failed" });
+    expect(JSON.stringify((await reading).json)).toContain("denied by the operator: not that file");
+    const prompting = startExec(
+      session,
+      turnId,
+      "try { await MCP.everything.prompts.get({ name: 'simple_prompt' }); return 'got'; } catch (e) { return e.message; }",
+    );
+    const [get] = (await pendingApprovals(session)).filter((p) => p.tool === "everything__prompts.get");
+    await decide(session, get!.approvalId, "deny");
+    expect((await prompting).json).toMatchObject({ status: "completed", value: "MCP.everything.prompts.get was denied by the operator" });
+  });
 });
 
 describe("approval records are bounded", () => {
