@@ -19,8 +19,9 @@
  *   SDK's schema strips block keys it does not know (the guest gets the original blocks), and
  *   `callTool` validates only against validators cached by `listTools` on the same connection,
  *   reset on every page: a client opened for one call would validate nothing. The caller passes
- *   the tool's `outputSchema` (from the turn's catalog) and it is checked here, with the same
- *   validator, whatever connection listed the tool.
+ *   the tool's `outputSchema` (from the turn's catalog) and it is checked here, whatever
+ *   connection listed the tool, by the gateway's own validator (src/tools/schema-validator.ts:
+ *   the server's schema is linted like any tool's, so its patterns cannot stall the isolate).
  * - The Worker's `fetch` is wrapped in a closure (never handed over unbound) that marks network
  *   failures as `McpNetworkError`, so they are classified by class, not by message.
  */
@@ -29,6 +30,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod/v4";
+import { checkValue, compileSchema } from "../tools/schema-validator";
 import { VERSION } from "../version";
 import type { McpTarget } from "./mcp-config";
 import { withDeadline, type McpCallOptions } from "./mcp-deadline";
@@ -94,7 +96,6 @@ function networkFetch(base: McpFetch): McpFetch {
 
 export class McpClient {
   private closed = false;
-  private readonly validator = new CfWorkerJsonSchemaValidator();
 
   private constructor(
     /** The config name of the server, for messages. */
@@ -177,15 +178,14 @@ export class McpClient {
   private outputSchemaViolation(result: McpToolResult, schema: Record<string, unknown>): string | undefined {
     if (result.isError === true) return undefined;
     if (result.structuredContent === undefined) return "failed: the tool declares an output schema but returned no structuredContent";
-    let check;
-    try {
-      check = this.validator.getValidator(schema)(result.structuredContent);
-    } catch (error) {
-      return `failed: the tool's declared output schema cannot be used (${sanitizeServerText(error instanceof Error ? error.message : "invalid schema", this.secrets)})`;
-    }
-    return check.valid
+    // The shared validator: the server's schema is linted (patterns that backtrack badly are
+    // refused; it runs in the host, outside any budget) and its patterns meet bounded strings.
+    const usable = compileSchema(schema);
+    if (!usable.ok) return `failed: the tool's declared output schema cannot be used (${sanitizeServerText(usable.message, this.secrets)})`;
+    const check = checkValue(schema, result.structuredContent, true);
+    return check.ok
       ? undefined
-      : `failed: structuredContent does not match the tool's declared output schema (${sanitizeServerText(check.errorMessage, this.secrets)})`;
+      : `failed: structuredContent does not match the tool's declared output schema (${sanitizeServerText(check.message, this.secrets)})`;
   }
 
   /** `resources/list`, one page. */

@@ -118,16 +118,22 @@ function resolvePointer(root: unknown, pointer: string): unknown {
 
 /** Patterns longer than this are refused: a schema pattern is a shape, not a program. */
 const MAX_PATTERN_CHARS = 512;
+/** Unbounded repeats (`*`, `+`, `{n,}`, `{n,m}` past 32) a pattern may hold. */
+export const MAX_PATTERN_REPEATS = 2;
 
 /**
- * Schema patterns run in the host's own regex engine, on strings the guest program chooses,
- * outside any cell budget: a pattern that can backtrack exponentially would let a cell hang
- * the isolate. Refuse the shapes that do: a repeated group whose body repeats or alternates
- * (`(a+)+`, `(\w*)*`, `(a|aa)+`), and long patterns. Conservative by design; a schema can
- * say the same with a flat pattern or `maxLength`.
+ * Schema patterns run in the host's own regex engine, on strings the guest program (or an MCP
+ * server) chooses, outside any cell budget: a pattern that backtracks badly hangs the isolate
+ * and every session in it. Refused here: a repeated group whose body repeats or alternates
+ * (`(a+)+`, `(\w*)*`, `(a|aa)+`: exponential), more than MAX_PATTERN_REPEATS unbounded
+ * repeats (`a*a*a*…`: polynomial, n^k), and long patterns. The length of the strings a pattern
+ * meets is bounded too (patternSubjectLimit). Conservative by design; a schema can say the same
+ * with a flat pattern or `maxLength`.
  */
 export function backtrackingRisk(pattern: string): string | undefined {
   if (pattern.length > MAX_PATTERN_CHARS) return `longer than ${MAX_PATTERN_CHARS} characters`;
+  if (unboundedRepeats(pattern) > MAX_PATTERN_REPEATS)
+    return `more than ${MAX_PATTERN_REPEATS} unbounded repeats (*, +, {n,}) can backtrack polynomially; use a flatter pattern or maxLength`;
   // For each open group: does its body contain a quantifier or an alternation?
   const stack: Array<{ risky: boolean }> = [];
   let inClass = false;
@@ -156,4 +162,72 @@ export function backtrackingRisk(pattern: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/** `*`, `+`, `{n,}` and `{n,m}` with m over 32, outside character classes and escapes. */
+export function unboundedRepeats(pattern: string): number {
+  let count = 0;
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === "\\") {
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (c === "]") inClass = false;
+      continue;
+    }
+    if (c === "[") inClass = true;
+    else if (c === "*" || c === "+") count++;
+    else if (c === "{") {
+      const m = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i));
+      if (m && m[2] !== undefined && (m[3] === "" || Number(m[3]) > 32)) count++;
+    }
+  }
+  return count;
+}
+
+/**
+ * The longest string a pattern is checked against: matching costs up to n^(k+1) steps for k
+ * unbounded repeats, so a pattern with one gets 4096 characters, with two 256. A longer string
+ * fails the check (closed): a schema that expects long text says so with maxLength, not pattern.
+ */
+export function patternSubjectLimit(pattern: string): number {
+  return unboundedRepeats(pattern) <= 1 ? 4096 : 256;
+}
+
+/**
+ * The schema the validator runs: every `pattern` (and `patternProperties` key) wrapped so it
+ * never meets a string longer than its patternSubjectLimit, with the same meaning otherwise (a
+ * search anywhere in the string, as JSON Schema's `pattern` is):
+ * `^(?=[\s\S]{0,N}$)[\s\S]*?(?:P)` adds no capturing group, so backreferences keep their numbers.
+ * Only schema positions are rewritten (never `const`, `enum`, `default` or `examples` values).
+ */
+export function withBoundedPatterns(schema: unknown): unknown {
+  const wrap = (p: string) => `^(?=[\\s\\S]{0,${patternSubjectLimit(p)}}$)[\\s\\S]*?(?:${p})`;
+  const visit = (s: unknown): unknown => {
+    if (s === null || typeof s !== "object" || Array.isArray(s)) return s;
+    const o = { ...(s as Record<string, unknown>) };
+    if (typeof o.pattern === "string") o.pattern = wrap(o.pattern);
+    if (o.patternProperties !== null && typeof o.patternProperties === "object" && !Array.isArray(o.patternProperties)) {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(o.patternProperties))
+        Object.defineProperty(out, wrap(k), { value: visit(v), enumerable: true, writable: true, configurable: true });
+      o.patternProperties = out;
+    }
+    for (const k of SCHEMA_MAPS) {
+      if (k === "patternProperties") continue;
+      const m = o[k];
+      if (m === null || typeof m !== "object" || Array.isArray(m)) continue;
+      const out: Record<string, unknown> = {};
+      for (const [name, sub] of Object.entries(m))
+        Object.defineProperty(out, name, { value: visit(sub), enumerable: true, writable: true, configurable: true });
+      o[k] = out;
+    }
+    for (const k of SCHEMA_LISTS) if (Array.isArray(o[k])) o[k] = (o[k] as unknown[]).map(visit);
+    for (const k of SCHEMA_ONE) if (o[k] !== undefined) o[k] = Array.isArray(o[k]) ? (o[k] as unknown[]).map(visit) : visit(o[k]);
+    return o;
+  };
+  return visit(schema);
 }

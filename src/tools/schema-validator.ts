@@ -1,5 +1,5 @@
 import { Validator, type Schema } from "@cfworker/json-schema";
-import { lintSchema } from "./schema-lint";
+import { lintSchema, withBoundedPatterns } from "./schema-lint";
 import type { JsonSchema } from "./types";
 
 export type SchemaCheck = { ok: true } | { ok: false; message: string };
@@ -13,7 +13,7 @@ function validatorFor(schema: JsonSchema): Validator | Error {
     try {
       const problem = lintSchema(schema);
       if (problem) throw new Error(problem);
-      v = new Validator(schema as Schema, "2020-12", false);
+      v = new Validator(withBoundedPatterns(schema) as Schema, "2020-12", false);
     } catch (error) {
       v = new Error(error instanceof Error ? error.message : String(error));
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { api, exec, freshTurn, inSession, sessionId, wait } from "./helpers";
+import { api, exec, freshTurn, inSession, openTurn, sessionId, wait } from "./helpers";
 
 const openRaw = (body: unknown) => api("POST", `/v1/sessions/${sessionId()}/turns`, body);
 const clientResult = (session: string, turnId: string, body: unknown) => api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, body);
@@ -253,5 +253,18 @@ describe("schema patterns run on the host, so the ones that can backtrack expone
       clientTools: [{ name: "ask", parameters: { type: "object", properties: { a: { type: "string", pattern: "^[a-z]+$", maxLength: 64 } } } }],
     });
     expect(ok.status).toBe(201);
+  });
+
+  it("polynomial shapes too (a*a*a*…: more than two unbounded repeats); a long string never meets a pattern, it fails the check", async () => {
+    const session = sessionId();
+    const poly = { type: "object", properties: { a: { type: "string", pattern: "^" + "a*".repeat(13) + "$" } } };
+    const refused = await api("POST", `/v1/sessions/${session}/turns`, { clientTools: [{ name: "ask", parameters: poly }] });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error.message).toMatch(/more than 2 unbounded repeats/);
+    const turnId = await openTurn(session, {
+      clientTools: [{ name: "ask", parameters: { type: "object", properties: { a: { type: "string", pattern: "a*a*b" } }, required: ["a"] } }],
+    });
+    const r = await exec(session, turnId, "try { await ask({ a: 'a'.repeat(5000) + '!' }); return 'asked'; } catch (e) { return e.message; }");
+    expect(r).toMatchObject({ status: "completed", value: expect.stringMatching(/pattern/) });
   });
 });

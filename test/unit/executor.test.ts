@@ -118,4 +118,38 @@ describe("schema patterns that can backtrack exponentially are refused", async (
   it("refuses very long patterns", () => {
     expect(backtrackingRisk("a".repeat(513))).toMatch(/longer than 512/);
   });
+  it.each(["^a*a*a*a*a*a*a*a*a*a*a*a*a*$", ".*a.*a.*a!", "^\\w+\\d*\\s{2,}$", "a{1,100}b{1,100}c{1,100}"])(
+    "refuses %s (polynomial: more than two unbounded repeats)",
+    (p) => {
+      expect(backtrackingRisk(p)).toMatch(/more than 2 unbounded repeats/);
+    },
+  );
+  it.each(["^[a-z]+-\\d+$", "^https?://.+$", "a{1,32}b{1,32}c{1,32}d{1,32}", "^[*+]{2}$"])("accepts %s", (p) => {
+    expect(backtrackingRisk(p)).toBeUndefined();
+  });
+});
+
+describe("a pattern only meets strings it can check quickly", async () => {
+  const { checkValue } = await import("../../src/tools/schema-validator");
+  const str = (pattern: string) => ({ type: "string", pattern });
+  it("one unbounded repeat: up to 4096 characters; two: up to 256; a longer string fails closed", () => {
+    expect(checkValue(str("^a+$"), "a".repeat(4096)).ok).toBe(true);
+    expect(checkValue(str("^a+$"), "a".repeat(4097))).toEqual({ ok: false, message: "pattern check failed" });
+    expect(checkValue(str("a*a*b"), "a".repeat(255) + "b").ok).toBe(true);
+    expect(checkValue(str("a*a*b"), "a".repeat(300) + "b").ok).toBe(false);
+  });
+  it("the meaning is unchanged: an unanchored pattern searches, anchors and backreferences work", () => {
+    expect(checkValue(str("b"), "abc").ok).toBe(true);
+    expect(checkValue(str("^b"), "abc").ok).toBe(false);
+    expect(checkValue(str("c$"), "abc").ok).toBe(true);
+    expect(checkValue(str("(x)\\1"), "axxb").ok).toBe(true);
+    expect(checkValue(str("(x)\\1"), "axyb").ok).toBe(false);
+  });
+  it("patternProperties keys are bounded the same way; const and enum values are never rewritten", () => {
+    const schema = { type: "object", patternProperties: { "^k+$": { type: "number" } }, additionalProperties: false };
+    expect(checkValue(schema, { kkk: 1 }).ok).toBe(true);
+    expect(checkValue(schema, { ["k".repeat(5000)]: 1 }).ok).toBe(false);
+    expect(checkValue({ const: { pattern: "x" } }, { pattern: "x" }).ok).toBe(true);
+    expect(checkValue({ enum: [{ pattern: "^a$" }] }, { pattern: "^a$" }).ok).toBe(true);
+  });
 });

@@ -89,6 +89,16 @@ describe("McpClient against server-everything", () => {
     expect(!r.ok && r.message).toMatch(/^MCP server "everything": tools\/call "get-structured-content" failed: structuredContent does not match/);
   });
 
+  it("a declared output schema whose pattern can backtrack badly is refused before it runs (it would run in the host)", async () => {
+    const c = await connect();
+    for (const pattern of ["^(a+)+$", "^a*a*a*a*a*a*a*a*a*a*a*a*a*$"]) {
+      const evil = { type: "object", properties: { conditions: { type: "string", pattern } } };
+      const r = await c.callTool("get-structured-content", { location: "Chicago" }, { ...T, outputSchema: evil });
+      expect(!r.ok && r.code).toBe("mcp_protocol_error");
+      expect(!r.ok && r.message).toMatch(/declared output schema cannot be used .*backtrack/);
+    }
+  });
+
   it("a declared output schema without structuredContent is a protocol error", async () => {
     const r = await (await connect()).callTool("echo", { message: "x" }, { ...T, outputSchema: { type: "object" } });
     expect(!r.ok && r.code).toBe("mcp_protocol_error");
