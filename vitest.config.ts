@@ -21,7 +21,7 @@ const KIT_FAKE_PROVIDER_PORT = Number(process.env.CODEMODE_FAKE_PROVIDER_PORT_KI
  * replaces the per-tenant RATE_LIMITER limit of wrangler.toml: far above what a suite sends for
  * the functional projects, tiny for the one that proves the 429.
  */
-function workers(options: { main?: string; requestsPerMinute: number; fakeProviderPort?: number }) {
+function workers(options: { main?: string; requestsPerMinute: number; fakeProviderPort?: number; privateMcp?: boolean }) {
   return cloudflareTest({
     ...(options.main ? { main: options.main } : {}),
     wrangler: { configPath: "./wrangler.toml" },
@@ -31,7 +31,7 @@ function workers(options: { main?: string; requestsPerMinute: number; fakeProvid
       compatibilityFlags: ["increase_websocket_message_size"],
       bindings: {
         GATEWAY_TOKENS: JSON.stringify({ "test-token-a": "tenant-a", "test-token-b": "tenant-b" }),
-        CODEMODE_CONFIG: JSON.stringify(testConfig(options.fakeProviderPort ?? FAKE_PROVIDER_PORT)),
+        CODEMODE_CONFIG: JSON.stringify(testConfig(options.fakeProviderPort ?? FAKE_PROVIDER_PORT, { privateMcp: options.privateMcp })),
         ...FAKE_PROVIDER_SECRETS,
       },
       ratelimits: { RATE_LIMITER: { namespace_id: "1001", simple: { limit: options.requestsPerMinute, period: 60 } } },
@@ -113,7 +113,7 @@ export default defineConfig({
       },
       // An embedding with a 400-tool plugin (seed 004's Tool Search E2E) and a surface misconfiguration.
       {
-        plugins: [withoutDanglingSourceMaps(), workers({ main: "./test/search/entry.ts", requestsPerMinute: 1_000_000 })],
+        plugins: [withoutDanglingSourceMaps(), workers({ main: "./test/search/entry.ts", requestsPerMinute: 1_000_000, privateMcp: false })],
         test: { name: "search", setupFiles: LOG_CAPTURE, include: ["test/search/**/*.test.ts"], testTimeout: 30_000 },
       },
       // The shipped entry with a per-tenant limit of 5 requests a minute: proves the 429.

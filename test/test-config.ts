@@ -87,6 +87,11 @@ export function fakeProviderCatalogs(baseUrl: string) {
 }
 
 /** TEST_CONFIG with the fake providers on `127.0.0.1:<fakeProviderPort>`. */
-export function testConfig(fakeProviderPort: number) {
-  return { ...TEST_CONFIG, models: { providers: fakeProviderCatalogs(`http://127.0.0.1:${fakeProviderPort}/v1`) } };
+export function testConfig(fakeProviderPort: number, opts: { privateMcp?: boolean } = {}) {
+  return {
+    ...TEST_CONFIG,
+    models: { providers: fakeProviderCatalogs(`http://127.0.0.1:${fakeProviderPort}/v1`) },
+    // The MCP peers of the tests listen on loopback; the search project keeps the default (refused).
+    ...(opts.privateMcp === false ? {} : { mcp: { allowPrivateAddresses: true } }),
+  };
 }

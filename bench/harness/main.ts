@@ -112,7 +112,12 @@ async function run(argv: string[]): Promise<void> {
     const provider: FakeProvider | null = has("chat") ? await startFakeProvider(ROOT) : null;
     log(`serving the bench worker${provider ? ` (providers at the fake provider server, ${provider.base})` : ""}`);
     // The bench worker is also sections 6, 7 and 8's gateway (500-tool catalog): its token, agents and providers.
-    const config = { ...toolSearchConfig(plan.toolsearch), ...(provider ? { models: { providers: chatProviders(provider.base) } } : {}) };
+    // Its MCP servers (sections 7 and 8) listen on loopback: private addresses allowed, as a developer would.
+    const config = {
+      ...toolSearchConfig(plan.toolsearch),
+      mcp: { allowPrivateAddresses: true },
+      ...(provider ? { models: { providers: chatProviders(provider.base) } } : {}),
+    };
     const bindings = {
       GATEWAY_TOKENS: JSON.stringify({ [plan.token]: plan.tenant }),
       CODEMODE_CONFIG: JSON.stringify(config),

@@ -81,6 +81,8 @@ export type GatewayConfig = {
   operations: GatewayOperations;
   /** `mcp.servers`: attached to every turn that has tools (no prototype; read with `Object.entries`). */
   mcpServers: Record<string, { url: string; headers?: Record<string, string> }>;
+  /** `mcp.allowPrivateAddresses`: may a turn's own `mcpServers` name loopback or private hosts (default false)? */
+  mcpAllowPrivateAddresses: boolean;
   /**
    * `logging.redactPatterns`, compiled once with the `g` flag (parse-logging-section.ts): masked in stored
    * source, nested-call previews and redacted debug payloads. Shared: use with `String.prototype.replace` only.

@@ -50,9 +50,18 @@ function buildConfig(raw: unknown): GatewayConfig {
     // `gateway.sessions` and `gateway.rateLimit` (parse-session-limits.ts); other `gateway.*` keys stay in `raw`.
     operations: parseGatewayOperations(own(raw, "gateway"), "gateway"),
     mcpServers: parseMcpSection(own(raw, "mcp"), "mcp"),
+    mcpAllowPrivateAddresses: parseAllowPrivate(own(raw, "mcp"), "mcp"),
     redactPatterns: parseLoggingSection(own(raw, "logging"), "logging"),
     approvals: parseApprovals(own(raw, "approvals"), "approvals"),
   };
+}
+
+/** `mcp.allowPrivateAddresses`: a boolean, false by default (private-address.ts says why). */
+function parseAllowPrivate(value: unknown, path: string): boolean {
+  const allow = isRecord(value) ? own(value, "allowPrivateAddresses") : undefined;
+  if (allow === undefined) return false;
+  if (typeof allow !== "boolean") fail(configPath(path, "allowPrivateAddresses"), "must be true or false");
+  return allow;
 }
 
 /** `mcp.servers`: MCP servers every turn with tools gets (header values may be `env:NAME` secrets). */
@@ -60,7 +69,7 @@ function parseMcpSection(value: unknown, path: string): Record<string, McpServer
   const servers = emptyRecord<McpServerConfig>();
   if (value === undefined) return servers;
   if (!isRecord(value)) fail(path, "must be an object { servers }");
-  rejectUnknownKeys(value, path, ["servers"]);
+  rejectUnknownKeys(value, path, ["servers", "allowPrivateAddresses"]);
   const list = own(value, "servers");
   if (list === undefined) return servers;
   const listPath = configPath(path, "servers");

@@ -7,7 +7,7 @@ import { HttpError, statusFor } from "./http-error";
 import { parseJsonBody } from "./json-body";
 import { callSessionTool } from "./session-call";
 import { tenantRateLimit } from "./rate-limit";
-import { validateApprovalDecision, validateClientResult, validateOpenTurn } from "./validate-turn";
+import { refusePrivateMcpServers, validateApprovalDecision, validateClientResult, validateOpenTurn } from "./validate-turn";
 import { validateChat } from "./validate-chat";
 import { chatResponse } from "./chat-response";
 import { VERSION } from "../version";
@@ -46,6 +46,12 @@ function configurationError(env: GatewayEnv): HttpError | undefined {
   const tokens = loadGatewayTokens(env.GATEWAY_TOKENS);
   if (!tokens.ok) return new HttpError("invalid_config", `invalid GATEWAY_TOKENS: ${tokens.message}`, "GATEWAY_TOKENS");
   return undefined;
+}
+
+/** `mcp.allowPrivateAddresses` (a bad config is refused before any route runs). */
+function privateMcpAllowed(env: GatewayEnv): boolean {
+  const config = loadGatewayConfig(env);
+  return config.ok && config.config.mcpAllowPrivateAddresses;
 }
 
 function sessionStub(c: Context<{ Bindings: GatewayEnv } & Vars>) {
@@ -108,6 +114,7 @@ export function createApp(options: { sseHeartbeatMs?: number } = {}): Hono<{ Bin
 
   app.post("/v1/sessions/:sessionId/turns", async (c) => {
     const body = validateOpenTurn(await readJson(c));
+    refusePrivateMcpServers(body.mcpServers, privateMcpAllowed(c.env));
     const { stub, sessionId } = sessionStub(c);
     return reply(c, await stub.openTurn(c.get("tenant"), sessionId, body), 201);
   });
@@ -154,6 +161,7 @@ export function createApp(options: { sseHeartbeatMs?: number } = {}): Hono<{ Bin
   // The agent loop: JSON (the final answer) or SSE (every event) with Accept: text/event-stream.
   app.post("/v1/sessions/:sessionId/chat", async (c) => {
     const body = validateChat(await readJson(c));
+    refusePrivateMcpServers(body.mcpServers, privateMcpAllowed(c.env));
     const { stub, sessionId } = sessionStub(c);
     const requestId = c.get("requestId");
     const tenant = c.get("tenant");

@@ -1,7 +1,7 @@
 import type { ClientResultBody } from "../../durable-objects/session/session-rpc";
 import type { OpenTurnRequest } from "../../durable-objects/session/turn-opening";
 import { AGENT_ID_PATTERN, AGENT_ID_RULE } from "../config";
-import { mcpServerProblem } from "../mcp";
+import { mcpServerProblem, privateAddress } from "../mcp";
 import { HttpError } from "./http-error";
 import { validateClientTool } from "./validate-client-tool";
 import { MAX_CLIENT_TOOLS, MAX_LIST } from "../limits";
@@ -105,4 +105,20 @@ export function validateApprovalDecision(body: unknown): { decision: "allow" | "
   if (body.reason !== undefined && (typeof body.reason !== "string" || body.reason.length > 500))
     fail("reason", "reason must be a string of at most 500 characters");
   return { decision: body.decision, ...(typeof body.reason === "string" && body.reason !== "" ? { reason: body.reason } : {}) };
+}
+
+/**
+ * A turn's own MCP servers must be public hosts unless the gateway config allows otherwise
+ * (`mcp.allowPrivateAddresses`): the caller names them and the gateway connects (private-address.ts).
+ */
+export function refusePrivateMcpServers(servers: OpenTurnRequest["mcpServers"], allowPrivate: boolean): void {
+  if (allowPrivate || !servers) return;
+  for (const [name, server] of Object.entries(servers)) {
+    const why = privateAddress(new URL(server.url));
+    if (why)
+      fail(
+        `mcpServers.${name}.url`,
+        `MCP server "${name}": url points to ${why}; a turn's own MCP servers must be public hosts (gateway config mcp.allowPrivateAddresses allows others)`,
+      );
+  }
 }

@@ -11,3 +11,4 @@ export * from "./mcp-api-files";
 export { boundText, commentLines, jsdocBlock, MAX_DESCRIPTION_CHARS } from "./mcp-jsdoc";
 export { schemaType } from "./mcp-schema-types";
 export * from "./mcp-servers";
+export * from "./private-address";
