@@ -11,23 +11,38 @@ const RESERVED_WORDS = new Set(
 /**
  * Globals a raw tool never overwrites: the code-mode guest API (seed "Guest runtime API"
  * and "Tool names and collisions", Swarm globals included) and the language's own built-ins.
+ * Static, because names are assigned on the host without a VM; test/unit/catalog.test.ts
+ * checks it covers every own global of a fresh guest VM, so an engine upgrade cannot drift.
  */
 export const SPECIALIZED_GLOBALS = new Set(
   (
     "catalog MCP API nodes skills namespaces text json yield_control setTimeout clearTimeout agents phase log " +
     "globalThis Object Function Array Number String Boolean Symbol BigInt Math JSON Date RegExp Error TypeError " +
-    "RangeError SyntaxError ReferenceError EvalError URIError AggregateError InternalError Promise Proxy Reflect Map Set " +
-    "WeakMap WeakSet WeakRef FinalizationRegistry ArrayBuffer SharedArrayBuffer DataView Atomics Int8Array Uint8Array " +
-    "Uint8ClampedArray Int16Array Uint16Array Int32Array Uint32Array Float32Array Float64Array BigInt64Array " +
-    "BigUint64Array Iterator isNaN isFinite parseInt parseFloat encodeURI decodeURI encodeURIComponent " +
-    "decodeURIComponent escape unescape queueMicrotask structuredClone console performance"
+    "RangeError SyntaxError ReferenceError EvalError URIError AggregateError InternalError SuppressedError Promise " +
+    "Proxy Reflect Map Set WeakMap WeakSet WeakRef FinalizationRegistry DisposableStack AsyncDisposableStack " +
+    "ArrayBuffer SharedArrayBuffer DataView Atomics Int8Array Uint8Array Uint8ClampedArray Int16Array Uint16Array " +
+    "Int32Array Uint32Array Float16Array Float32Array Float64Array BigInt64Array BigUint64Array Iterator isNaN " +
+    "isFinite parseInt parseFloat encodeURI decodeURI encodeURIComponent decodeURIComponent escape unescape " +
+    "queueMicrotask structuredClone console performance DOMException atob btoa"
   ).split(" "),
+);
+
+/**
+ * Names the global object inherits or is probed for: an own global `toString` or `constructor`
+ * would shadow Object.prototype's, and `then` would make `globalThis` a thenable (`await
+ * globalThis` calls the tool), `toJSON` would replace how it serializes. (`__proto__` and the
+ * other `__` names are refused by their prefix.)
+ */
+export const OBJECT_PROTOCOL_NAMES = new Set(
+  "constructor hasOwnProperty isPrototypeOf propertyIsEnumerable toLocaleString toString valueOf then toJSON".split(" "),
 );
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 export function isJsSafeName(name: string): boolean {
-  return IDENT.test(name) && !RESERVED_WORDS.has(name) && !SPECIALIZED_GLOBALS.has(name) && !name.startsWith("__");
+  return (
+    IDENT.test(name) && !RESERVED_WORDS.has(name) && !SPECIALIZED_GLOBALS.has(name) && !OBJECT_PROTOCOL_NAMES.has(name) && !name.startsWith("__")
+  );
 }
 
 /** Invalid identifier characters become `_`; a still-invalid first character gets `tool_`. */

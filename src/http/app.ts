@@ -6,7 +6,7 @@ import { authenticate, loadGatewayTokens } from "./auth";
 import { HttpError, statusFor } from "./http-error";
 import { parseJsonBody } from "./json-body";
 import { callSessionTool } from "./session-call";
-import { tenantRateLimit } from "./rate-limit";
+import { chargeTenant, tenantRateLimit } from "./rate-limit";
 import { refusePrivateMcpServers, validateApprovalDecision, validateClientResult, validateOpenTurn } from "./validate-turn";
 import { validateChat } from "./validate-chat";
 import { chatResponse } from "./chat-response";
@@ -31,6 +31,12 @@ const APPROVAL_ID = /^appr_[A-Za-z0-9\-]{1,64}$/;
 const TOOL_NAME = /^[^\u0000-\u001f\u007f]{1,128}$/;
 
 type Vars = { Variables: RequestLogVars };
+
+/** The rate limit settings of the config; an invalid config is refused before they are read. */
+function rateLimitSettings(env: GatewayEnv) {
+  const config = loadGatewayConfig(env);
+  return config.ok ? config.config.operations.rateLimit : RATE_LIMIT_DEFAULTS;
+}
 
 async function readJson(c: Context): Promise<unknown> {
   return parseJsonBody(await c.req.text());
@@ -94,13 +100,7 @@ export function createApp(options: { sseHeartbeatMs?: number } = {}): Hono<{ Bin
       c.set("tenant", authenticate(c.req.header("authorization"), c.env.GATEWAY_TOKENS));
       await next();
     });
-    app.use(
-      path,
-      tenantRateLimit((env: GatewayEnv) => {
-        const config = loadGatewayConfig(env);
-        return config.ok ? config.config.operations.rateLimit : RATE_LIMIT_DEFAULTS;
-      }),
-    );
+    app.use(path, tenantRateLimit(rateLimitSettings));
   }
   app.use(
     "/v1/*",
@@ -188,7 +188,10 @@ export function createApp(options: { sseHeartbeatMs?: number } = {}): Hono<{ Bin
 
   // Code mode as an MCP server (Streamable HTTP); the transport enforces its own body limit.
   app.all("/mcp", async (c) => {
-    const res = await handleMcpRequest(c.req.raw, { tenant: c.get("tenant"), requestId: c.get("requestId"), sessions: c.env.SESSIONS });
+    const tenant = c.get("tenant");
+    // The request took one unit above; a JSON-RPC batch's further tools/call take one each.
+    const chargeToolCall = () => chargeTenant(c.env.RATE_LIMITER, rateLimitSettings(c.env), tenant);
+    const res = await handleMcpRequest(c.req.raw, { tenant, requestId: c.get("requestId"), sessions: c.env.SESSIONS, chargeToolCall });
     // Through the context, so the headers set for every answer (x-request-id) are kept.
     return c.newResponse(res.body, res);
   });

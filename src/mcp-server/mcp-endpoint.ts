@@ -6,6 +6,7 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import type { OpenTurnAnswer, SessionFailure, SessionReply, TurnSurface } from "../../durable-objects/session/session-rpc";
 import type { GatewayEnv } from "../http/app";
 import { HttpError, statusFor } from "../http/http-error";
+import { rateLimitedMessage, type TenantCharge } from "../http/rate-limit";
 import { jsonValueProblem } from "../http/json-body";
 import { callSessionTool, type SessionStub } from "../http/session-call";
 import { MAX_BODY_BYTES } from "../limits";
@@ -20,6 +21,11 @@ export type McpRequestContext = {
   /** The HTTP request's id; each tool call gets `<requestId>:<n>` (its cancellation handle). */
   requestId: string;
   sessions: GatewayEnv["SESSIONS"];
+  /**
+   * One more unit of the tenant's rate limit, for each `tools/call` of a JSON-RPC batch after
+   * the first (the HTTP request paid for one): without it a batch of 100 calls cost one unit.
+   */
+  chargeToolCall: TenantCharge;
 };
 
 const SERVER_INFO = { name: "codemode-edge", version: VERSION };
@@ -136,8 +142,18 @@ function createServer(scope: SessionScope | undefined): Server {
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   let calls = 0;
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    // Numbered as they arrive (handlers start in message order), before anything is awaited.
+    const n = ++calls;
     const { name, arguments: input } = request.params;
     if (!tools.some((t) => t.name === name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    if (n > 1) {
+      // Refused alone, as data in the batch's answer: the other calls keep their results.
+      const verdict = await scope.ctx.chargeToolCall();
+      if (!verdict.allowed) {
+        const data = { code: "rate_limited", retryAfterSeconds: verdict.retryAfterSeconds };
+        throw new McpError(ErrorCode.InvalidRequest, rateLimitedMessage(verdict.retryAfterSeconds), data);
+      }
+    }
     // As on /v1 (parseJsonBody): refused here, before the RPC to the session object would overflow its stack on it.
     const problem = jsonValueProblem(input ?? {}, "arguments");
     if (problem) throw new McpError(ErrorCode.InvalidParams, problem.message, { code: "invalid_request", path: problem.path });
@@ -150,7 +166,7 @@ function createServer(scope: SessionScope | undefined): Server {
         turnId: ref.turnId,
         toolName: name,
         input: input ?? {},
-        requestId: `${ctx.requestId}:${++calls}`,
+        requestId: `${ctx.requestId}:${n}`,
         signal: scope.signal,
         forModel: true,
       });

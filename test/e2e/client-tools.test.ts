@@ -32,6 +32,59 @@ describe("client tool names (seed: Tool names and collisions)", () => {
     expect(await wait(session, turnId, r.runId)).toMatchObject({ status: "completed", value: { name: "Ada" } });
   });
 
+  it("a client tool named like a guest built-in or an Object.prototype name never replaces it: it gets a suffixed callable", async () => {
+    const clientTools = ["atob", "btoa", "DOMException", "Float16Array", "DisposableStack", "AsyncDisposableStack", "SuppressedError"]
+      .concat(["then", "toString", "hasOwnProperty", "constructor", "valueOf", "__proto__"])
+      .map((name) => ({ name }));
+    const { session, turnId } = await freshTurn({ clientTools });
+    // Was: `atob("aGk=")` called the client tool (and parked), and a tool named `then` made globalThis thenable.
+    const builtIns = await exec(
+      session,
+      turnId,
+      `const self = await globalThis; // not a thenable
+       return [atob("aGk="), btoa("hi"), self === globalThis, typeof globalThis.then, Object.hasOwn(globalThis, "toString"),
+         String(globalThis), globalThis.hasOwnProperty("atob"), globalThis.constructor === Object, typeof new DisposableStack().use,
+         typeof AsyncDisposableStack, new SuppressedError(1, 2).name, typeof Float16Array, new DOMException("x").message,
+         Object.getPrototypeOf(globalThis) === Object.prototype];`,
+    );
+    expect(builtIns).toMatchObject({
+      status: "completed",
+      value: [
+        "hi",
+        "aGk=",
+        true,
+        "undefined",
+        false,
+        "[object global]",
+        true,
+        true,
+        "function",
+        "function",
+        "SuppressedError",
+        "function",
+        "x",
+        true,
+      ],
+    });
+    const names = await exec(session, turnId, "return catalog.all().filter((h) => h.source === 'client').map((h) => [h.toolName, h.callableName])");
+    for (const [toolName, callable] of names.value as [string, string][]) {
+      expect(callable).toMatch(new RegExp(`^${toolName.replace(/^__+/, "_")}_[0-9a-f]{4,}$`));
+    }
+    // The renamed callables are globals and reach the client tool under its own name.
+    const r = await exec(
+      session,
+      turnId,
+      `const name = (t) => catalog.all().find((h) => h.toolName === t).callableName;
+       return [await globalThis[name("atob")]({ s: 1 }), await globalThis[name("then")]({ s: 2 })];`,
+    );
+    expect(r).toMatchObject({ status: "waiting", pendingToolCalls: [{ tool: "atob", input: { s: 1 } }] });
+    await clientResult(session, turnId, { callId: r.pendingToolCalls[0].callId, value: "a" });
+    const second = await wait(session, turnId, r.runId);
+    expect(second).toMatchObject({ status: "waiting", pendingToolCalls: [{ tool: "then", input: { s: 2 } }] });
+    await clientResult(session, turnId, { callId: second.pendingToolCalls[0].callId, value: "t" });
+    expect(await wait(session, turnId, second.runId)).toMatchObject({ status: "completed", value: ["a", "t"] });
+  });
+
   it("the quick index shows the normalized callable; with code mode off the model sees the tool's own name", async () => {
     const on = await openRaw({ clientTools: [{ name: "look up user" }] });
     expect(on.json.tools[0].description).toContain("look_up_user(input: unknown) -> ?");

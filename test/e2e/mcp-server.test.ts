@@ -94,6 +94,17 @@ describe("POST /mcp: code mode over MCP", () => {
     expect(result.isError).toBe(false);
   });
 
+  it("a JSON-RPC batch (MCP 2025-03-26 and older) answers every call; each tools/call counts against the rate limit (test/ratelimit)", async () => {
+    const { transport } = await connect();
+    const exec = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "exec", arguments: { code: `return ${id}` } } });
+    const r = await post([exec(1), listTools, exec(2)], sessionHeaders(transport.sessionId!));
+    expect(r.status).toBe(200);
+    const byId = new Map((r.json as any[]).map((m) => [m.id, m]));
+    expect(byId.get(1).result.structuredContent).toMatchObject({ status: "completed", value: 1 });
+    expect(byId.get(2).result.structuredContent).toMatchObject({ status: "completed", value: 2 });
+    expect(byId.get(7).result.tools.map((t: any) => t.name)).toEqual(["exec", "wait"]);
+  });
+
   it("exec runs the caller's catalog tools in its session", async () => {
     const { client } = await connect();
     const { s } = await call(client, "exec", { code: "const s = await shipping_list({}); return s.length > 0;" });
@@ -250,6 +261,8 @@ describe("POST /mcp: code mode over MCP", () => {
   });
 });
 
+const unlimited = async () => ({ allowed: true }) as const;
+
 describe("handleMcpRequest: a default turn without code mode", () => {
   it("refuses initialize (409, named reason) and deletes the session it opened", async () => {
     const deleted: string[] = [];
@@ -269,7 +282,7 @@ describe("handleMcpRequest: a default turn without code mode", () => {
       }),
     } as unknown as McpRequestContext["sessions"];
     const transport = new StreamableHTTPClientTransport(URL_MCP, {
-      fetch: (url, init) => handleMcpRequest(new Request(url, init), { tenant: "tenant-x", requestId: "r1", sessions }),
+      fetch: (url, init) => handleMcpRequest(new Request(url, init), { tenant: "tenant-x", requestId: "r1", sessions, chargeToolCall: unlimited }),
     });
     const client = new Client({ name: "t", version: "1" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
     const err = await client.connect(transport).catch((e: unknown) => e);
@@ -303,7 +316,7 @@ describe("handleMcpRequest: a default turn without code mode", () => {
         headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
         body: JSON.stringify(init),
       }),
-      { tenant: "tenant-x", requestId: "r2", sessions },
+      { tenant: "tenant-x", requestId: "r2", sessions, chargeToolCall: unlimited },
     );
     expect(res.status).toBe(500);
     expect(res.headers.get("mcp-session-id")).toBeNull();

@@ -5,6 +5,7 @@ import {
   guestDescription,
   guestMetadata,
   inputHint,
+  isJsSafeName,
   normalizeToolName,
   outputHint,
   SearchIndex,
@@ -14,6 +15,7 @@ import { defineToolPlugin } from "../../src/tools";
 import type { ToolDefinition, ToolPlugin } from "../../src/tools";
 import { QUICK_INDEX_MAX_CHARS, QUICK_INDEX_MAX_ENTRIES } from "../../src/limits";
 import { renderQuickIndex } from "../../src/turns";
+import { GuestVm, InterruptGuard } from "../../src/runtime";
 import { modelSurface } from "../../src/turns";
 
 const obj = (properties: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({ type: "object", properties, ...extra });
@@ -38,6 +40,13 @@ describe("callable names (seed: Tool names and collisions)", () => {
     ["yield_control", /^yield_control_[0-9a-f]{4,}$/],
     ["setTimeout", /^setTimeout_[0-9a-f]{4,}$/],
     ["exec", "exec"],
+    // Built-ins the list once missed, and Object.prototype / protocol names (a `then` global made globalThis thenable).
+    ["atob", /^atob_[0-9a-f]{4,}$/],
+    ["DisposableStack", /^DisposableStack_[0-9a-f]{4,}$/],
+    ["then", /^then_[0-9a-f]{4,}$/],
+    ["toString", /^toString_[0-9a-f]{4,}$/],
+    ["constructor", /^constructor_[0-9a-f]{4,}$/],
+    ["__proto__", /^_proto___[0-9a-f]{4,}$/],
   ];
   for (const [raw, expected] of table) {
     it(`${JSON.stringify(raw)} → ${expected}`, () => {
@@ -70,6 +79,21 @@ describe("callable names (seed: Tool names and collisions)", () => {
     expect([...a.values()]).toEqual([...b.values()]);
     expect(new Set(a.values()).size).toBe(3);
     expect(a.get("x1")).toBe("get_item");
+  });
+
+  it("every own global of a fresh guest VM and every Object.prototype name is reserved (the static list cannot drift)", async () => {
+    const host = { request() {}, output() {}, cancel() {} };
+    const vm = await GuestVm.create({ memoryLimitBytes: 32 << 20 }, new InterruptGuard({ now: () => Date.now() }, Date.now() + 10_000, 10_000), host);
+    try {
+      // As a cell sees it: the prelude ran and the (empty) tool set is installed.
+      vm.installTools("[]");
+      vm.start("return Object.getOwnPropertyNames(globalThis).concat(Object.getOwnPropertyNames(Object.prototype))");
+      const names = JSON.parse(vm.valueJson()!) as string[];
+      expect(names).toContain("atob");
+      expect(names.filter(isJsSafeName)).toEqual([]);
+    } finally {
+      vm.dispose();
+    }
   });
 
   it("normalization rules", () => {
