@@ -33,7 +33,9 @@ import { VERSION } from "../version";
 import type { McpTarget } from "./mcp-config";
 import { withDeadline, type McpCallOptions } from "./mcp-deadline";
 import { mcpFailure, McpNetworkError, sanitizeServerText, type McpOutcome } from "./mcp-errors";
-import { collectPages, MCP_TOOL_LIST_LIMITS, type McpListLimits } from "./mcp-pagination";
+import { collectPages, MCP_TOOL_LIST_LIMITS, type McpListLimits, type McpPage } from "./mcp-pagination";
+import { valueTooDeep } from "../bridge";
+import { MAX_JSON_DEPTH } from "../limits";
 import {
   projectPromptsGet,
   projectPromptsList,
@@ -62,6 +64,9 @@ export type McpToolInfo = {
   annotations?: Record<string, unknown>;
 };
 
+/** A server's tools and the bytes of their JSON (`jsonBytes`). */
+export type McpListedTools = { tools: McpToolInfo[]; bytes: number };
+
 /** Closing sends a best-effort `DELETE` of the MCP session; it gets this long. */
 const TERMINATE_SESSION_MS = 1_000;
 
@@ -79,6 +84,13 @@ function toolInfo(tool: Record<string, unknown>): McpToolInfo {
   if (tool.outputSchema !== undefined) info.outputSchema = tool.outputSchema as Record<string, unknown>;
   if (tool.annotations !== undefined) info.annotations = tool.annotations as Record<string, unknown>;
   return JSON.parse(JSON.stringify(info)) as McpToolInfo;
+}
+
+const utf8 = new TextEncoder();
+
+/** UTF-8 bytes of a tool's JSON: what it adds to the stored turn. */
+export function jsonBytes(tool: McpToolInfo): number {
+  return utf8.encode(JSON.stringify(tool)).length;
 }
 
 function networkFetch(base: McpFetch): McpFetch {
@@ -135,15 +147,25 @@ export class McpClient {
     return withDeadline(op, options, this.secrets, work, isToolCall);
   }
 
-  /** `tools/list`, every page, within `limits` (default 1000 tools, 50 pages). */
-  listTools(options: McpCallOptions, limits: McpListLimits = MCP_TOOL_LIST_LIMITS): Promise<McpOutcome<McpToolInfo[]>> {
+  /**
+   * `tools/list`, every page, within `limits` (default 1000 tools, 50 pages, MAX_MCP_TOOLS_BYTES of
+   * tool JSON). A tool nested deeper than MAX_JSON_DEPTH refuses the listing, naming the tool: the
+   * turn that stores it would overflow the host's stack copying it.
+   */
+  listTools(options: McpCallOptions, limits: McpListLimits = MCP_TOOL_LIST_LIMITS): Promise<McpOutcome<McpListedTools>> {
     return this.run("tools/list", options, async (signal) => {
-      const listed = await collectPages(async (cursor) => {
+      const listed = await collectPages(async (cursor): Promise<McpPage<McpToolInfo>> => {
         const page = await this.client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: options.timeoutMs });
-        return { items: page.tools, nextCursor: page.nextCursor };
+        const deep = page.tools.find((t) => valueTooDeep(t));
+        if (deep) {
+          const name = sanitizeServerText(String(deep.name).slice(0, 128), this.secrets);
+          return { refused: `lists tool ${JSON.stringify(name)}, nested deeper than ${MAX_JSON_DEPTH} levels; refused` };
+        }
+        const items = page.tools.map((t) => toolInfo(t as Record<string, unknown>));
+        return { items, nextCursor: page.nextCursor, bytes: items.reduce((n, t) => n + jsonBytes(t), 0) };
       }, limits);
       if (!listed.ok) return mcpFailure("mcp_protocol_error", { server: this.server, what: "tools/list" }, listed.message);
-      return { ok: true, value: listed.items.map((t) => toolInfo(t as Record<string, unknown>)) };
+      return { ok: true, value: { tools: listed.items, bytes: listed.bytes } };
     });
   }
 
