@@ -22,7 +22,8 @@
  *   the tool's `outputSchema` (from the turn's catalog) and it is checked here, with the same
  *   validator, whatever connection listed the tool.
  * - The Worker's `fetch` is wrapped in a closure (never handed over unbound) that marks network
- *   failures as `McpNetworkError`, so they are classified by class, not by message.
+ *   failures as `McpNetworkError`, so they are classified by class, not by message, and bounds
+ *   every answer's bytes (mcp-response-bound.ts: MAX_MCP_RESPONSE_BYTES).
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -33,6 +34,7 @@ import { VERSION } from "../version";
 import type { McpTarget } from "./mcp-config";
 import { withDeadline, type McpCallOptions } from "./mcp-deadline";
 import { mcpFailure, McpNetworkError, sanitizeServerText, type McpOutcome } from "./mcp-errors";
+import { McpResponseBound } from "./mcp-response-bound";
 import { collectPages, MCP_TOOL_LIST_LIMITS, type McpListLimits, type McpPage } from "./mcp-pagination";
 import { valueTooDeep } from "../bridge";
 import { MAX_JSON_DEPTH } from "../limits";
@@ -115,13 +117,16 @@ export class McpClient {
     private readonly transport: StreamableHTTPClientTransport,
     /** Header values and the URL: redacted from any server text that reaches a message. */
     private readonly secrets: readonly string[],
+    /** Bounds every answer's bytes; an answer past it ends the operation reading it. */
+    private readonly bound: McpResponseBound,
   ) {}
 
   /** Open a session (`initialize`) with the target server. */
   static async connect(target: McpTarget, options: McpConnectOptions): Promise<McpOutcome<McpClient>> {
     const base: McpFetch = options.fetch ?? ((input, init) => fetch(input, init));
+    const bound = new McpResponseBound();
     const transport = new StreamableHTTPClientTransport(target.url, {
-      fetch: networkFetch(base),
+      fetch: bound.wrap(networkFetch(base)),
       requestInit: { headers: target.headers },
     });
     const client = new Client(
@@ -132,11 +137,17 @@ export class McpClient {
     // stream for server notifications) is not ours to report.
     client.onerror = () => {};
     const secrets = [...Object.values(target.headers), target.url.href, target.url.search.slice(1)];
-    const mcp = new McpClient(target.server, client, transport, secrets);
-    const connected = await withDeadline({ server: target.server, what: "connect" }, options, secrets, async (signal) => {
-      await client.connect(transport, { signal, timeout: options.timeoutMs });
-      return { ok: true, value: mcp };
-    });
+    const mcp = new McpClient(target.server, client, transport, secrets, bound);
+    const connected = await withDeadline(
+      { server: target.server, what: "connect" },
+      options,
+      secrets,
+      async (signal) => {
+        await client.connect(transport, { signal, timeout: options.timeoutMs });
+        return { ok: true, value: mcp };
+      },
+      { bound: bound.signal },
+    );
     if (!connected.ok) await mcp.close();
     return connected;
   }
@@ -144,7 +155,7 @@ export class McpClient {
   private run<T>(what: string, options: McpCallOptions, work: (signal: AbortSignal) => Promise<McpOutcome<T>>, isToolCall = false) {
     const op = { server: this.server, what };
     if (this.closed) return Promise.resolve(mcpFailure("mcp_unreachable", op, "failed: the connection is closed"));
-    return withDeadline(op, options, this.secrets, work, isToolCall);
+    return withDeadline(op, options, this.secrets, work, { isToolCall, bound: this.bound.signal });
   }
 
   /**

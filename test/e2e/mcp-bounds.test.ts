@@ -1,6 +1,6 @@
 import { describe, expect, inject, it } from "vitest";
 import { api, inSession, sessionId } from "./helpers";
-import { MAX_JSON_DEPTH, MAX_MCP_TOOLS_BYTES, MAX_TURN_ROW_BYTES } from "../../src/limits";
+import { MAX_JSON_DEPTH, MAX_MCP_RESPONSE_BYTES, MAX_MCP_TOOLS_BYTES, MAX_TURN_ROW_BYTES } from "../../src/limits";
 
 /**
  * What a hostile MCP server (test/support/mcp-hostile-server.mjs) cannot do to a turn, through
@@ -35,6 +35,15 @@ describe("an MCP tool list the turn cannot store is reported, never a 500", () =
       code: `return (await MCP.everything.echo({ message: "fine" })).content[0].text`,
     });
     expect(exec.json.value).toBe("Echo: fine");
+  });
+
+  it("one tools/list answer past the response bound (14 MB): reported with the bound", async () => {
+    const r = await open(sessionId(), { mcpServers: { wide: { url: `${HOSTILE}/wide/14000/mcp` } } });
+    expect(r.status, JSON.stringify(r.json).slice(0, 500)).toBe(201);
+    expect(reported(r.json, "wide")).toMatchObject({
+      tools: 0,
+      error: `MCP server "wide": tools/list failed: the answer is larger than ${MAX_MCP_RESPONSE_BYTES} bytes, the bound on one MCP answer`,
+    });
   });
 
   it("pages each under the response bound, 14 MB in all: refused past MAX_MCP_TOOLS_BYTES, without reading every page", async () => {
@@ -93,5 +102,37 @@ describe("a failed turn write leaves nothing behind", () => {
     expect((await api("DELETE", `/v1/sessions/${session}`)).status).toBe(404);
     expect((await open(session, {})).status).toBe(201);
     expect((await api("DELETE", `/v1/sessions/${session}`)).status).toBe(200);
+  });
+});
+
+describe("an MCP answer is read up to MAX_MCP_RESPONSE_BYTES, then the operation fails naming the bound", () => {
+  async function hostileTurn() {
+    const session = sessionId();
+    const r = await open(session, { mcpServers: { hostile: { url: `${HOSTILE}/small/mcp` } } });
+    expect(r.status, JSON.stringify(r.json).slice(0, 500)).toBe(201);
+    const run = async (code: string) => (await api("POST", `/v1/sessions/${session}/turns/${r.json.turnId}/tools/exec`, { code })).json;
+    return { run };
+  }
+  const tooLarge = (what: string) =>
+    `MCP server "hostile": ${what} failed: the answer is larger than ${MAX_MCP_RESPONSE_BYTES} bytes, the bound on one MCP answer`;
+
+  it.each([
+    ["tools/call as JSON (64 MB)", "MCP.hostile.big({ mb: 64 })", 'tools/call "big"'],
+    ["tools/call as a server-sent event (64 MB)", "MCP.hostile.bigsse({ mb: 64 })", 'tools/call "bigsse"'],
+    ["resources/read (64 MB)", 'MCP.hostile.resources.read({ uri: "file:///x?mb=64" })', 'resources/read "file:///x?mb=64"'],
+  ])("%s: a catchable error naming the bound, promptly", async (_, call, what) => {
+    const { run } = await hostileTurn();
+    const started = Date.now();
+    const r = await run(`try { await ${call}; return "no error"; } catch (e) { return e.message; }`);
+    expect(r.status, JSON.stringify(r).slice(0, 500)).toBe("completed");
+    expect(r.value).toBe(tooLarge(what));
+    // Not the 60 s call deadline: the server-sent stream's overflow ends the call too.
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it("an answer that is not JSON is named so; the runtime's own text never reaches the guest", async () => {
+    const { run } = await hostileTurn();
+    const r = await run(`try { await MCP.hostile.badjson({}); return "no error"; } catch (e) { return e.message; }`);
+    expect(r.value).toBe('MCP server "hostile": tools/call "badjson" failed: the answer is not valid JSON');
   });
 });

@@ -209,8 +209,20 @@ describe("failure classification", () => {
     });
     expect(classifyMcpError(new StreamableHTTPError(-1, "Unexpected content type: text/html"), op, []).code).toBe("mcp_protocol_error");
     expect(classifyMcpError(new TypeError("network timeout"), op, []).code).toBe("mcp_protocol_error");
-    expect(classifyMcpError("a string", op, []).message).toBe(
-      'MCP server "s": tools/call "t" failed: the answer is not valid MCP (unexpected failure)',
+    expect(classifyMcpError("a string", op, []).message).toBe('MCP server "s": tools/call "t" failed: the answer could not be read as MCP');
+  });
+
+  it("runtime text never reaches a message: an unknown error (workerd's internal error reference) and a network error get fixed text", () => {
+    const internal = classifyMcpError(new Error("internal error; reference = 0123456789abcdef"), op, []);
+    expect(internal).toEqual({
+      ok: false,
+      code: "mcp_protocol_error",
+      message: 'MCP server "s": tools/call "t" failed: the answer could not be read as MCP',
+    });
+    const network = classifyMcpError(new McpNetworkError("internal error; reference = 0123456789abcdef"), op, []);
+    expect(network.message).toBe('MCP server "s": tools/call "t" failed: the server could not be reached');
+    expect(classifyMcpError(new SyntaxError("Unexpected token n in JSON"), op, []).message).toBe(
+      'MCP server "s": tools/call "t" failed: the answer is not valid JSON',
     );
   });
 
