@@ -76,6 +76,9 @@ const LOG_CAPTURE = ["./test/support/log-capture.ts"];
  */
 const MCP_EVERYTHING = ["./test/support/mcp-everything-server.mjs"];
 
+/** A hostile MCP server (oversized and over-deep answers) in Node; tests read its URL with `inject("mcpHostileUrl")`. */
+const MCP_HOSTILE = ["./test/support/mcp-hostile-server.mjs"];
+
 /**
  * The fake provider server (OpenAI Chat Completions + Anthropic Messages, scripted) on the port picked
  * above; tests read its URL with `inject("fakeProviderUrl")`.
@@ -91,7 +94,7 @@ export default defineConfig({
         test: {
           name: "gateway",
           setupFiles: LOG_CAPTURE,
-          globalSetup: [...MCP_EVERYTHING, ...FAKE_PROVIDERS],
+          globalSetup: [...MCP_EVERYTHING, ...MCP_HOSTILE, ...FAKE_PROVIDERS],
           include: ["test/unit/**/*.test.ts", "test/e2e/**/*.test.ts"],
           testTimeout: 30_000,
         },

@@ -125,3 +125,28 @@ export const NESTED_PREVIEW_BYTES = 2048;
 export const MAX_PROVIDER_RESPONSE_BYTES = 32 * 1024 * 1024;
 /** Bytes of a provider's error answer (status 400 or more) the gateway reads. */
 export const MAX_PROVIDER_ERROR_BODY_BYTES = 64 * 1024;
+
+// --- MCP servers: src/mcp, durable-objects/session/turn-opening.ts
+
+/**
+ * Bytes of one MCP server's HTTP answer the gateway reads (`initialize`, each `tools/list` page,
+ * `tools/call`, `resources/*`, `prompts/*`; a server-sent stream counts whole): past it the
+ * operation fails naming the bound. Far under the isolate's 128 MB, which the parsed answer
+ * takes several times over.
+ */
+export const MAX_MCP_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A turn stores its MCP tools (names, descriptions, schemas as JSON) with the turn, in one SQLite
+ * row that production caps at 2 MB: their JSON is bounded per turn, servers counted in config
+ * order (gateway servers, then the turn's). A server whose tools would pass the bound is attached
+ * without tools and reported.
+ */
+export const MAX_MCP_TOOLS_BYTES = 1024 * 1024;
+
+/**
+ * A turn's stored row (spec and counters: every tool of its catalog) is at most this: comfortably
+ * under production's 2 MB SQLite row cap, so a turn too large to store is refused with a clear
+ * answer before the write, not by the database.
+ */
+export const MAX_TURN_ROW_BYTES = 1536 * 1024;

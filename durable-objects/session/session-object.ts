@@ -28,7 +28,8 @@ import { sessionKv } from "./session-kv";
 import { SessionStorage } from "./session-storage";
 import { Sql } from "./sql";
 import { StorageQuota } from "./storage-quota";
-import { encodeTurn, TurnStore, type StoredTurn } from "./turn-store";
+import { encodeTurn, TurnStore, type EncodedTurn, type StoredTurn } from "./turn-store";
+import { MAX_TURN_ROW_BYTES } from "../../src/limits";
 import { OuterCallRecorder, type CallScope, type OuterCall, type OuterReply } from "./outer-call-recorder";
 import { TranscriptStore } from "./transcript-store";
 import { runChat } from "./chat-run";
@@ -159,10 +160,16 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const { spec, tools } = plan;
       const counters = { search: 0, describe: 0, call: 0 };
       const row = encodeTurn(spec, counters);
+      if (row.bytes > MAX_TURN_ROW_BYTES) {
+        return {
+          ok: false,
+          reason: "invalid_request",
+          message: `this turn would store ${row.bytes} bytes (its tools' names, descriptions and schemas), over the bound of ${MAX_TURN_ROW_BYTES} bytes for one turn; attach fewer client tools or MCP servers`,
+        };
+      }
       const admitted = this.quota.admitTurn(row.bytes);
       if (!admitted.ok) return { ok: false, reason: "quota_exceeded", message: admitted.message };
-      this.sessionStorage.ensure();
-      this.turns.insert(spec, counters, row);
+      await this.storeTurn(spec, counters, row);
       this.touched(turnId, { opened: true });
       logTurnSurface(
         debugFlags(this.env.CODEMODE_DEBUG),
@@ -474,6 +481,24 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         req,
         requestId,
       );
+    }
+
+    /**
+     * The turn's first write, all or nothing: a session that stored nothing before a failed write
+     * stores nothing after it (its `DELETE` still answers 404), whatever the failure.
+     */
+    private async storeTurn(spec: TurnSpec, counters: TurnCounters, row: EncodedTurn): Promise<void> {
+      const fresh = !this.sessionStorage.ready;
+      try {
+        this.ctx.storage.transactionSync(() => {
+          this.sessionStorage.ensure();
+          this.turns.insert(spec, counters, row);
+        });
+      } catch (error) {
+        // The transaction rolled the schema back; wiping also resets what `ensure` set up in memory.
+        if (fresh) await this.sessionStorage.wipe();
+        throw error;
+      }
     }
 
     /** `GET …/turns/:turnId/trajectory`: outer calls with their nested calls, model calls, snapshot lifecycle, limits. */

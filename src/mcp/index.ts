@@ -5,6 +5,7 @@ export * from "./mcp-errors";
 export * from "./mcp-pagination";
 export * from "./mcp-results";
 export * from "./mcp-deadline";
+export * from "./mcp-response-bound";
 export * from "./mcp-client";
 export * from "./mcp-declarations";
 export * from "./mcp-api-files";

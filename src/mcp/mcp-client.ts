@@ -23,7 +23,8 @@
  *   connection listed the tool, by the gateway's own validator (src/tools/schema-validator.ts:
  *   the server's schema is linted like any tool's, so its patterns cannot stall the isolate).
  * - The Worker's `fetch` is wrapped in a closure (never handed over unbound) that marks network
- *   failures as `McpNetworkError`, so they are classified by class, not by message.
+ *   failures as `McpNetworkError`, so they are classified by class, not by message, and bounds
+ *   every answer's bytes (mcp-response-bound.ts: MAX_MCP_RESPONSE_BYTES).
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -35,7 +36,10 @@ import { VERSION } from "../version";
 import type { McpTarget } from "./mcp-config";
 import { withDeadline, type McpCallOptions } from "./mcp-deadline";
 import { mcpFailure, McpNetworkError, sanitizeServerText, type McpOutcome } from "./mcp-errors";
-import { collectPages, MCP_TOOL_LIST_LIMITS, type McpListLimits } from "./mcp-pagination";
+import { McpResponseBound } from "./mcp-response-bound";
+import { collectPages, MCP_TOOL_LIST_LIMITS, type McpListLimits, type McpPage } from "./mcp-pagination";
+import { valueTooDeep } from "../bridge";
+import { MAX_JSON_DEPTH } from "../limits";
 import {
   projectPromptsGet,
   projectPromptsList,
@@ -64,6 +68,9 @@ export type McpToolInfo = {
   annotations?: Record<string, unknown>;
 };
 
+/** A server's tools and the bytes of their JSON (`jsonBytes`). */
+export type McpListedTools = { tools: McpToolInfo[]; bytes: number };
+
 /** Closing sends a best-effort `DELETE` of the MCP session; it gets this long. */
 const TERMINATE_SESSION_MS = 1_000;
 
@@ -81,6 +88,13 @@ function toolInfo(tool: Record<string, unknown>): McpToolInfo {
   if (tool.outputSchema !== undefined) info.outputSchema = tool.outputSchema as Record<string, unknown>;
   if (tool.annotations !== undefined) info.annotations = tool.annotations as Record<string, unknown>;
   return JSON.parse(JSON.stringify(info)) as McpToolInfo;
+}
+
+const utf8 = new TextEncoder();
+
+/** UTF-8 bytes of a tool's JSON: what it adds to the stored turn. */
+export function jsonBytes(tool: McpToolInfo): number {
+  return utf8.encode(JSON.stringify(tool)).length;
 }
 
 function networkFetch(base: McpFetch): McpFetch {
@@ -104,13 +118,16 @@ export class McpClient {
     private readonly transport: StreamableHTTPClientTransport,
     /** Header values and the URL: redacted from any server text that reaches a message. */
     private readonly secrets: readonly string[],
+    /** Bounds every answer's bytes; an answer past it ends the operation reading it. */
+    private readonly bound: McpResponseBound,
   ) {}
 
   /** Open a session (`initialize`) with the target server. */
   static async connect(target: McpTarget, options: McpConnectOptions): Promise<McpOutcome<McpClient>> {
     const base: McpFetch = options.fetch ?? ((input, init) => fetch(input, init));
+    const bound = new McpResponseBound();
     const transport = new StreamableHTTPClientTransport(target.url, {
-      fetch: networkFetch(base),
+      fetch: bound.wrap(networkFetch(base)),
       requestInit: { headers: target.headers },
     });
     const client = new Client(
@@ -121,11 +138,17 @@ export class McpClient {
     // stream for server notifications) is not ours to report.
     client.onerror = () => {};
     const secrets = [...Object.values(target.headers), target.url.href, target.url.search.slice(1)];
-    const mcp = new McpClient(target.server, client, transport, secrets);
-    const connected = await withDeadline({ server: target.server, what: "connect" }, options, secrets, async (signal) => {
-      await client.connect(transport, { signal, timeout: options.timeoutMs });
-      return { ok: true, value: mcp };
-    });
+    const mcp = new McpClient(target.server, client, transport, secrets, bound);
+    const connected = await withDeadline(
+      { server: target.server, what: "connect" },
+      options,
+      secrets,
+      async (signal) => {
+        await client.connect(transport, { signal, timeout: options.timeoutMs });
+        return { ok: true, value: mcp };
+      },
+      { bound: bound.signal },
+    );
     if (!connected.ok) await mcp.close();
     return connected;
   }
@@ -133,18 +156,28 @@ export class McpClient {
   private run<T>(what: string, options: McpCallOptions, work: (signal: AbortSignal) => Promise<McpOutcome<T>>, isToolCall = false) {
     const op = { server: this.server, what };
     if (this.closed) return Promise.resolve(mcpFailure("mcp_unreachable", op, "failed: the connection is closed"));
-    return withDeadline(op, options, this.secrets, work, isToolCall);
+    return withDeadline(op, options, this.secrets, work, { isToolCall, bound: this.bound.signal });
   }
 
-  /** `tools/list`, every page, within `limits` (default 1000 tools, 50 pages). */
-  listTools(options: McpCallOptions, limits: McpListLimits = MCP_TOOL_LIST_LIMITS): Promise<McpOutcome<McpToolInfo[]>> {
+  /**
+   * `tools/list`, every page, within `limits` (default 1000 tools, 50 pages, MAX_MCP_TOOLS_BYTES of
+   * tool JSON). A tool nested deeper than MAX_JSON_DEPTH refuses the listing, naming the tool: the
+   * turn that stores it would overflow the host's stack copying it.
+   */
+  listTools(options: McpCallOptions, limits: McpListLimits = MCP_TOOL_LIST_LIMITS): Promise<McpOutcome<McpListedTools>> {
     return this.run("tools/list", options, async (signal) => {
-      const listed = await collectPages(async (cursor) => {
+      const listed = await collectPages(async (cursor): Promise<McpPage<McpToolInfo>> => {
         const page = await this.client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: options.timeoutMs });
-        return { items: page.tools, nextCursor: page.nextCursor };
+        const deep = page.tools.find((t) => valueTooDeep(t));
+        if (deep) {
+          const name = sanitizeServerText(String(deep.name).slice(0, 128), this.secrets);
+          return { refused: `lists tool ${JSON.stringify(name)}, nested deeper than ${MAX_JSON_DEPTH} levels; refused` };
+        }
+        const items = page.tools.map((t) => toolInfo(t as Record<string, unknown>));
+        return { items, nextCursor: page.nextCursor, bytes: items.reduce((n, t) => n + jsonBytes(t), 0) };
       }, limits);
       if (!listed.ok) return mcpFailure("mcp_protocol_error", { server: this.server, what: "tools/list" }, listed.message);
-      return { ok: true, value: listed.items.map((t) => toolInfo(t as Record<string, unknown>)) };
+      return { ok: true, value: { tools: listed.items, bytes: listed.bytes } };
     });
   }
 

@@ -14,14 +14,16 @@
  * - `mcp_tool_error`: the server answered `tools/call` with a JSON-RPC error (unknown tool,
  *   invalid arguments, …). A result with `isError: true` is NOT a failure: it is a result.
  *
- * Classification is by class and code (our fetch wrapper's `McpNetworkError`, the SDK's
- * `McpError` and `StreamableHTTPError`), never by message text. Messages name the server and
+ * Classification is by class and code (our fetch wrapper's `McpNetworkError` and
+ * `McpResponseTooLarge`, the SDK's `McpError`, `StreamableHTTPError` and validation errors),
+ * never by message text; an error of any other class gets a fixed message. Messages name the server and
  * the operation; text from the server is bounded, stripped of control characters and of every
  * header value (4 characters or more) and the URL we sent (a server may echo a token back);
  * no stacks.
  */
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { $ZodError } from "zod/v4/core";
 
 export type McpFailureCode = "mcp_invalid_config" | "mcp_unreachable" | "mcp_timeout" | "mcp_aborted" | "mcp_protocol_error" | "mcp_tool_error";
 
@@ -35,6 +37,9 @@ export const MAX_SERVER_TEXT_CHARS = 300;
 
 /** A fetch made by the transport rejected: the network, not the server, failed. */
 export class McpNetworkError extends Error {}
+
+/** An answer ran past MAX_MCP_RESPONSE_BYTES (mcp-response-bound.ts); its message names the bound. */
+export class McpResponseTooLarge extends Error {}
 
 /** Who and what, for messages: `MCP server "everything": tools/call "echo"`. */
 export type McpOperation = { server: string; what: string };
@@ -93,7 +98,9 @@ export function mcpFailure(code: McpFailureCode, op: McpOperation, detail: strin
  */
 export function classifyMcpError(error: unknown, op: McpOperation, secrets: readonly string[], isToolCall = false): McpFailure {
   const text = (e: { message: string }) => sanitizeServerText(e.message, secrets);
-  if (error instanceof McpNetworkError) return mcpFailure("mcp_unreachable", op, `failed: the server could not be reached (${text(error)})`);
+  // Our own text and workerd's: neither is quoted (workerd's may carry an internal error reference).
+  if (error instanceof McpNetworkError) return mcpFailure("mcp_unreachable", op, "failed: the server could not be reached");
+  if (error instanceof McpResponseTooLarge) return mcpFailure("mcp_protocol_error", op, `failed: ${error.message}`);
   if (error instanceof McpError) {
     if (error.code === ErrorCode.RequestTimeout) return mcpFailure("mcp_timeout", op, "timed out");
     if (error.code === ErrorCode.ConnectionClosed) return mcpFailure("mcp_unreachable", op, "failed: the connection closed");
@@ -106,7 +113,10 @@ export function classifyMcpError(error: unknown, op: McpOperation, secrets: read
     }
     return mcpFailure("mcp_protocol_error", op, `failed: ${text(error)}`);
   }
-  // Zod parse errors of a malformed response, transport errors without a status, anything else.
-  const detail = error instanceof Error ? text(error) : "unexpected failure";
-  return mcpFailure("mcp_protocol_error", op, `failed: the answer is not valid MCP (${detail})`);
+  // The SDK's validation of a malformed answer says what is wrong with it (server data, sanitized).
+  if (error instanceof $ZodError) return mcpFailure("mcp_protocol_error", op, `failed: the answer is not valid MCP (${text(error)})`);
+  if (error instanceof SyntaxError) return mcpFailure("mcp_protocol_error", op, "failed: the answer is not valid JSON");
+  // Anything else was thrown by the runtime or a library: its text (workerd's "internal error;
+  // reference = …" among them) is no business of the guest's.
+  return mcpFailure("mcp_protocol_error", op, "failed: the answer could not be read as MCP");
 }

@@ -1,4 +1,5 @@
-import { McpClient, type McpFetch, type McpToolInfo } from "./mcp-client";
+import { jsonBytes, McpClient, type McpFetch, type McpToolInfo } from "./mcp-client";
+import { MAX_MCP_TOOLS_BYTES } from "../limits";
 import { resolveMcpTarget, type McpConfigOrigin, type McpServerConfig } from "./mcp-config";
 import type { McpOutcome } from "./mcp-errors";
 import type { McpPromptsGetResult, McpPromptsListResult, McpResourcesListResult, McpResourcesReadResult, McpToolResult } from "./mcp-results";
@@ -28,17 +29,35 @@ export class McpServers {
     return this.servers.some((s) => s.name === name);
   }
 
-  /** Every server's tool list, in parallel; a server that fails is reported, never fatal. */
+  /**
+   * Every server's tool list, in parallel; a server that fails is reported, never fatal. Their
+   * tools share one budget of MAX_MCP_TOOLS_BYTES (the turn stores them in one row), spent in
+   * server order: a server whose tools would pass it is reported instead, so which one is does
+   * not depend on which answered first.
+   */
   async listAll(signal?: AbortSignal): Promise<McpServerListing[]> {
-    return Promise.all(
-      this.servers.map(async (s): Promise<McpServerListing> => {
-        const listed = await this.with(s.name, MCP_LIST_TIMEOUT_MS, signal, (client, opts) => client.listTools(opts));
-        if (!listed.ok) return { name: s.name, error: listed.message };
-        // A name listed twice is one tool (the first listing wins), so counts match the catalog.
-        const seen = new Set<string>();
-        return { name: s.name, tools: listed.value.filter((t) => !seen.has(t.name) && seen.add(t.name)) };
-      }),
+    const listings = await Promise.all(
+      this.servers.map(async (s) => ({
+        name: s.name,
+        listed: await this.with(s.name, MCP_LIST_TIMEOUT_MS, signal, (client, opts) => client.listTools(opts)),
+      })),
     );
+    let spent = 0;
+    return listings.map(({ name, listed }): McpServerListing => {
+      if (!listed.ok) return { name, error: listed.message };
+      // A name listed twice is one tool (the first listing wins), so counts match the catalog.
+      const seen = new Set<string>();
+      const tools = listed.value.tools.filter((t) => !seen.has(t.name) && seen.add(t.name));
+      const bytes = tools.reduce((n, t) => n + jsonBytes(t), 0);
+      if (spent + bytes > MAX_MCP_TOOLS_BYTES) {
+        return {
+          name,
+          error: `MCP server "${name}": tools/list refused: its tools (${bytes} bytes of JSON) would bring this turn's MCP tools to ${spent + bytes} bytes, over the bound of ${MAX_MCP_TOOLS_BYTES} per turn`,
+        };
+      }
+      spent += bytes;
+      return { name, tools };
+    });
   }
 
   callTool(

@@ -29,7 +29,7 @@ describe("McpClient against server-everything", () => {
   it("lists every tool with its schemas, without _meta", async () => {
     const tools = await (await connect()).listTools(T);
     expect(tools.ok).toBe(true);
-    const list = tools.ok ? tools.value : [];
+    const list = tools.ok ? tools.value.tools : [];
     expect(list.map((t) => t.name)).toEqual(expect.arrayContaining(["echo", "get-sum", "get-structured-content", "trigger-long-running-operation"]));
     const echo = list.find((t) => t.name === "echo")!;
     expect(echo.inputSchema).toMatchObject({ type: "object", properties: { message: { type: "string" } }, required: ["message"] });
@@ -41,7 +41,7 @@ describe("McpClient against server-everything", () => {
 
   it("its real tool list renders mcp/everything.d.ts in the seed's style", async () => {
     const tools = await (await connect()).listTools(T);
-    const files = buildApiFiles(declareMcpServers([{ name: "everything", tools: tools.ok ? tools.value : [] }]));
+    const files = buildApiFiles(declareMcpServers([{ name: "everything", tools: tools.ok ? tools.value.tools : [] }]));
     const dts = readApiFile(files, "mcp/everything.d.ts");
     expect(dts.ok).toBe(true);
     const text = dts.ok ? dts.content : "";
@@ -70,7 +70,7 @@ describe("McpClient against server-everything", () => {
   it("returns structuredContent and checks it against the declared output schema", async () => {
     const c = await connect();
     const listed = await c.listTools(T);
-    const outputSchema = listed.ok ? listed.value.find((t) => t.name === "get-structured-content")!.outputSchema : undefined;
+    const outputSchema = listed.ok ? listed.value.tools.find((t) => t.name === "get-structured-content")!.outputSchema : undefined;
     expect(outputSchema).toBeDefined();
     const r = await c.callTool("get-structured-content", { location: "Chicago" }, { ...T, outputSchema: outputSchema! });
     expect(r.ok).toBe(true);

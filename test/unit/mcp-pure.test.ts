@@ -73,6 +73,18 @@ describe("server config: URL and env: secrets", () => {
   });
 });
 
+describe("valueTooDeep: nesting of a parsed value, without recursion", () => {
+  it("counts containers from 1 at the root; 100 000 levels do not overflow", async () => {
+    const { valueTooDeep } = await import("../../src/bridge");
+    let deep: unknown = "leaf";
+    for (let i = 0; i < 100_000; i++) deep = { a: [deep] };
+    expect(valueTooDeep(deep)).toBe(true);
+    expect(valueTooDeep({ a: { b: [1] } }, 3)).toBe(false);
+    expect(valueTooDeep({ a: { b: [[1]] } }, 3)).toBe(true);
+    expect(valueTooDeep("x", 0)).toBe(false);
+  });
+});
+
 describe("collectPages: cursor pagination with caps", () => {
   function pages(n: number, perPage: number) {
     const calls: Array<string | undefined> = [];
@@ -87,31 +99,49 @@ describe("collectPages: cursor pagination with caps", () => {
 
   it("follows nextCursor to the end, in order, passing each cursor back", async () => {
     const { calls, fetchPage } = pages(3, 2);
-    expect(await collectPages(fetchPage, { maxPages: 50, maxItems: 1000 })).toEqual({ ok: true, items: [0, 1, 2, 3, 4, 5], pages: 3 });
+    expect(await collectPages(fetchPage, { maxPages: 50, maxItems: 1000, maxBytes: 1e9 })).toEqual({
+      ok: true,
+      items: [0, 1, 2, 3, 4, 5],
+      pages: 3,
+      bytes: 0,
+    });
     expect(calls).toEqual([undefined, "c1", "c2"]);
   });
 
   it("exactly maxPages pages and maxItems items are fine; one more page or item is refused", async () => {
-    expect((await collectPages(pages(5, 2).fetchPage, { maxPages: 5, maxItems: 10 })).ok).toBe(true);
-    expect(await collectPages(pages(6, 1).fetchPage, { maxPages: 5, maxItems: 100 })).toEqual({
+    expect((await collectPages(pages(5, 2).fetchPage, { maxPages: 5, maxItems: 10, maxBytes: 1e9 })).ok).toBe(true);
+    expect(await collectPages(pages(6, 1).fetchPage, { maxPages: 5, maxItems: 100, maxBytes: 1e9 })).toEqual({
       ok: false,
       message: "needs more than 5 pages; refused (the limit keeps one turn's catalog bounded)",
     });
-    expect(await collectPages(pages(3, 4).fetchPage, { maxPages: 50, maxItems: 10 })).toEqual({
+    expect(await collectPages(pages(3, 4).fetchPage, { maxPages: 50, maxItems: 10, maxBytes: 1e9 })).toEqual({
       ok: false,
       message: "lists more than 10 items; refused (the limit keeps one turn's catalog bounded)",
     });
   });
 
+  it("pages past maxBytes (as the fetcher measures them) and a page the fetcher refuses end the listing, refused", async () => {
+    const sized = async (cursor: string | undefined): Promise<McpPage<number>> => ({ items: [1], bytes: 600, nextCursor: cursor ? undefined : "c1" });
+    expect(await collectPages(sized, { maxPages: 50, maxItems: 1000, maxBytes: 1200 })).toEqual({ ok: true, items: [1, 1], pages: 2, bytes: 1200 });
+    expect(await collectPages(sized, { maxPages: 50, maxItems: 1000, maxBytes: 1000 })).toEqual({
+      ok: false,
+      message: "lists more than 1000 bytes of tools (names, descriptions, schemas); refused (the limit keeps one turn's stored catalog bounded)",
+    });
+    expect(await collectPages(async () => ({ refused: "lists a bad tool" }), { maxPages: 50, maxItems: 1000, maxBytes: 1e9 })).toEqual({
+      ok: false,
+      message: "lists a bad tool",
+    });
+  });
+
   it("a repeated cursor is a loop, refused", async () => {
     let calls = 0;
-    const r = await collectPages(async () => (calls++, { items: [1], nextCursor: "same" }), { maxPages: 50, maxItems: 1000 });
+    const r = await collectPages(async () => (calls++, { items: [1], nextCursor: "same" }), { maxPages: 50, maxItems: 1000, maxBytes: 1e9 });
     expect(r).toEqual({ ok: false, message: "repeated a pagination cursor after 2 pages; refused (a cursor loop)" });
     expect(calls).toBe(2);
   });
 
   it("a fetcher error propagates", async () => {
-    await expect(collectPages(async () => Promise.reject(new Error("boom")), { maxPages: 2, maxItems: 2 })).rejects.toThrow("boom");
+    await expect(collectPages(async () => Promise.reject(new Error("boom")), { maxPages: 2, maxItems: 2, maxBytes: 1e9 })).rejects.toThrow("boom");
   });
 });
 
@@ -179,8 +209,20 @@ describe("failure classification", () => {
     });
     expect(classifyMcpError(new StreamableHTTPError(-1, "Unexpected content type: text/html"), op, []).code).toBe("mcp_protocol_error");
     expect(classifyMcpError(new TypeError("network timeout"), op, []).code).toBe("mcp_protocol_error");
-    expect(classifyMcpError("a string", op, []).message).toBe(
-      'MCP server "s": tools/call "t" failed: the answer is not valid MCP (unexpected failure)',
+    expect(classifyMcpError("a string", op, []).message).toBe('MCP server "s": tools/call "t" failed: the answer could not be read as MCP');
+  });
+
+  it("runtime text never reaches a message: an unknown error (workerd's internal error reference) and a network error get fixed text", () => {
+    const internal = classifyMcpError(new Error("internal error; reference = 0123456789abcdef"), op, []);
+    expect(internal).toEqual({
+      ok: false,
+      code: "mcp_protocol_error",
+      message: 'MCP server "s": tools/call "t" failed: the answer could not be read as MCP',
+    });
+    const network = classifyMcpError(new McpNetworkError("internal error; reference = 0123456789abcdef"), op, []);
+    expect(network.message).toBe('MCP server "s": tools/call "t" failed: the server could not be reached');
+    expect(classifyMcpError(new SyntaxError("Unexpected token n in JSON"), op, []).message).toBe(
+      'MCP server "s": tools/call "t" failed: the answer is not valid JSON',
     );
   });
 
