@@ -79,7 +79,11 @@ export function fakeProviderCatalogs(baseUrl: string) {
       api: "anthropic-messages",
       baseUrl,
       apiKey: "env:FAKE_ANTHROPIC_KEY",
-      models: [{ id: "claude-fake", compat: tested, cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } }],
+      models: [
+        { id: "claude-fake", compat: tested, cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } },
+        // A Messages-compatible model that is not a current Claude: the wire client sends its sampling settings.
+        { id: "messages-fake", compat: tested },
+      ],
     },
     "fakeoai-badkey": { api: "openai-completions", baseUrl, apiKey: "env:FAKE_BAD_KEY", models: [{ id: "gpt-fake", compat: tested }] },
     "fakeant-badkey": { api: "anthropic-messages", baseUrl, apiKey: "env:FAKE_BAD_KEY", models: [{ id: "claude-fake", compat: tested }] },

@@ -189,14 +189,17 @@ async function drive(
     } else {
       const model = resolveModel(config.config, req.model!, host.env);
       if (!model.ok) return refuse("invalid_request", model.message);
-      const { messages: given, turnId: _t, maxAssistantTurns: _m, ...turnReq } = req;
+      // The Messages API takes a temperature of at most 1 (Chat Completions: 2).
+      if (model.model.api === "anthropic-messages" && (req.sampling?.temperature ?? 0) > 1)
+        return refuse("invalid_request", `temperature must be from 0 to 1 for ${req.model} (Anthropic Messages)`);
+      const { messages: given, turnId: _t, maxAssistantTurns: _m, sampling, ...turnReq } = req;
       const opened = await host.openTurn(tenantId, sessionId, turnReq);
       if (!opened.ok) return refuse(FAILURE_CODES[opened.reason], opened.message);
       turnId = opened.body.turnId;
       host.driving.add(turnId);
       driving = true;
       spec = host.turn(tenantId, turnId)!.spec;
-      state = newChatState(req.model!, model.model.contextWindow);
+      state = newChatState(req.model!, model.model.contextWindow, sampling);
       messages = given.map((m) => ({ role: m.role, content: m.content }));
       for (const m of messages) host.transcript.append(turnId, m);
     }

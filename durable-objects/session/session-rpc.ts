@@ -1,3 +1,4 @@
+import type { Sampling } from "../../src/providers";
 import type { CodeModeTelemetry } from "../../src/code-mode";
 import type { ModelTool } from "../../src/turns";
 import type { Trajectory } from "../../src/agent";
@@ -44,6 +45,8 @@ export type ChatRequest = OpenTurnRequest & {
   messages: Array<{ role: "system" | "user" | "assistant"; content: string }>;
   turnId?: string;
   maxAssistantTurns: number;
+  /** `temperature`, `topP`, `maxOutputTokens` of a new turn (kept for its continuations). */
+  sampling?: Sampling;
 };
 
 export interface SessionRpc {

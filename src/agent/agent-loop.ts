@@ -151,7 +151,7 @@ async function callModel(deps: LoopDeps, messages: ModelMessage[]): Promise<{ te
   let text = "";
   const calls: ModelToolCall[] = [];
   let finished = false;
-  for await (const event of deps.client.stream({ messages, tools: deps.tools, signal: deps.signal })) {
+  for await (const event of deps.client.stream({ ...deps.state.sampling, messages, tools: deps.tools, signal: deps.signal })) {
     if (event.type === "text-delta") {
       text += event.text;
       deps.emit({ type: "text", delta: event.text });

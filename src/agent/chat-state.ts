@@ -1,4 +1,4 @@
-import { addTokenCounts, type ModelUsage } from "../providers";
+import { addTokenCounts, type ModelUsage, type Sampling } from "../providers";
 import type { ChatErrorCode, ChatMeta, PendingClientCall, StopReason } from "./chat-events";
 
 /**
@@ -25,11 +25,13 @@ export type ChatState = {
   lastError?: ChatErrorCode;
   /** The model's context window: sizes model-facing results, client results included. */
   contextWindow?: number;
+  /** The turn's sampling settings, sent with every model call of the turn (continuations too). */
+  sampling?: Sampling;
 };
 
 export const ZERO_USAGE: ModelUsage = Object.freeze({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
 
-export function newChatState(model: string, contextWindow?: number): ChatState {
+export function newChatState(model: string, contextWindow?: number, sampling?: Sampling): ChatState {
   return {
     model,
     status: "running",
@@ -41,6 +43,7 @@ export function newChatState(model: string, contextWindow?: number): ChatState {
     tools: [],
     pending: [],
     ...(contextWindow !== undefined ? { contextWindow } : {}),
+    ...(sampling && Object.keys(sampling).length > 0 ? { sampling } : {}),
   };
 }
 

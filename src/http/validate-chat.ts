@@ -1,9 +1,12 @@
 import type { ChatRequest } from "../../durable-objects/session/session-rpc";
+import type { Sampling } from "../providers";
 import { DEFAULT_ASSISTANT_TURNS, MAX_ASSISTANT_TURNS, MAX_CHAT_MESSAGE_CHARS, MAX_CHAT_MESSAGES } from "../limits";
 import { HttpError } from "./http-error";
 import { validateOpenTurn } from "./validate-turn";
 
-const CHAT_KEYS = new Set(["messages", "turnId", "maxAssistantTurns"]);
+const CHAT_KEYS = new Set(["messages", "turnId", "maxAssistantTurns", "temperature", "topP", "maxOutputTokens"]);
+/** The most output tokens a turn may ask for per model call (the model row's own maximum applies too). */
+const MAX_OUTPUT_TOKENS = 1_000_000;
 const ROLES = new Set(["system", "user", "assistant"]);
 const TURN_ID = /^[A-Za-z0-9\-]{1,64}$/;
 
@@ -53,11 +56,26 @@ export function validateChat(body: unknown): ChatRequest {
     out.turnId = b.turnId;
     if (b.messages !== undefined && (!Array.isArray(b.messages) || b.messages.length > 0))
       fail("messages", "a continuation (turnId) takes no messages: post client results, then call /chat with the turnId");
-    for (const key of ["agentId", "allow", "deny", "disableTools", "clientTools", "mcpServers", "senderId", "senderName", "channel"] as const)
+    for (const key of [
+      "agentId",
+      "allow",
+      "deny",
+      "disableTools",
+      "clientTools",
+      "mcpServers",
+      "senderId",
+      "senderName",
+      "channel",
+      "temperature",
+      "topP",
+      "maxOutputTokens",
+    ] as const)
       if (b[key] !== undefined) fail(key, `${key} belongs to the turn that was opened; a continuation (turnId) cannot change it`);
     return out;
   }
   if (turn.model === undefined) fail("model", 'model is required: "provider/model" from models.providers');
+  const sampling = validateSampling(b);
+  if (sampling) out.sampling = sampling;
   if (!Array.isArray(b.messages) || b.messages.length === 0) fail("messages", "messages must be a non-empty array of { role, content }");
   if (b.messages.length > MAX_CHAT_MESSAGES) fail("messages", `messages has more than ${MAX_CHAT_MESSAGES} entries`);
   out.messages = b.messages.map((m, i) => {
@@ -71,4 +89,31 @@ export function validateChat(body: unknown): ChatRequest {
   });
   if (!out.messages.some((m) => m.role === "user")) fail("messages", "messages must contain at least one user message");
   return out;
+}
+
+/**
+ * `temperature` (0–2; the Messages API takes 0–1, checked once the model is known), `topP` (over 0,
+ * at most 1) and `maxOutputTokens` (1–1,000,000, lowered to the model row's maximum): the turn's
+ * sampling, sent with each of its model calls.
+ */
+function validateSampling(b: Record<string, unknown>): Sampling | undefined {
+  const out: Sampling = {};
+  const num = (key: string) => (typeof b[key] === "number" && Number.isFinite(b[key]) ? (b[key] as number) : undefined);
+  if (b.temperature !== undefined) {
+    const t = num("temperature");
+    if (t === undefined || t < 0 || t > 2) fail("temperature", "temperature must be a number from 0 to 2");
+    out.temperature = t;
+  }
+  if (b.topP !== undefined) {
+    const p = num("topP");
+    if (p === undefined || p <= 0 || p > 1) fail("topP", "topP must be a number over 0 and at most 1");
+    out.topP = p;
+  }
+  if (b.maxOutputTokens !== undefined) {
+    const m = num("maxOutputTokens");
+    if (m === undefined || !Number.isInteger(m) || m < 1 || m > MAX_OUTPUT_TOKENS)
+      fail("maxOutputTokens", `maxOutputTokens must be an integer from 1 to ${MAX_OUTPUT_TOKENS}`);
+    out.maxOutputTokens = m;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }

@@ -84,6 +84,8 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
         prompt: toLanguageModelPrompt(request.messages, model.api, names.toWire),
         ...(request.tools.length > 0 ? { tools: toLanguageModelTools(request.tools, names.toWire) } : {}),
         maxOutputTokens: maxOutputTokensFor(model, request.maxOutputTokens),
+        ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+        ...(request.topP !== undefined ? { topP: request.topP } : {}),
         abortSignal: controller.signal,
         providerOptions: WIRE_OPTIONS,
       });

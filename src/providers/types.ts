@@ -33,12 +33,14 @@ export type ModelEvent =
   | { type: "tool-call"; call: ModelToolCall }
   | { type: "finish"; finishReason: FinishReason; usage: ModelUsage; /** UTF-8 bytes of the request body sent. */ requestBytes: number };
 
-export type ModelRequest = {
+/** A turn's sampling settings (`/chat`'s `temperature`, `topP`, `maxOutputTokens`), as validated. */
+export type Sampling = { temperature?: number; topP?: number; maxOutputTokens?: number };
+
+export type ModelRequest = Sampling & {
   messages: ModelMessage[];
   /** Exactly the turn's model-facing tools (empty: a no-tool call). */
   tools: ModelTool[];
   signal: AbortSignal;
-  maxOutputTokens?: number;
 };
 
 /**

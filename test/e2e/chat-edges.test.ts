@@ -323,6 +323,73 @@ describe.each([MODEL, ANT])("/chat with %s: catalog names a provider would refus
   });
 });
 
+describe("/chat sampling: temperature, topP, maxOutputTokens", () => {
+  it.each([
+    [MODEL, "openai"],
+    ["fakeant/messages-fake", "anthropic"],
+  ])("%s: sent with every model call of the turn, continuations included, in the wire format's own fields", async (model, wire) => {
+    const session = sessionId();
+    const s = await script([{ toolCalls: [{ id: "q1", name: "ask_user", input: { q: "name?" } }] }, { text: "thanks" }]);
+    const ask = [{ name: "ask_user", parameters: { type: "object", properties: { q: { type: "string" } } } }];
+    const first = await chat(session, {
+      model,
+      agentId: "off",
+      clientTools: ask,
+      temperature: 0.3,
+      topP: 0.9,
+      maxOutputTokens: 321,
+      messages: [{ role: "user", content: `${s.marker} hi` }],
+    });
+    expect(first.json.status).toBe("waiting");
+    const turnId = first.json.turnId;
+    await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, { callId: first.json.pendingToolCalls[0].callId, value: "Ada" });
+    expect((await chat(session, { turnId })).json).toMatchObject({ status: "completed" });
+    const reqs = await requests(s.id);
+    expect(reqs).toHaveLength(2);
+    for (const r of reqs) {
+      expect(r.problems).toEqual([]);
+      expect(r.body).toMatchObject({ temperature: 0.3, top_p: 0.9 });
+      expect(wire === "anthropic" ? r.body.max_tokens : (r.body.max_completion_tokens ?? r.body.max_tokens)).toBe(321);
+    }
+  });
+
+  it("a current Claude model takes no sampling parameters: temperature and topP are not sent to it, maxOutputTokens is", async () => {
+    const s = await script([{ text: "hello" }]);
+    const r = await chat(sessionId(), {
+      model: ANT,
+      temperature: 0.3,
+      topP: 0.9,
+      maxOutputTokens: 222,
+      messages: [{ role: "user", content: `${s.marker} hi` }],
+    });
+    expect(r.json.status).toBe("completed");
+    const [req] = await requests(s.id);
+    expect(req!.body.temperature).toBeUndefined();
+    expect(req!.body.top_p).toBeUndefined();
+    expect(req!.body.max_tokens).toBe(222);
+  });
+
+  it("bad values are 400 naming the field; a continuation cannot change them; the Messages API's temperature bound is checked", async () => {
+    const base = { model: MODEL, messages: [{ role: "user", content: "hi" }] };
+    for (const [body, path] of [
+      [{ ...base, temperature: 2.5 }, "temperature"],
+      [{ ...base, temperature: "hot" }, "temperature"],
+      [{ ...base, topP: 0 }, "topP"],
+      [{ ...base, maxOutputTokens: 1.5 }, "maxOutputTokens"],
+      [{ turnId: "00000000-0000-4000-8000-000000000000", temperature: 1 }, "temperature"],
+    ] as const) {
+      const r = await chat(sessionId(), body);
+      expect(r.status).toBe(400);
+      expect(r.json.error.path).toBe(path);
+    }
+    const session = sessionId();
+    const r = await chat(session, { model: ANT, temperature: 1.5, messages: [{ role: "user", content: "hi" }] });
+    expect(r.status).toBe(400);
+    expect(r.json.error.message).toBe(`temperature must be from 0 to 1 for ${ANT} (Anthropic Messages)`);
+    expect((await api("DELETE", `/v1/sessions/${session}`)).status).toBe(404);
+  });
+});
+
 describe("/chat: the loop's own bounds", () => {
   it("tool arguments that are not JSON come back to the model as an error it can correct", async () => {
     const s = await script([{ toolCalls: [{ id: "bad", name: "exec", input: "{not json" }] }, { text: "sorry" }]);

@@ -41,6 +41,17 @@ function textOf(content) {
   return "";
 }
 
+/** `temperature` (0 to `maxTemperature`: 2 on Chat Completions, 1 on Messages) and `top_p` (over 0, at most 1). */
+function samplingProblems(body, maxTemperature) {
+  const problems = [];
+  const t = body.temperature;
+  if (t !== undefined && (typeof t !== "number" || t < 0 || t > maxTemperature))
+    problems.push(`temperature must be a number from 0 to ${maxTemperature}`);
+  const p = body.top_p;
+  if (p !== undefined && (typeof p !== "number" || p <= 0 || p > 1)) problems.push("top_p must be a number over 0 and at most 1");
+  return problems;
+}
+
 // ---------------------------------------------------------------- OpenAI Chat Completions
 
 /** The text of the first user message (where a test's `[script:<id>]` marker lives). */
@@ -57,6 +68,7 @@ export function validateOpenAI(body) {
   for (const key of ["max_tokens", "max_completion_tokens"]) {
     if (body[key] !== undefined && body[key] !== null && !isPositiveInteger(body[key])) problems.push(`${key} must be a positive integer`);
   }
+  problems.push(...samplingProblems(body, 2));
   problems.push(...openaiToolProblems(body.tools));
   problems.push(...openaiMessageProblems(body.messages));
   return problems;
@@ -153,6 +165,7 @@ export function validateAnthropic(body) {
   if (body.system !== undefined && typeof body.system !== "string" && !Array.isArray(body.system)) {
     problems.push("system must be a string or an array of text blocks");
   }
+  problems.push(...samplingProblems(body, 1));
   problems.push(...anthropicToolProblems(body.tools));
   problems.push(...anthropicMessageProblems(body.messages));
   return problems;
