@@ -5,7 +5,7 @@
  * workerd above all; Cloudflare's edge cannot route to private ranges anyway.
  *
  * RULES (hosts as the URL parser normalizes them: `0x7f.1` and `2130706433` are `127.0.0.1`):
- * - names: `localhost` and `*.localhost`;
+ * - names: `localhost` and `*.localhost` (with or without a trailing dot);
  * - IPv4: 0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.168/16, 198.18/15,
  *   224/4 and above (multicast, reserved, broadcast);
  * - IPv6: `::`, `::1`, fc00::/7, fe80::/10, ff00::/8, and IPv4-mapped or -translated addresses
@@ -13,7 +13,8 @@
  * A public name that resolves to a private address is not caught: a Worker cannot resolve names.
  */
 export function privateAddress(url: URL): string | undefined {
-  const host = url.hostname.toLowerCase();
+  // A trailing dot names the same host (`localhost.`); the URL parser keeps it on names.
+  const host = url.hostname.toLowerCase().replace(/\.$/, "");
   if (host === "localhost" || host.endsWith(".localhost")) return "a localhost name";
   if (host.startsWith("[") && host.endsWith("]")) return privateIpv6(host.slice(1, -1));
   const v4 = ipv4(host);
