@@ -21,6 +21,8 @@ export function wireModel(model: ResolvedModel, fetch: typeof globalThis.fetch):
 /** The Messages API refuses a request without `max_tokens`; Chat Completions lets the model decide. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 
+/** A turn's `maxOutputTokens`, never over the model row's `maxTokens`; without one, the row's, then the wire's default. */
 export function maxOutputTokensFor(model: ResolvedModel, requested: number | undefined): number | undefined {
-  return requested ?? model.maxOutputTokens ?? (model.api === "anthropic-messages" ? ANTHROPIC_DEFAULT_MAX_TOKENS : undefined);
+  if (requested !== undefined) return model.maxOutputTokens !== undefined ? Math.min(requested, model.maxOutputTokens) : requested;
+  return model.maxOutputTokens ?? (model.api === "anthropic-messages" ? ANTHROPIC_DEFAULT_MAX_TOKENS : undefined);
 }

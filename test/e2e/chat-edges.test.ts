@@ -353,6 +353,18 @@ describe("/chat sampling: temperature, topP, maxOutputTokens", () => {
     }
   });
 
+  it("maxOutputTokens is lowered to the model row's maxTokens", async () => {
+    const s = await script([{ text: "short" }]);
+    const r = await chat(sessionId(), {
+      model: "fakeoai/gpt-fake-small",
+      maxOutputTokens: 50_000,
+      messages: [{ role: "user", content: `${s.marker} hi` }],
+    });
+    expect(r.json.status).toBe("completed");
+    const [req] = await requests(s.id);
+    expect(req!.body.max_completion_tokens ?? req!.body.max_tokens).toBe(1000);
+  });
+
   it("a current Claude model takes no sampling parameters: temperature and topP are not sent to it, maxOutputTokens is", async () => {
     const s = await script([{ text: "hello" }]);
     const r = await chat(sessionId(), {
