@@ -39,7 +39,7 @@ import { recoverFromReset } from "./reset-recovery";
 import { buildTrajectory, chatMeta, type ChatState, type Trajectory } from "../../src/agent";
 import { costUsd } from "../../src/providers";
 import { APPROVALS_OFF } from "../../src/config";
-import { admitExec, execRan, toolCallPolicy, type ApprovalRequester, type ExecAdmission, type PluginHooks } from "../../src/policy";
+import { admitExec, admitWait, execRan, toolCallPolicy, type ApprovalRequester, type ExecAdmission, type PluginHooks } from "../../src/policy";
 import type { ToolCallEvent } from "../../src/tools";
 import { ApprovalBroker } from "./approval-broker";
 import type { ApprovalDecision, ChatRequest, PendingApproval, TrustedResult } from "./session-rpc";
@@ -305,7 +305,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         const language = execLanguage(input, defaultExecLanguage(spec.options.languages));
         const trace = cellTrace("exec", requestId, language);
         const event = this.execEvent(spec, input, language);
-        const admitted = await this.admitExec(spec, event, ctx);
+        const admitted = await this.admitOuter(spec, event, ctx, admitExec);
         if (!admitted.ok) return { ok: true, body: failed(admitted.message, admitted.code, this.telemetry(spec, turn.counters)) };
         const source = admitted.input;
         const reply = await this.serial(() => this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => this.exec(t, source, signal, ctx)));
@@ -314,7 +314,12 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       }
       if (spec.codeModeEngaged && toolName === "wait") {
         const trace = cellTrace("wait", requestId);
-        return this.logCell(spec, trace, await this.wait(turn, input, trace, ctx));
+        const event: ToolCallEvent = { ...this.execEvent(spec, input, undefined), toolName: "wait", toolKind: "code_mode_wait" };
+        const admitted = await this.admitOuter(spec, event, ctx, admitWait);
+        if (!admitted.ok) return { ok: true, body: failed(admitted.message, admitted.code, this.telemetry(spec, turn.counters)) };
+        const reply = await this.wait(turn, input, trace, ctx);
+        if (reply.ok) await execRan(pluginHooks, event, reply.body as { status?: unknown; error?: unknown });
+        return this.logCell(spec, trace, reply);
       }
       const ts = spec.toolSearch;
       if (ts && isToolSearchControl(toolName) && TOOL_SEARCH_CONTROLS[ts.mode].includes(toolName)) {
@@ -654,15 +659,15 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       };
     }
 
-    /** Hooks (and an approval, when asked for) before a cell starts; no hooks and no rule: admitted as is. */
-    private async admitExec(spec: TurnSpec, event: ToolCallEvent, ctx: CallScope): Promise<ExecAdmission> {
+    /** Hooks (and an approval, when asked for) before a cell starts or resumes; no hooks and no rule: admitted as is. */
+    private async admitOuter(spec: TurnSpec, event: ToolCallEvent, ctx: CallScope, admit: typeof admitExec): Promise<ExecAdmission> {
       const approvals = spec.approvals ?? APPROVALS_OFF;
       if (pluginHooks.length === 0 && approvals.require.length === 0) return { ok: true, input: event.input };
       const abort = this.track(spec.turnId, ctx.requestId, ctx.parent);
       try {
         const requester = this.requester(spec, ctx.callId);
-        const admitted = await admitExec({ hooks: pluginHooks, approvals, requester, signal: abort.signal }, event);
-        if (!admitted.ok) ctx.record?.(ctx.callId, "exec", admitted.decision, admitted.message);
+        const admitted = await admit({ hooks: pluginHooks, approvals, requester, signal: abort.signal }, event);
+        if (!admitted.ok) ctx.record?.(ctx.callId, event.toolName, admitted.decision, admitted.message);
         return admitted;
       } finally {
         this.untrack(spec.turnId, abort, ctx.requestId);

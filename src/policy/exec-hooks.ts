@@ -32,27 +32,46 @@ export async function admitExec(
     };
   }
   if (before.input !== shown) input = rewritten(event.input, shown, before.input as Record<string, unknown>);
-  const approval = before.approval || deps.approvals.require.some((p) => matchesToolPattern(p, "exec"));
-  if (approval) {
-    if (!deps.requester) return { ok: false, message: "exec needs an operator's approval, which this surface cannot ask for", decision: "denied" };
-    const answer = await deps.requester.request({
-      tool: "exec",
-      input,
-      signal: deps.signal,
-      timeoutMs: deps.approvals.timeoutSeconds * 1000,
-    });
-    if (answer.decision !== "allow") {
-      const why =
-        answer.decision === "deny"
-          ? `denied by the operator${answer.reason ? `: ${answer.reason}` : ""}`
-          : answer.decision === "timeout"
-            ? "no approval came in time"
-            : answer.reason;
-      const decision: PolicyDecision = answer.decision === "deny" ? "denied" : answer.decision === "timeout" ? "timed_out" : "cancelled";
-      return { ok: false, message: `exec did not run: ${why}`, decision };
-    }
-  }
-  return { ok: true, input };
+  const refused = await outerApproval(deps, "exec", input, before.approval, "did not run");
+  return refused ?? { ok: true, input };
+}
+
+/**
+ * Policy on the outer `wait`: hooks see it as `toolKind: "code_mode_wait"` with its `{ runId }`. A
+ * hook may block it or ask for an approval (so may an `approvals.require` rule naming `wait`); a
+ * refused wait resumes nothing: the run stays parked, for a later wait, until its TTL. Its input is
+ * not rewritable (which run to resume is the caller's).
+ */
+export async function admitWait(
+  deps: { hooks: readonly PluginHooks[]; approvals: ApprovalSettings; requester?: ApprovalRequester; signal: AbortSignal },
+  event: ToolCallEvent,
+): Promise<ExecAdmission> {
+  const before = await runBeforeHooks(deps.hooks, event);
+  if (!before.ok) return { ok: false, message: before.message, decision: "blocked_by_hook" };
+  const refused = await outerApproval(deps, "wait", event.input, before.approval, "resumed nothing; the run stays parked");
+  return refused ?? { ok: true, input: event.input };
+}
+
+/** The operator's approval of an outer exec or wait, when a hook or a rule asks for one: undefined when allowed. */
+async function outerApproval(
+  deps: { approvals: ApprovalSettings; requester?: ApprovalRequester; signal: AbortSignal },
+  tool: "exec" | "wait",
+  input: unknown,
+  asked: boolean,
+  outcome: string,
+): Promise<Extract<ExecAdmission, { ok: false }> | undefined> {
+  if (!asked && !deps.approvals.require.some((p) => matchesToolPattern(p, tool))) return undefined;
+  if (!deps.requester) return { ok: false, message: `${tool} needs an operator's approval, which this surface cannot ask for`, decision: "denied" };
+  const answer = await deps.requester.request({ tool, input, signal: deps.signal, timeoutMs: deps.approvals.timeoutSeconds * 1000 });
+  if (answer.decision === "allow") return undefined;
+  const why =
+    answer.decision === "deny"
+      ? `denied by the operator${answer.reason ? `: ${answer.reason}` : ""}`
+      : answer.decision === "timeout"
+        ? "no approval came in time"
+        : answer.reason;
+  const decision: PolicyDecision = answer.decision === "deny" ? "denied" : answer.decision === "timeout" ? "timed_out" : "cancelled";
+  return { ok: false, message: `${tool} ${outcome}: ${why}`, decision };
 }
 
 function sourceOf(input: Record<string, unknown>): string | undefined {

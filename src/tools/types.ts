@@ -30,10 +30,10 @@ export type ToolContext = {
   update?(partial: unknown): void;
 };
 
-/** What hooks see of a call (seed 002 "exec": outer code-mode cells are `code_mode_exec`). */
+/** What hooks see of a call (seed 002 "exec": outer code-mode cells are `code_mode_exec`; resuming one with `wait` is `code_mode_wait`). */
 export type ToolCallEvent = {
   toolName: string;
-  toolKind: "tool" | "code_mode_exec";
+  toolKind: "tool" | "code_mode_exec" | "code_mode_wait";
   /** `code_mode_exec` only: the cell's language, when known. */
   toolInputKind?: "javascript" | "typescript";
   input: unknown;

@@ -112,6 +112,12 @@ const kitPolicy = defineToolPlugin({
         if (code.includes("BLANK_ME")) return { input: { ...input, code: "   " } };
         return undefined;
       }
+      if (event.toolKind === "code_mode_wait") {
+        // Resuming parked runs is not allowed on this channel; another may ask the operator first.
+        if (event.context.party?.channel === "no-resume") return { block: "resuming runs is not allowed on this channel" };
+        if (event.context.party?.channel === "ask-resume") return { requireApproval: true };
+        return undefined;
+      }
       if (event.toolName === "ask_user") {
         // Client tools pass the same hooks before the caller gets them.
         if (input.q === "BLOCK") return { block: "that question may not be asked" };

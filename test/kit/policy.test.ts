@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { describe, expect, it } from "vitest";
-import { api, exec, openTurn, sessionId, sleep, wait } from "../e2e/helpers";
+import { api, exec, inSession, openTurn, sessionId, sleep, wait } from "../e2e/helpers";
 import { chat, requests, script, toolResults } from "../e2e/chat-helpers";
 import { decide, pendingApprovals } from "../e2e/approval-helpers";
 
@@ -137,6 +137,44 @@ describe("client tool calls pass the same hooks and approvals before the caller 
     const t = await api("GET", `/v1/sessions/${session}/turns/${r.json.turnId}/trajectory`);
     expect(t.json.calls).toEqual([expect.objectContaining({ tool: "ask_user", via: "chat", status: "failed", decision: "blocked_by_hook" })]);
     expect(t.json.calls[0].callId).toMatch(/^ccall_/);
+  });
+});
+
+describe("the outer wait passes hooks as code_mode_wait", () => {
+  const hooksFor = async (session: string, turnId: string) => {
+    const probe = await openTurn(session);
+    const all = (await exec(session, probe, "return await kit_hook_log({})")).value as Array<Record<string, unknown>>;
+    return all.filter((e) => e.turnId === turnId && e.kind === "code_mode_wait").map((e) => e.hook);
+  };
+
+  it("a blocked wait resumes nothing: the run stays parked and resumes once a wait is allowed", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { channel: "no-resume" });
+    const parked = await exec(session, turnId, "let n = 1; await yield_control(); return n + 1");
+    expect(parked.status).toBe("waiting");
+    const refused = await api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/wait`, { runId: parked.runId });
+    expect(refused.json).toMatchObject({
+      status: "failed",
+      error: "wait was blocked by a hook (kit-policy): resuming runs is not allowed on this channel",
+    });
+    expect(await hooksFor(session, turnId)).toEqual(["before"]);
+    expect(await inSession(session, (instance) => instance.snapshots.footprint().runs)).toBe(1);
+  });
+
+  it("allowed: before and after hooks see it; a hook asking for approval makes the wait wait for the operator", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session);
+    const parked = await exec(session, turnId, "let n = 1; await yield_control(); return n + 1");
+    expect(await wait(session, turnId, parked.runId)).toMatchObject({ status: "completed", value: 2 });
+    expect(await hooksFor(session, turnId)).toEqual(["before", "after"]);
+
+    const gated = await openTurn(session, { channel: "ask-resume" });
+    const parked2 = await exec(session, gated, "await yield_control(); return 'resumed'");
+    const running = api("POST", `/v1/sessions/${session}/turns/${gated}/tools/wait`, { runId: parked2.runId });
+    const p = await pendingApproval(session);
+    expect(p).toMatchObject({ tool: "wait", inputPreview: expect.stringContaining(parked2.runId) });
+    await allow(session, p.approvalId);
+    expect((await running).json).toMatchObject({ status: "completed", value: "resumed" });
   });
 });
 
