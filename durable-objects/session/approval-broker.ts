@@ -179,20 +179,22 @@ export class ApprovalBroker {
 }
 
 /** How far a preview is shortened: the first level whose preview fits the bound whole is used. */
-type Level = { chars: number; keyChars: number; items: number; keys: number };
+type Level = { chars: number; keyChars: number; items: number; keys: number; depth: number };
 const LEVELS: readonly Level[] = [
-  { chars: 200, keyChars: 200, items: 20, keys: 50 },
-  { chars: 80, keyChars: 64, items: 8, keys: 50 },
-  { chars: 24, keyChars: 32, items: 3, keys: 50 },
-  { chars: 8, keyChars: 16, items: 1, keys: 50 },
-  { chars: 8, keyChars: 16, items: 1, keys: 20 },
-  { chars: 0, keyChars: 12, items: 0, keys: 10 },
+  { chars: 200, keyChars: 200, items: 20, keys: 50, depth: 4 },
+  { chars: 80, keyChars: 64, items: 8, keys: 50, depth: 4 },
+  { chars: 24, keyChars: 32, items: 3, keys: 50, depth: 3 },
+  { chars: 8, keyChars: 16, items: 1, keys: 50, depth: 2 },
+  { chars: 8, keyChars: 16, items: 1, keys: 50, depth: 1 },
+  // Top-level keys only (values elided), as many as surely fit 2 KiB; the rest counted.
+  { chars: 8, keyChars: 12, items: 0, keys: 16, depth: 1 },
 ];
-const DEPTH = 4;
 
-/** `text` cut to `max` characters with a count of the rest (nothing is cut without saying so). */
+/** `text` cut to `max` characters with a count of the rest (nothing is cut without saying so; never made longer). */
 function cut(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…[${text.length - max} more characters]` : text;
+  if (text.length <= max) return text;
+  const shortened = `${text.slice(0, max)}…[${text.length - max} more characters]`;
+  return shortened.length < text.length ? shortened : text;
 }
 
 /**
@@ -206,7 +208,7 @@ export function approvalPreview(input: unknown, redaction: { secrets: readonly s
   const clip = (v: unknown, depth: number, level: Level): unknown => {
     if (typeof v === "string") return cut(maskSecrets(v, redaction), level.chars);
     if (v === null || typeof v !== "object") return v;
-    if (depth >= DEPTH) return "[…]";
+    if (depth >= level.depth) return "[…]";
     if (Array.isArray(v)) {
       const items = v.slice(0, level.items).map((x) => clip(x, depth + 1, level));
       return v.length > level.items ? [...items, `…[${v.length - level.items} more items]`] : items;

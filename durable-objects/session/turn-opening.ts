@@ -1,10 +1,10 @@
-import { buildCatalog } from "../../src/catalog";
+import { buildCatalog, isToolAllowed } from "../../src/catalog";
 import type { ClientToolSpec, McpServerTools } from "../../src/catalog";
 import { assignMcpNames, McpServers, type McpServerRecord } from "../../src/mcp";
 import type { StoredMcpServer } from "../../src/turns";
 import { findAgent, planSurface, resolveActivation, resolveApprovals, resolveCodeModeOptions, type GatewayConfig } from "../../src/config";
 import type { ToolPlugin } from "../../src/tools";
-import { checkSurface, modelSurface, type ModelTool, type SurfaceShape } from "../../src/turns";
+import { checkSurface, MCP_SERVER_OPS, modelSurface, type ModelTool, type SurfaceShape } from "../../src/turns";
 import type { TurnSpec } from "../../src/turns";
 import type { SurfaceTelemetry } from "../../src/code-mode";
 
@@ -38,8 +38,9 @@ export function planTurn(
 ): { ok: true; spec: TurnSpec; tools: ModelTool[] } | { ok: false; message: string } {
   const sandboxStarts = found.sandboxStarts ?? true;
   const active = toolsActive(req);
+  const policy = { allow: req.allow, deny: req.deny };
   const catalog = active
-    ? buildCatalog({ plugins, mcpServers: found.mcp?.listed, clientTools: req.clientTools, policy: { allow: req.allow, deny: req.deny } })
+    ? buildCatalog({ plugins, mcpServers: found.mcp?.listed, clientTools: req.clientTools, policy })
     : { entries: [], direct: [] };
   const activation = resolveActivation(config, { agentId: req.agentId, model: req.model });
   const engaged = active && activation.engaged;
@@ -66,7 +67,9 @@ export function planTurn(
     ...(shape.kind !== "code_mode" ? { surface: surfaceTelemetry(shape, tools) } : {}),
     options,
     catalog,
-    ...(active && found.mcp && found.mcp.servers.length > 0 ? { mcp: { servers: found.mcp.servers } } : {}),
+    ...(active && found.mcp && found.mcp.servers.length > 0
+      ? { mcp: { servers: found.mcp.servers.map((s) => ({ ...s, ops: MCP_SERVER_OPS.filter((op) => isToolAllowed(policy, `${s.name}__${op}`)) })) } }
+      : {}),
     counterScope: ids.counterScope,
     createdAt: ids.now,
     approvals: resolveApprovals(config.approvals, req.agentId !== undefined ? findAgent(config, req.agentId)?.approvals : undefined),

@@ -134,6 +134,8 @@ export function backtrackingRisk(pattern: string): string | undefined {
   if (pattern.length > MAX_PATTERN_CHARS) return `longer than ${MAX_PATTERN_CHARS} characters`;
   if (unboundedRepeats(pattern) > MAX_PATTERN_REPEATS)
     return `more than ${MAX_PATTERN_REPEATS} unbounded repeats (*, +, {n,}) can backtrack polynomially; use a flatter pattern or maxLength`;
+  if (patternSubjectLimit(pattern) === undefined)
+    return "its repeats ({n,m}, ?, *, +) can backtrack through too many choices to check even 64 characters in bounded time; use a flatter pattern or maxLength";
   // For each open group: does its body contain a quantifier or an alternation?
   const stack: Array<{ risky: boolean }> = [];
   let inClass = false;
@@ -166,10 +168,40 @@ export function backtrackingRisk(pattern: string): string | undefined {
 
 /** `*`, `+`, `{n,}` and `{n,m}` with m over 32, outside character classes and escapes. */
 export function unboundedRepeats(pattern: string): number {
-  let count = 0;
+  return repeatShape(pattern).unbounded;
+}
+
+/** Steps one pattern check may cost (V8's backtracking engine does roughly 10^8–10^9 a second). */
+const STEPS_PER_STRING = 2e7;
+/** Steps all the pattern checks of one value may cost together; more text than that fails closed. */
+export const STEPS_PER_VALUE = 1e8;
+const MAX_SUBJECT = 4096;
+const MIN_SUBJECT = 64;
+
+/**
+ * What a pattern's backtracking can cost on a string of n characters, as `n^exponent × choices`:
+ * each unbounded repeat (`*`, `+`, `{n,}`) can split the string anew (a factor n), so can the start
+ * position of an unanchored pattern; a bounded repeat `{n,m}` multiplies by its m−n+1 choices and
+ * `?` by 2. An upper bound, conservative for repeats that cannot overlap.
+ */
+export type PatternCost = { exponent: number; choices: number };
+
+export function patternCost(pattern: string): PatternCost {
+  const { unbounded, choices, anchored } = repeatShape(pattern);
+  return { exponent: unbounded + (anchored ? 0 : 1), choices };
+}
+
+function repeatShape(pattern: string): { unbounded: number; choices: number; anchored: boolean } {
+  let unbounded = 0;
+  let choices = 1;
   let inClass = false;
+  let depth = 0;
+  let topAlternation = false;
+  let afterQuantifier = false;
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i]!;
+    const quantified = afterQuantifier;
+    afterQuantifier = false;
     if (c === "\\") {
       i++;
       continue;
@@ -179,22 +211,47 @@ export function unboundedRepeats(pattern: string): number {
       continue;
     }
     if (c === "[") inClass = true;
-    else if (c === "*" || c === "+") count++;
-    else if (c === "{") {
+    else if (c === "(") depth++;
+    else if (c === ")") depth = Math.max(0, depth - 1);
+    else if (c === "|" && depth === 0) topAlternation = true;
+    else if (c === "*" || c === "+") {
+      unbounded++;
+      afterQuantifier = true;
+    } else if (c === "?") {
+      // `(?:`, `(?=`, `(?<name>` are group syntax; `*?`, `+?`, `??`, `}?` make a repeat lazy.
+      if (pattern[i - 1] !== "(" && !quantified) {
+        choices = Math.min(Number.MAX_SAFE_INTEGER, choices * 2);
+        afterQuantifier = true;
+      }
+    } else if (c === "{") {
       const m = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i));
-      if (m && m[2] !== undefined && (m[3] === "" || Number(m[3]) > 32)) count++;
+      if (!m) continue;
+      if (m[2] !== undefined && (m[3] === "" || Number(m[3]) > 32)) unbounded++;
+      else if (m[2] !== undefined) choices = Math.min(Number.MAX_SAFE_INTEGER, choices * Math.max(1, Number(m[3]) - Number(m[1]) + 1));
+      i += m[0].length - 1;
+      afterQuantifier = true;
     }
   }
-  return count;
+  return { unbounded, choices, anchored: pattern.startsWith("^") && !topAlternation };
 }
 
 /**
- * The longest string a pattern is checked against: matching costs up to n^(k+1) steps for k
- * unbounded repeats, so a pattern with one gets 4096 characters, with two 256. A longer string
- * fails the check (closed): a schema that expects long text says so with maxLength, not pattern.
+ * The longest string a pattern is checked against: as long as its cost stays within
+ * STEPS_PER_STRING, at most 4096 characters. A longer string fails the check (closed): a schema
+ * that expects long text says so with maxLength, not pattern. Undefined when even 64 characters
+ * would cost too much: such a pattern is refused (backtrackingRisk).
  */
-export function patternSubjectLimit(pattern: string): number {
-  return unboundedRepeats(pattern) <= 1 ? 4096 : 256;
+export function patternSubjectLimit(pattern: string): number | undefined {
+  const { exponent, choices } = patternCost(pattern);
+  if (choices > STEPS_PER_STRING) return undefined;
+  if (exponent === 0) return MAX_SUBJECT;
+  const limit = Math.min(MAX_SUBJECT, Math.floor((STEPS_PER_STRING / choices) ** (1 / exponent)));
+  return limit >= MIN_SUBJECT ? limit : undefined;
+}
+
+/** What checking a string of `n` characters against patterns of `cost` may take, in steps. */
+export function patternSteps(cost: PatternCost, n: number): number {
+  return Math.max(n, n ** cost.exponent * cost.choices);
 }
 
 /**
@@ -204,8 +261,33 @@ export function patternSubjectLimit(pattern: string): number {
  * `^(?=[\s\S]{0,N}$)[\s\S]*?(?:P)` adds no capturing group, so backreferences keep their numbers.
  * Only schema positions are rewritten (never `const`, `enum`, `default` or `examples` values).
  */
+/** Every `pattern` and `patternProperties` key of a schema (schema positions only). */
+export function schemaPatterns(schema: unknown): string[] {
+  const out: string[] = [];
+  const visit = (s: unknown): void => {
+    if (s === null || typeof s !== "object" || Array.isArray(s)) return;
+    const o = s as Record<string, unknown>;
+    if (typeof o.pattern === "string") out.push(o.pattern);
+    if (o.patternProperties !== null && typeof o.patternProperties === "object" && !Array.isArray(o.patternProperties)) {
+      for (const [k, v] of Object.entries(o.patternProperties)) {
+        out.push(k);
+        visit(v);
+      }
+    }
+    for (const k of SCHEMA_MAPS) {
+      const m = o[k];
+      if (k === "patternProperties" || m === null || typeof m !== "object" || Array.isArray(m)) continue;
+      for (const sub of Object.values(m)) visit(sub);
+    }
+    for (const k of SCHEMA_LISTS) if (Array.isArray(o[k])) (o[k] as unknown[]).forEach(visit);
+    for (const k of SCHEMA_ONE) if (o[k] !== undefined) (Array.isArray(o[k]) ? (o[k] as unknown[]) : [o[k]]).forEach(visit);
+  };
+  visit(schema);
+  return out;
+}
+
 export function withBoundedPatterns(schema: unknown): unknown {
-  const wrap = (p: string) => `^(?=[\\s\\S]{0,${patternSubjectLimit(p)}}$)[\\s\\S]*?(?:${p})`;
+  const wrap = (p: string) => `^(?=[\\s\\S]{0,${patternSubjectLimit(p) ?? MIN_SUBJECT}}$)[\\s\\S]*?(?:${p})`;
   const visit = (s: unknown): unknown => {
     if (s === null || typeof s !== "object" || Array.isArray(s)) return s;
     const o = { ...(s as Record<string, unknown>) };

@@ -12,7 +12,25 @@ import type { TurnSpec } from "./turn-spec";
  * `resources.*` and `prompts.*`; and the executor definition of an MCP tool, so its calls take
  * the same path as every other tool (input checked against its schema, bounded result).
  */
-export type StoredMcpServer = McpServerRecord & { ident: string; tools: number; error?: string };
+export type StoredMcpServer = McpServerRecord & {
+  ident: string;
+  tools: number;
+  error?: string;
+  /**
+   * The server operations the turn's allow/deny lets through, by policy name `<server>__<op>`
+   * (`resources.list`, `resources.read`, `prompts.list`, `prompts.get`). Absent in turns of older
+   * builds: all of them.
+   */
+  ops?: string[];
+};
+
+/** A server's resource and prompt operations, as policy (allow/deny, approvals) names them after `<server>__`. */
+export const MCP_SERVER_OPS = ["resources.list", "resources.read", "prompts.list", "prompts.get"] as const;
+
+/** A server is visible to the guest (`MCP.<server>`, its `.d.ts`) when the policy leaves it a tool or an operation. */
+function serverVisible(s: StoredMcpServer, visibleTools: number): boolean {
+  return visibleTools > 0 || s.ops === undefined || s.ops.length > 0;
+}
 
 export type McpRuntime = { declared: McpDeclaredServer[]; files: ApiFileTable; guestJson?: string };
 
@@ -21,6 +39,7 @@ export function mcpRuntime(spec: TurnSpec, catalog: Catalog): McpRuntime {
   if (servers.length === 0) return { declared: [], files: new Map() };
   const visible = catalog.mcpServers();
   const declared: McpDeclaredServer[] = servers
+    .filter((s) => serverVisible(s, (visible.get(s.name) ?? []).length))
     .map((s) => ({
       name: s.ident,
       mcpName: s.name,
@@ -80,7 +99,10 @@ export async function mcpServerOp(
   const ident = key.slice(4, slash);
   const op = key.slice(slash + 1) as (typeof OPS)[number];
   const record = spec.mcp?.servers.find((s) => s.ident === ident);
-  if (!record || !OPS.includes(op)) return { ok: false, message: `${key.slice(4) || "MCP"} is not an available MCP operation` };
+  // Denied operations and servers the guest cannot see answer like unknown ones: existence is not revealed.
+  const denied = op !== "$api" && record?.ops !== undefined && !record.ops.includes(op.replace("/", "."));
+  if (!record || !OPS.includes(op) || denied || !runtime.declared.some((d) => d.name === ident))
+    return { ok: false, message: `${key.slice(4) || "MCP"} is not an available MCP operation` };
   const args = (input ?? {}) as Record<string, unknown>;
   if (typeof args !== "object" || Array.isArray(args))
     return { ok: false, message: `MCP.${ident}.${op.replace("/", ".")} takes one object argument` };
@@ -131,6 +153,8 @@ export function mcpOpDefinition(spec: TurnSpec, runtime: McpRuntime, servers: Mc
   const op = key.slice(slash + 1);
   const record = spec.mcp?.servers.find((s) => s.ident === ident);
   if (!record || op === "$api" || !(OPS as readonly string[]).includes(op)) return undefined;
+  // Not allowed by the turn's policy: mcpServerOp answers it as unknown (no hooks, no approval asked).
+  if (record.ops !== undefined && !record.ops.includes(op.replace("/", "."))) return undefined;
   const dotted = op.replace("/", ".");
   return {
     name: `MCP.${ident}.${dotted}`,

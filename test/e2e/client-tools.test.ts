@@ -310,6 +310,10 @@ describe("schema patterns run on the host, so the ones that can backtrack expone
 
   it("polynomial shapes too (a*a*a*…: more than two unbounded repeats); a long string never meets a pattern, it fails the check", async () => {
     const session = sessionId();
+    const bounded = { type: "object", properties: { s: { type: "array", items: { type: "string", pattern: "^" + "a{0,32}".repeat(6) + "b" } } } };
+    const refusedBounded = await api("POST", `/v1/sessions/${session}/turns`, { clientTools: [{ name: "ask", parameters: bounded }] });
+    expect(refusedBounded.status).toBe(400);
+    expect(refusedBounded.json.error.message).toMatch(/too many choices/);
     const poly = { type: "object", properties: { a: { type: "string", pattern: "^" + "a*".repeat(13) + "$" } } };
     const refused = await api("POST", `/v1/sessions/${session}/turns`, { clientTools: [{ name: "ask", parameters: poly }] });
     expect(refused.status).toBe(400);

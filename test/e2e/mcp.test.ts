@@ -94,6 +94,27 @@ describe("MCP servers on a code-mode turn", () => {
     expect(r.value.bad.thrown).toMatch(/^invalid input for MCP\.everything\.getSum/);
   });
 
+  it("deny covers a server's resources and prompts by their policy names; a server left nothing is not visible at all", async () => {
+    const session = sessionId();
+    const turn = await api("POST", `/v1/sessions/${session}/turns`, {
+      mcpServers: everything,
+      deny: ["everything__resources.read", "everything__prompts.get"],
+    });
+    const turnId = turn.json.turnId;
+    const r = await api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, {
+      code:
+        "const out = []; for (const f of [() => MCP.everything.resources.read({ uri: 'demo://resource/static/document/architecture.md' }), () => MCP.everything.prompts.get({ name: 'simple-prompt' })]) { try { await f(); out.push('ran'); } catch (e) { out.push(e.message); } }\n" +
+        "out.push(typeof (await MCP.everything.resources.list({})).resources); return out;",
+    });
+    expect(r.json.value).toEqual(["everything/resources/read is not an available MCP operation", "everything/prompts/get is not an available MCP operation", "object"]);
+    const none = await api("POST", `/v1/sessions/${session}/turns`, { mcpServers: everything, allow: ["echo"] });
+    const v = await api("POST", `/v1/sessions/${session}/turns/${none.json.turnId}/tools/exec`, {
+      code: "return [typeof MCP === 'undefined' ? 'none' : Object.keys(MCP), (await API.list('mcp'))]",
+    });
+    expect(v.json.status).toBe("completed");
+    expect(JSON.stringify(v.json.value)).not.toContain("everything");
+  });
+
   it("resources, prompts and $api return native MCP shapes", async () => {
     const { session, turnId } = await openTurn({ mcpServers: everything });
     const r = await run(

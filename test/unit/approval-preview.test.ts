@@ -37,6 +37,32 @@ describe("approvalPreview: what the operator sees of a call to approve", () => {
     expect(shown + Number(/(\d+) more keys/.exec(preview)![1])).toBe(400);
   });
 
+  it("deep padding cannot hide a key either: nesting is shortened too, down to the top-level keys", () => {
+    const value: Record<string, unknown> = {};
+    for (let i = 0; i < 9; i++) {
+      const o: Record<string, Record<string, number>> = {};
+      for (let j = 0; j < 10; j++) {
+        o["b" + j] = {};
+        for (let k = 0; k < 10; k++) o["b" + j]!["c" + k] = 1;
+      }
+      value["p" + i] = o;
+    }
+    value.recipient = "attacker@evil.example";
+    const preview = approvalPreview(value, NONE);
+    expect(bytes(preview)).toBeLessThanOrEqual(NESTED_PREVIEW_BYTES);
+    expect(preview).not.toMatch(/bytes omitted\]$/);
+    expect(preview).toContain('"recipient"');
+  });
+
+  it("at worst, the top-level keys with their values elided, and a count of the rest; never a silent cut", () => {
+    const input: Record<string, unknown> = {};
+    for (let i = 0; i < 200; i++) input["键".repeat(60) + i] = { deep: { deeper: "x".repeat(100) } };
+    const preview = approvalPreview(input, NONE);
+    expect(bytes(preview)).toBeLessThanOrEqual(NESTED_PREVIEW_BYTES);
+    expect(preview).not.toMatch(/bytes omitted\]$/);
+    expect(preview).toMatch(/"…":"184 more keys"/);
+  });
+
   it("names that collide once cut both stay, numbered; an own __proto__ key stays visible", () => {
     const input = JSON.parse(`{"__proto__":"hidden?","${"a".repeat(300)}1":"first","${"a".repeat(300)}2":"second","pad":"${"p".repeat(3000)}"}`);
     const preview = approvalPreview(input, NONE);

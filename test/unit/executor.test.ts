@@ -124,8 +124,18 @@ describe("schema patterns that can backtrack exponentially are refused", async (
       expect(backtrackingRisk(p)).toMatch(/more than 2 unbounded repeats/);
     },
   );
-  it.each(["^[a-z]+-\\d+$", "^https?://.+$", "a{1,32}b{1,32}c{1,32}d{1,32}", "^[*+]{2}$"])("accepts %s", (p) => {
-    expect(backtrackingRisk(p)).toBeUndefined();
+  it.each(["^[a-z]+-\\d+$", "^https?://.+$", "^a{1,32}b{1,32}c{1,32}$", "^[*+]{2}$", "^-?\\d+(\\.\\d+)?$", "^https?://[^/]+(/.*)?$"])(
+    "accepts %s",
+    (p) => {
+      expect(backtrackingRisk(p)).toBeUndefined();
+    },
+  );
+  it.each([
+    "^a{0,32}a{0,32}a{0,32}a{0,32}a{0,32}a{0,32}b",
+    "^a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?aaaaaaaaaaaaaaaaaaaaaaaaa$",
+    "a{0,20}a{0,20}a{0,20}a{0,20}a{0,20}b",
+  ])("refuses %s (bounded repeats with too many choices)", (p) => {
+    expect(backtrackingRisk(p)).toMatch(/too many choices/);
   });
 });
 
@@ -138,6 +148,18 @@ describe("a pattern only meets strings it can check quickly", async () => {
     expect(checkValue(str("a*a*b"), "a".repeat(255) + "b").ok).toBe(true);
     expect(checkValue(str("a*a*b"), "a".repeat(300) + "b").ok).toBe(false);
   });
+  it("a value holding more text than its patterns can check in bounded time fails closed, whatever field holds it", () => {
+    const schema = { type: "object", properties: { s: { type: "array", items: { type: "string", pattern: "a*a*b" } } } };
+    expect(checkValue(schema, { s: Array(3).fill("a".repeat(200) + "b") }).ok).toBe(true);
+    expect(checkValue(schema, { s: Array(10).fill("a".repeat(270)) })).toEqual({
+      ok: false,
+      message: "pattern check refused: the value holds more text than the schema's patterns can check in bounded time",
+    });
+    // A flat anchored pattern costs what its text is long: a large value passes.
+    const flat = { type: "array", items: { type: "string", pattern: "^[a-z]+$" } };
+    expect(checkValue(flat, Array(1000).fill("a".repeat(1000))).ok).toBe(true);
+  });
+
   it("the meaning is unchanged: an unanchored pattern searches, anchors and backreferences work", () => {
     expect(checkValue(str("b"), "abc").ok).toBe(true);
     expect(checkValue(str("^b"), "abc").ok).toBe(false);
