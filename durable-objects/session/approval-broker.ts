@@ -186,8 +186,12 @@ const LEVELS: readonly Level[] = [
   { chars: 24, keyChars: 32, items: 3, keys: 50, depth: 3 },
   { chars: 8, keyChars: 16, items: 1, keys: 50, depth: 2 },
   { chars: 8, keyChars: 16, items: 1, keys: 50, depth: 1 },
-  // Top-level keys only (values elided), as many as surely fit 2 KiB; the rest counted.
+  // Top-level keys only (values elided), fewer and fewer (a control character takes 6 bytes as JSON);
+  // at the end only the count: the preview always fits whole, a key is never dropped unsaid.
   { chars: 8, keyChars: 12, items: 0, keys: 16, depth: 1 },
+  { chars: 4, keyChars: 8, items: 0, keys: 8, depth: 1 },
+  { chars: 0, keyChars: 8, items: 0, keys: 2, depth: 1 },
+  { chars: 0, keyChars: 0, items: 0, keys: 0, depth: 1 },
 ];
 
 /** `text` cut to `max` characters with a count of the rest (nothing is cut without saying so; never made longer). */

@@ -152,10 +152,13 @@ export function backtrackingRisk(pattern: string): string | undefined {
     if (c === "[") inClass = true;
     else if (c === "(") stack.push({ risky: false });
     else if (c === "|" && stack.length > 0) stack[stack.length - 1]!.risky = true;
-    else if ((c === "*" || c === "+" || c === "{") && stack.length > 0) stack[stack.length - 1]!.risky = true;
+    // `?` is a choice too (`(aa?)+` splits a run of a's exponentially), unless it is group syntax `(?`.
+    else if ((c === "*" || c === "+" || c === "{" || (c === "?" && pattern[i - 1] !== "(")) && stack.length > 0)
+      stack[stack.length - 1]!.risky = true;
     else if (c === ")") {
       const group = stack.pop();
       const next = pattern[i + 1];
+      // An exact count (`(\d{1,3}\.){3}`) is not a repeat here: patternCost multiplies the group's choices by it.
       const repeated = next === "*" || next === "+" || (next === "{" && !/^\{\d+\}/.test(pattern.slice(i + 1)));
       if (group?.risky && repeated)
         return "a repeated group that itself repeats or alternates can backtrack exponentially; use a flat pattern or maxLength";
@@ -192,11 +195,14 @@ export function patternCost(pattern: string): PatternCost {
 }
 
 function repeatShape(pattern: string): { unbounded: number; choices: number; anchored: boolean } {
-  let unbounded = 0;
-  let choices = 1;
+  const cap = (x: number) => Math.min(Number.MAX_SAFE_INTEGER, x);
+  // One frame per open group (index 0: the whole pattern): its unbounded repeats, its choices, its
+  // `|` branches. A closed group adds to its parent, multiplied by an exact count that follows it:
+  // `(a|aa){30}` has 2^30 ways, `(?:a+){12}` twelve unbounded repeats.
+  type Frame = { unbounded: number; choices: number; branches: number };
+  const frames: Frame[] = [{ unbounded: 0, choices: 1, branches: 1 }];
+  const top = () => frames[frames.length - 1]!;
   let inClass = false;
-  let depth = 0;
-  let topAlternation = false;
   let afterQuantifier = false;
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i]!;
@@ -211,28 +217,47 @@ function repeatShape(pattern: string): { unbounded: number; choices: number; anc
       continue;
     }
     if (c === "[") inClass = true;
-    else if (c === "(") depth++;
-    else if (c === ")") depth = Math.max(0, depth - 1);
-    else if (c === "|" && depth === 0) topAlternation = true;
+    else if (c === "(") frames.push({ unbounded: 0, choices: 1, branches: 1 });
+    else if (c === ")") {
+      if (frames.length === 1) continue;
+      const g = frames.pop()!;
+      let unbounded = g.unbounded;
+      let choices = cap(g.choices * g.branches);
+      const exact = /^\{(\d+)\}/.exec(pattern.slice(i + 1));
+      if (exact) {
+        const n = Math.max(1, Number(exact[1]));
+        unbounded *= n;
+        choices = cap(choices ** n);
+        i += exact[0].length;
+      }
+      top().unbounded += unbounded;
+      top().choices = cap(top().choices * choices);
+    } else if (c === "|") top().branches++;
     else if (c === "*" || c === "+") {
-      unbounded++;
+      top().unbounded++;
       afterQuantifier = true;
     } else if (c === "?") {
       // `(?:`, `(?=`, `(?<name>` are group syntax; `*?`, `+?`, `??`, `}?` make a repeat lazy.
       if (pattern[i - 1] !== "(" && !quantified) {
-        choices = Math.min(Number.MAX_SAFE_INTEGER, choices * 2);
+        top().choices = cap(top().choices * 2);
         afterQuantifier = true;
       }
     } else if (c === "{") {
       const m = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i));
       if (!m) continue;
-      if (m[2] !== undefined && (m[3] === "" || Number(m[3]) > 32)) unbounded++;
-      else if (m[2] !== undefined) choices = Math.min(Number.MAX_SAFE_INTEGER, choices * Math.max(1, Number(m[3]) - Number(m[1]) + 1));
+      if (m[2] !== undefined && (m[3] === "" || Number(m[3]) > 32)) top().unbounded++;
+      else if (m[2] !== undefined) top().choices = cap(top().choices * Math.max(1, Number(m[3]) - Number(m[1]) + 1));
       i += m[0].length - 1;
       afterQuantifier = true;
     }
   }
-  return { unbounded, choices, anchored: pattern.startsWith("^") && !topAlternation };
+  while (frames.length > 1) {
+    const g = frames.pop()!;
+    top().unbounded += g.unbounded;
+    top().choices = cap(top().choices * g.choices * g.branches);
+  }
+  const root = frames[0]!;
+  return { unbounded: root.unbounded, choices: cap(root.choices * root.branches), anchored: pattern.startsWith("^") && root.branches === 1 };
 }
 
 /**

@@ -63,6 +63,17 @@ describe("approvalPreview: what the operator sees of a call to approve", () => {
     expect(preview).toMatch(/"…":"184 more keys"/);
   });
 
+  it("keys of control characters (6 bytes each as JSON) cannot overflow the last level either", () => {
+    const input: Record<string, unknown> = {};
+    for (let i = 0; i < 15; i++) input[String.fromCharCode(1 + i) + "\u0001".repeat(99)] = "\u0001".repeat(100);
+    input.to = "attacker@example.com";
+    input.amount = 1000000;
+    const preview = approvalPreview(input, NONE);
+    expect(bytes(preview)).toBeLessThanOrEqual(NESTED_PREVIEW_BYTES);
+    expect(preview).not.toMatch(/bytes omitted\]$/);
+    expect(preview).toMatch(/more keys/);
+  });
+
   it("names that collide once cut both stay, numbered; an own __proto__ key stays visible", () => {
     const input = JSON.parse(`{"__proto__":"hidden?","${"a".repeat(300)}1":"first","${"a".repeat(300)}2":"second","pad":"${"p".repeat(3000)}"}`);
     const preview = approvalPreview(input, NONE);
