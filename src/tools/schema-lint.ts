@@ -138,19 +138,10 @@ export function backtrackingRisk(pattern: string): string | undefined {
     return "its repeats ({n,m}, ?, *, +) can backtrack through too many choices to check even 64 characters in bounded time; use a flatter pattern or maxLength";
   // For each open group: does its body contain a quantifier or an alternation?
   const stack: Array<{ risky: boolean }> = [];
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === "\\") {
-      i++;
-      continue;
-    }
-    if (inClass) {
-      if (c === "]") inClass = false;
-      continue;
-    }
-    if (c === "[") inClass = true;
-    else if (c === "(") stack.push({ risky: false });
+  let risk: string | undefined;
+  forEachSyntax(pattern, (c, i) => {
+    if (risk !== undefined) return;
+    if (c === "(") stack.push({ risky: false });
     else if (c === "|" && stack.length > 0) stack[stack.length - 1]!.risky = true;
     // `?` is a choice too (`(aa?)+` splits a run of a's exponentially), unless it is group syntax `(?`.
     else if ((c === "*" || c === "+" || c === "{" || (c === "?" && pattern[i - 1] !== "(")) && stack.length > 0)
@@ -161,12 +152,32 @@ export function backtrackingRisk(pattern: string): string | undefined {
       // An exact count (`(\d{1,3}\.){3}`) is not a repeat here: patternCost multiplies the group's choices by it.
       const repeated = next === "*" || next === "+" || (next === "{" && !/^\{\d+\}/.test(pattern.slice(i + 1)));
       if (group?.risky && repeated)
-        return "a repeated group that itself repeats or alternates can backtrack exponentially; use a flat pattern or maxLength";
+        risk = "a repeated group that itself repeats or alternates can backtrack exponentially; use a flat pattern or maxLength";
       // A group's quantifiers make its enclosing group risky too.
       if (group?.risky && stack.length > 0) stack[stack.length - 1]!.risky = true;
     }
+  });
+  return risk;
+}
+
+/**
+ * Calls `visit` for each syntax character of a pattern, in order; an escape (`\\x`) and a whole
+ * character class (`[...]`) are one atom each, seen as `"\\"` and `"["` without their contents.
+ * `visit` may return how many following characters to skip (a `{n,m}` it has read).
+ */
+function forEachSyntax(pattern: string, visit: (c: string, i: number) => number | void): void {
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (inClass) {
+      if (c === "\\") i++;
+      else if (c === "]") inClass = false;
+      continue;
+    }
+    if (c === "[") inClass = true;
+    i += visit(c, i) ?? 0;
+    if (c === "\\") i++;
   }
-  return undefined;
 }
 
 /** `*`, `+`, `{n,}` and `{n,m}` with m over 32, outside character classes and escapes. */
@@ -202,24 +213,13 @@ function repeatShape(pattern: string): { unbounded: number; choices: number; anc
   type Frame = { unbounded: number; choices: number; branches: number };
   const frames: Frame[] = [{ unbounded: 0, choices: 1, branches: 1 }];
   const top = () => frames[frames.length - 1]!;
-  let inClass = false;
   let afterQuantifier = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
+  forEachSyntax(pattern, (c, i) => {
     const quantified = afterQuantifier;
     afterQuantifier = false;
-    if (c === "\\") {
-      i++;
-      continue;
-    }
-    if (inClass) {
-      if (c === "]") inClass = false;
-      continue;
-    }
-    if (c === "[") inClass = true;
-    else if (c === "(") frames.push({ unbounded: 0, choices: 1, branches: 1 });
+    if (c === "(") frames.push({ unbounded: 0, choices: 1, branches: 1 });
     else if (c === ")") {
-      if (frames.length === 1) continue;
+      if (frames.length === 1) return;
       const g = frames.pop()!;
       let unbounded = g.unbounded;
       let choices = cap(g.choices * g.branches);
@@ -228,10 +228,10 @@ function repeatShape(pattern: string): { unbounded: number; choices: number; anc
         const n = Math.max(1, Number(exact[1]));
         unbounded *= n;
         choices = cap(choices ** n);
-        i += exact[0].length;
       }
       top().unbounded += unbounded;
       top().choices = cap(top().choices * choices);
+      return exact ? exact[0].length : 0;
     } else if (c === "|") top().branches++;
     else if (c === "*" || c === "+") {
       top().unbounded++;
@@ -244,13 +244,14 @@ function repeatShape(pattern: string): { unbounded: number; choices: number; anc
       }
     } else if (c === "{") {
       const m = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i));
-      if (!m) continue;
+      if (!m) return 0;
       if (m[2] !== undefined && (m[3] === "" || Number(m[3]) > 32)) top().unbounded++;
       else if (m[2] !== undefined) top().choices = cap(top().choices * Math.max(1, Number(m[3]) - Number(m[1]) + 1));
-      i += m[0].length - 1;
       afterQuantifier = true;
+      return m[0].length - 1;
     }
-  }
+    return 0;
+  });
   while (frames.length > 1) {
     const g = frames.pop()!;
     top().unbounded += g.unbounded;
