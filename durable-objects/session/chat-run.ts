@@ -32,7 +32,8 @@ import {
 } from "../../src/providers";
 import type { ModelTool, TurnCounters, TurnSpec } from "../../src/turns";
 import { storedInput, type OuterCall, type OuterReply, type RedactionOptions } from "./outer-call-recorder";
-import type { ChatRequest, OpenTurnAnswer, SessionFailure, SessionReply } from "./session-rpc";
+import type { ChatRequest, OpenTurnAnswer, SessionReply } from "./session-rpc";
+import { GatewayError, isRetryable, type ChatErrorCode } from "../../src/errors";
 import type { TranscriptStore } from "./transcript-store";
 import type { OpenTurnRequest } from "./turn-opening";
 
@@ -68,24 +69,8 @@ export type ChatHost = {
 
 type Emit = (event: ChatEvent) => void;
 
-const FAILURE_CODES: Record<SessionFailure, ChatError["code"]> = {
-  invalid_request: "invalid_request",
-  not_found: "not_found",
-  conflict: "conflict",
-  quota_exceeded: "quota_exceeded",
-  invalid_config: "invalid_config",
-  session_reset: "session_reset",
-  surface_rejected: "surface_rejected",
-};
-
-class ChatRefused extends Error {
-  constructor(readonly error: ChatError) {
-    super(error.message);
-  }
-}
-
-const refuse = (code: ChatError["code"], message: string): never => {
-  throw new ChatRefused({ code, message });
+const refuse = (code: ChatErrorCode, message: string): never => {
+  throw new GatewayError(code, message);
 };
 
 /**
@@ -122,16 +107,6 @@ export function runChat(host: ChatHost, tenantId: string, sessionId: string, req
   });
 }
 
-/** Failures after which a turn may be continued (`{ turnId }`): nothing the model or caller did wrong. */
-const RETRYABLE = new Set<ChatError["code"]>([
-  "provider_rate_limited",
-  "provider_unavailable",
-  "provider_timeout",
-  "aborted",
-  "session_reset",
-  "internal_error",
-]);
-
 async function drive(
   host: ChatHost,
   tenantId: string,
@@ -163,7 +138,7 @@ async function drive(
       const continuable =
         stored.status === "waiting" ||
         stored.status === "running" ||
-        (stored.status === "stopped" && RETRYABLE.has(stored.lastError ?? "internal_error"));
+        (stored.status === "stopped" && isRetryable(stored.lastError ?? "internal_error"));
       if (!continuable)
         return refuse(
           "conflict",
@@ -194,7 +169,7 @@ async function drive(
         return refuse("invalid_request", `temperature must be from 0 to 1 for ${req.model} (Anthropic Messages)`);
       const { messages: given, turnId: _t, maxAssistantTurns: _m, sampling, ...turnReq } = req;
       const opened = await host.openTurn(tenantId, sessionId, turnReq);
-      if (!opened.ok) return refuse(FAILURE_CODES[opened.reason], opened.message);
+      if (!opened.ok) return refuse(opened.reason, opened.message);
       turnId = opened.body.turnId;
       host.driving.add(turnId);
       driving = true;
@@ -441,7 +416,8 @@ function answer(host: ChatHost, tenantId: string, turnId: string, state: ChatSta
 }
 
 function toChatError(error: unknown, signal: AbortSignal | undefined): ChatError {
-  if (error instanceof ChatRefused) return error.error;
+  // Only the loop's own refusals are thrown as GatewayError, always with a chat code.
+  if (error instanceof GatewayError) return { code: error.code as ChatErrorCode, message: error.message };
   if (error instanceof ProviderError) {
     return {
       code: error.code,

@@ -1,4 +1,5 @@
 import type { CatalogEntry } from "../../src/catalog";
+import { objectResetMessage } from "../../src/errors";
 import { logRecord } from "../../src/observability";
 import type { TurnSpec } from "../../src/turns";
 import type { LostApproval } from "./approval-broker";
@@ -12,7 +13,7 @@ export type RecoveryDeps = {
   now(): number;
 };
 
-const RESET = "the session object was reset (the platform's CPU or memory limit, or a deploy)";
+const RESET = objectResetMessage();
 
 /**
  * A new incarnation of the session object records what its predecessor left unfinished: nothing

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { objectResetMessage, sessionResetMessage } from "../../src/errors";
 import { Catalog } from "../../src/catalog";
 import type { CatalogEntry } from "../../src/catalog";
 import { failed } from "../../src/cell";
@@ -358,10 +359,10 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         ? toolName === "exec" || toolName === "wait"
         : turn.spec.toolSearch !== undefined && toolName === "tool_search_code";
       if (!cell) {
-        return { ok: false, reason: "session_reset", message: `the session was reset while ${toolName} ran; its outcome is unknown` };
+        return { ok: false, reason: "session_reset", message: `${sessionResetMessage({ while: toolName })}; its outcome is unknown` };
       }
       const message =
-        `the session object was reset while this ${toolName} ran (the platform's CPU or memory limit, or a deploy); ` +
+        `${objectResetMessage(toolName)}; ` +
         "what the cell did before is unknown and it cannot be resumed. Inspect state before retrying; parked runs are kept.";
       const body = failed(message, "internal_error", this.telemetry(turn.spec, turn.counters));
       // The reset instance never wrote this cell's record: this one stands for it (its counters and duration are unknown).

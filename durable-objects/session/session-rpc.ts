@@ -14,9 +14,9 @@ export type ApprovalDecision = { decision: "allow" | "deny"; reason?: string };
  * a failure carries a reason, and the HTTP edge alone decides which status a reason gets.
  */
 
-/** Why a session call was refused (the HTTP edge maps each to its status: http-error.ts). */
-export type SessionFailure =
-  "invalid_request" | "not_found" | "conflict" | "quota_exceeded" | "invalid_config" | "session_reset" | "surface_rejected";
+import type { SessionFailure } from "../../src/errors";
+/** Why a session call was refused (the HTTP edge maps each to its status: src/errors). */
+export type { SessionFailure };
 
 export type SessionReply<T> = { ok: true; body: T } | { ok: false; reason: SessionFailure; message: string };
 

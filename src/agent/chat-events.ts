@@ -1,4 +1,7 @@
 import type { CodeModePendingToolCall } from "../code-mode";
+import type { ChatErrorCode } from "../errors";
+
+export type { ChatErrorCode };
 import type { FinishReason, ModelUsage } from "../providers";
 
 /**
@@ -52,21 +55,6 @@ export type ChatAnswer = {
   pendingToolCalls?: PendingClientCall[];
   meta: ChatMeta;
 };
-
-export type ChatErrorCode =
-  | "invalid_request"
-  | "not_found"
-  | "conflict"
-  | "quota_exceeded"
-  | "invalid_config"
-  | "surface_rejected"
-  | "provider_error"
-  | "provider_rate_limited"
-  | "provider_timeout"
-  | "provider_unavailable"
-  | "aborted"
-  | "session_reset"
-  | "internal_error";
 
 export type ChatError = { code: ChatErrorCode; message: string; providerStatus?: number; retryAfterSeconds?: number };
 

@@ -3,7 +3,8 @@ import { bodyLimit } from "hono/body-limit";
 import type { SessionReply, SessionRpc } from "../../durable-objects/session/session-rpc";
 import { loadGatewayConfig, RATE_LIMIT_DEFAULTS } from "../config";
 import { authenticate, loadGatewayTokens } from "./auth";
-import { HttpError, statusFor } from "./http-error";
+import { GatewayError, sessionResetMessage } from "../errors";
+import { httpStatus } from "./http-status";
 import { parseJsonBody } from "./json-body";
 import { callSessionTool } from "./session-call";
 import { chargeTenant, tenantRateLimit } from "./rate-limit";
@@ -46,11 +47,11 @@ async function readJson(c: Context): Promise<unknown> {
  * Configuration the gateway cannot run with: an invalid `CODEMODE_CONFIG` or an invalid
  * `GATEWAY_TOKENS` secret. Reported on `/healthz` and on every `/v1` request, naming the rule.
  */
-function configurationError(env: GatewayEnv): HttpError | undefined {
+function configurationError(env: GatewayEnv): GatewayError | undefined {
   const config = loadGatewayConfig(env);
-  if (!config.ok) return new HttpError("invalid_config", `invalid CODEMODE_CONFIG: ${config.error.message}`, config.error.path);
+  if (!config.ok) return new GatewayError("invalid_config", `invalid CODEMODE_CONFIG: ${config.error.message}`, config.error.path);
   const tokens = loadGatewayTokens(env.GATEWAY_TOKENS);
-  if (!tokens.ok) return new HttpError("invalid_config", `invalid GATEWAY_TOKENS: ${tokens.message}`, "GATEWAY_TOKENS");
+  if (!tokens.ok) return new GatewayError("invalid_config", `invalid GATEWAY_TOKENS: ${tokens.message}`, "GATEWAY_TOKENS");
   return undefined;
 }
 
@@ -62,7 +63,7 @@ function privateMcpAllowed(env: GatewayEnv): boolean {
 
 function sessionStub(c: Context<{ Bindings: GatewayEnv } & Vars>) {
   const sessionId = c.req.param("sessionId") ?? "";
-  if (!SESSION_ID.test(sessionId)) throw new HttpError("invalid_request", "sessionId must be 1-128 characters of [A-Za-z0-9._-]", "sessionId");
+  if (!SESSION_ID.test(sessionId)) throw new GatewayError("invalid_request", "sessionId must be 1-128 characters of [A-Za-z0-9._-]", "sessionId");
   // One object per tenant + session: another tenant's session is a different object.
   const id = c.env.SESSIONS.idFromName(`${c.get("tenant")}:${sessionId}`);
   return { stub: c.env.SESSIONS.get(id), sessionId };
@@ -70,7 +71,7 @@ function sessionStub(c: Context<{ Bindings: GatewayEnv } & Vars>) {
 
 function param(c: Context, name: string, pattern: RegExp): string {
   const v = c.req.param(name) ?? "";
-  if (!pattern.test(v)) throw new HttpError("not_found", `unknown ${name === "turnId" ? "turn" : "tool"}`);
+  if (!pattern.test(v)) throw new GatewayError("not_found", `unknown ${name === "turnId" ? "turn" : "tool"}`);
   return v;
 }
 
@@ -78,7 +79,7 @@ function param(c: Context, name: string, pattern: RegExp): string {
 function reply(c: Context<{ Bindings: GatewayEnv } & Vars>, r: SessionReply<unknown>, success: 200 | 201 | 202 = 200): Response {
   if (r.ok) return c.json(r.body as object, success);
   c.set("errorCode", r.reason);
-  return c.json({ error: { code: r.reason, message: r.message } }, statusFor(r.reason));
+  return c.json({ error: { code: r.reason, message: r.message } }, httpStatus(r.reason));
 }
 
 export function createApp(options: { sseHeartbeatMs?: number } = {}): Hono<{ Bindings: GatewayEnv } & Vars> {
@@ -107,7 +108,7 @@ export function createApp(options: { sseHeartbeatMs?: number } = {}): Hono<{ Bin
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
       onError: () => {
-        throw new HttpError("payload_too_large", `request body exceeds ${MAX_BODY_BYTES} bytes`);
+        throw new GatewayError("payload_too_large", `request body exceeds ${MAX_BODY_BYTES} bytes`);
       },
     }),
   );
@@ -154,7 +155,7 @@ export function createApp(options: { sseHeartbeatMs?: number } = {}): Hono<{ Bin
     const body = validateApprovalDecision(await readJson(c));
     const { stub } = sessionStub(c);
     const approvalId = c.req.param("approvalId") ?? "";
-    if (!APPROVAL_ID.test(approvalId)) throw new HttpError("not_found", "unknown approval");
+    if (!APPROVAL_ID.test(approvalId)) throw new GatewayError("not_found", "unknown approval");
     return reply(c, await stub.decideApproval(c.get("tenant"), approvalId, body));
   });
 
@@ -175,7 +176,7 @@ export function createApp(options: { sseHeartbeatMs?: number } = {}): Hono<{ Bin
     } catch (error) {
       // The session object was reset (or overloaded) before the loop started: nothing ran.
       logRecord("host_error", { where: "chat.rpc", error, requestId, tenant });
-      throw new HttpError("session_reset", "the session was reset before this call started; retry shortly");
+      throw new GatewayError("session_reset", `${sessionResetMessage("before this call started")}; retry shortly`);
     }
     return chatResponse(c, stream, { onError: (code) => c.set("errorCode", code), onCancel: onAbort, heartbeatMs: options.sseHeartbeatMs });
   });
@@ -201,9 +202,9 @@ export function createApp(options: { sseHeartbeatMs?: number } = {}): Hono<{ Bin
     return c.json({ error: { code: "not_found", message: "no such route" } }, 404);
   });
   app.onError((err, c) => {
-    if (err instanceof HttpError) {
+    if (err instanceof GatewayError) {
       c.set("errorCode", err.code);
-      return c.json(err.toJSON(), err.status, err.headers);
+      return c.json(err.toJSON(), httpStatus(err.code), err.headers);
     }
     // Unknown throws never leak a stack or internal detail; the log has the cause.
     c.set("errorCode", "internal_error");

@@ -1,7 +1,7 @@
 /** The public surface of src/http (other folders import from here). */
 export * from "./app";
 export * from "./auth";
-export * from "./http-error";
+
 export * from "./json-body";
 export * from "./validate-client-tool";
 export * from "./validate-turn";

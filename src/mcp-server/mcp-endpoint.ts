@@ -5,7 +5,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, typ
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { OpenTurnAnswer, SessionFailure, SessionReply, TurnSurface } from "../../durable-objects/session/session-rpc";
 import type { GatewayEnv } from "../http/app";
-import { HttpError, statusFor } from "../http/http-error";
+import { GatewayError, statusOf } from "../errors";
 import { rateLimitedMessage, type TenantCharge } from "../http/rate-limit";
 import { jsonValueProblem } from "../http/json-body";
 import { callSessionTool, type SessionStub } from "../http/session-call";
@@ -115,7 +115,7 @@ async function inSession(req: Request, header: string, ctx: McpRequestContext): 
     // DELETE: the codemode session was made for this MCP session alone; all of it goes.
     onsessionclosed: async () => {
       const deleted = await stub.deleteSession();
-      if (!deleted.ok && deleted.reason !== "not_found") throw new HttpError("internal_error", deleted.message);
+      if (!deleted.ok && deleted.reason !== "not_found") throw new GatewayError("internal_error", deleted.message);
     },
   });
   const server = createServer({ ctx, ref, surface: surface.body, signal: req.signal });
@@ -171,7 +171,7 @@ function createServer(scope: SessionScope | undefined): Server {
         forModel: true,
       });
     } catch (error) {
-      if (error instanceof HttpError) throw new McpError(ErrorCode.InternalError, error.message, { code: error.code });
+      if (error instanceof GatewayError) throw new McpError(ErrorCode.InternalError, error.message, { code: error.code });
       throw error;
     }
     if (!reply.ok) {
@@ -198,7 +198,7 @@ function methodNotAllowed(): Response {
 
 /** A session reply's failure, with the status /v1 gives the same reason. */
 function gatewayError(reason: SessionFailure | "internal_error", message: string): Response {
-  return jsonRpcError(statusFor(reason), ErrorCode.InternalError, message, { code: reason });
+  return jsonRpcError(statusOf(reason), ErrorCode.InternalError, message, { code: reason });
 }
 
 function jsonRpcError(status: number, code: number, message: string, data?: unknown): Response {
