@@ -126,7 +126,7 @@ export const MAX_PROVIDER_RESPONSE_BYTES = 32 * 1024 * 1024;
 /** Bytes of a provider's error answer (status 400 or more) the gateway reads. */
 export const MAX_PROVIDER_ERROR_BODY_BYTES = 64 * 1024;
 
-// --- MCP servers: src/mcp, durable-objects/session/turn-opening.ts
+// --- MCP servers: src/mcp, src/turns/turn-opening.ts
 
 /**
  * Bytes of one MCP server's HTTP answer the gateway reads (`initialize`, each `tools/list` page,

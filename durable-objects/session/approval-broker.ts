@@ -1,9 +1,11 @@
 import { NESTED_PREVIEW_BYTES } from "../../src/limits";
 import { maskSecrets, redactedPreview } from "../../src/observability";
 import type { ApprovalAnswer, ApprovalRequester } from "../../src/policy";
-import type { Sql } from "./sql";
+import type { Sql } from "../sql";
 
-export type PendingApproval = { approvalId: string; turnId: string; tool: string; inputPreview: string; requestedAt: number };
+import type { PendingApproval } from "../../src/session";
+
+export type { PendingApproval };
 
 export type Decision = { decision: "allow" | "deny"; reason?: string };
 

@@ -32,10 +32,10 @@ import {
 } from "../../src/providers";
 import type { ModelTool, TurnCounters, TurnSpec } from "../../src/turns";
 import { storedInput, type OuterCall, type OuterReply, type RedactionOptions } from "./outer-call-recorder";
-import type { ChatRequest, OpenTurnAnswer, SessionReply } from "./session-rpc";
+import type { ChatRequest, OpenTurnAnswer, SessionReply } from "../../src/session";
 import { GatewayError, isRetryable, type ChatErrorCode } from "../../src/errors";
 import type { TranscriptStore } from "./transcript-store";
-import type { OpenTurnRequest } from "./turn-opening";
+import type { OpenTurnRequest } from "../../src/turns";
 
 /** What a /chat call needs from its session object (a narrow seam: the object stays a thin shell). */
 export type ChatHost = {

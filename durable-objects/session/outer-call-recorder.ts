@@ -4,7 +4,7 @@ import { logRecord, redactedPreview, redactSource } from "../../src/observabilit
 import { RUN_UNAVAILABLE } from "../../src/runs";
 import type { ActivitySink, NestedCall } from "../../src/turns";
 import type { PolicyDecision } from "../../src/tools";
-import type { SessionReply } from "./session-rpc";
+import type { SessionReply } from "../../src/session";
 import type { TranscriptStore } from "./transcript-store";
 
 /** One outer call as the session object runs it: who called, and the /chat call it belongs to. */

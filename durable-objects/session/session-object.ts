@@ -22,12 +22,12 @@ import { callToolSearchTool, mcpToolDefinition, runToolSearchCode } from "../../
 import { McpServers } from "../../src/mcp";
 import { isToolSearchControl, TOOL_SEARCH_CONTROLS } from "../../src/tool-search";
 import type { TurnCounters, TurnSpec } from "../../src/turns";
-import { discoverMcp, planTurn, turnSurface, type OpenTurnRequest } from "./turn-opening";
-import { notFound, type ClientResultBody, type OpenTurnAnswer, type SessionReply, type SessionRpc, type TurnSurface } from "./session-rpc";
+import { discoverMcp, planTurn, turnSurface, type OpenTurnRequest } from "../../src/turns";
+import { notFound, type ClientResultBody, type OpenTurnAnswer, type SessionReply, type SessionRpc, type TurnSurface } from "../../src/session";
 import { SessionExpiry } from "./session-expiry";
 import { sessionKv } from "./session-kv";
 import { SessionStorage } from "./session-storage";
-import { Sql } from "./sql";
+import { Sql } from "../sql";
 import { StorageQuota } from "./storage-quota";
 import { encodeTurn, TurnStore, type EncodedTurn, type StoredTurn } from "./turn-store";
 import { MAX_TURN_ROW_BYTES } from "../../src/limits";
@@ -43,7 +43,7 @@ import { APPROVALS_OFF } from "../../src/config";
 import { admitExec, admitWait, execRan, toolCallPolicy, type ApprovalRequester, type ExecAdmission, type PluginHooks } from "../../src/policy";
 import type { ToolCallEvent } from "../../src/tools";
 import { ApprovalBroker } from "./approval-broker";
-import type { ApprovalDecision, ChatRequest, PendingApproval, TrustedResult } from "./session-rpc";
+import type { ApprovalDecision, ChatRequest, PendingApproval, TrustedResult } from "../../src/session";
 import { transportObserver } from "../../src/observability";
 
 export type SessionEnv = {

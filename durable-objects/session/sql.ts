@@ -1,27 +1,4 @@
-/**
- * The one SQLite helper for the session object: bound parameters only, errors carry the
- * statement, and a versioned schema applied idempotently in the constructor.
- */
-export class Sql {
-  constructor(private readonly storage: DurableObjectStorage) {}
-
-  all<T = Record<string, SqlStorageValue>>(query: string, ...params: SqlStorageValue[]): T[] {
-    try {
-      return this.storage.sql.exec(query, ...params).toArray() as T[];
-    } catch (error) {
-      throw new Error(`SQL failed (${query.split("\n")[0]!.trim().slice(0, 80)}): ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-
-  one<T = Record<string, SqlStorageValue>>(query: string, ...params: SqlStorageValue[]): T | undefined {
-    return this.all<T>(query, ...params)[0];
-  }
-
-  run(query: string, ...params: SqlStorageValue[]): void {
-    this.all(query, ...params);
-  }
-}
-
+import type { Sql } from "../sql";
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_RESUMING } from "../../src/snapshot-store";
 
 const SCHEMA_VERSION = 9;

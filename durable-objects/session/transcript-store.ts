@@ -1,7 +1,7 @@
 import type { ChatState, TrajectoryRow } from "../../src/agent";
 import { MAX_TRAJECTORY_EVENTS, MAX_TRANSCRIPT_BYTES } from "../../src/limits";
 import type { ModelMessage } from "../../src/providers";
-import type { Sql } from "./sql";
+import type { Sql } from "../sql";
 
 const utf8 = new TextEncoder();
 

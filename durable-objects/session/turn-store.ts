@@ -1,5 +1,5 @@
 import type { TurnCounters, TurnSpec } from "../../src/turns";
-import type { Sql } from "./sql";
+import type { Sql } from "../sql";
 import { DELIVERED_CALLS_LIMIT } from "../../src/limits";
 
 export type StoredTurn = { spec: TurnSpec; counters: TurnCounters };

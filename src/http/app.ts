@@ -1,18 +1,17 @@
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { SessionReply, SessionRpc } from "../../durable-objects/session/session-rpc";
+import type { SessionReply, SessionRpc } from "../session";
 import { loadGatewayConfig, RATE_LIMIT_DEFAULTS } from "../config";
 import { authenticate, loadGatewayTokens } from "./auth";
 import { GatewayError, sessionResetMessage } from "../errors";
 import { httpStatus } from "./http-status";
 import { parseJsonBody } from "./json-body";
 import { callSessionTool } from "./session-call";
-import { chargeTenant, tenantRateLimit } from "./rate-limit";
+import { chargeTenant, tenantRateLimit, type TenantCharge } from "./rate-limit";
 import { refusePrivateMcpServers, validateApprovalDecision, validateClientResult, validateOpenTurn } from "./validate-turn";
 import { validateChat } from "./validate-chat";
 import { chatResponse } from "./chat-response";
 import { VERSION } from "../version";
-import { handleMcpRequest } from "../mcp-server";
 import { MAX_BODY_BYTES } from "../limits";
 import { logRecord, requestLog, type RequestLogVars } from "../observability";
 
@@ -82,7 +81,23 @@ function reply(c: Context<{ Bindings: GatewayEnv } & Vars>, r: SessionReply<unkn
   return c.json({ error: { code: r.reason, message: r.message } }, httpStatus(r.reason));
 }
 
-export function createApp(options: { sseHeartbeatMs?: number } = {}): Hono<{ Bindings: GatewayEnv } & Vars> {
+/** What the `/mcp` handler gets from the edge (auth, rate limit and the session namespace are the edge's). */
+export type McpRequestContext = {
+  tenant: string;
+  /** The HTTP request's id; each tool call gets `<requestId>:<n>` (its cancellation handle). */
+  requestId: string;
+  sessions: GatewayEnv["SESSIONS"];
+  /**
+   * One more unit of the tenant's rate limit, for each `tools/call` of a JSON-RPC batch after
+   * the first (the HTTP request paid for one): without it a batch of 100 calls cost one unit.
+   */
+  chargeToolCall: TenantCharge;
+};
+
+/** Code mode as an MCP server, mounted at `/mcp` by the gateway (src/mcp-server) — the edge does not import it. */
+export type McpHandler = (req: Request, ctx: McpRequestContext) => Promise<Response>;
+
+export function createApp(options: { sseHeartbeatMs?: number; mcp?: McpHandler } = {}): Hono<{ Bindings: GatewayEnv } & Vars> {
   const app = new Hono<{ Bindings: GatewayEnv } & Vars>();
   // First: every request, refused ones included, gets an id and one `request` record.
   app.use("*", requestLog());
@@ -188,14 +203,16 @@ export function createApp(options: { sseHeartbeatMs?: number } = {}): Hono<{ Bin
   });
 
   // Code mode as an MCP server (Streamable HTTP); the transport enforces its own body limit.
-  app.all("/mcp", async (c) => {
-    const tenant = c.get("tenant");
-    // The request took one unit above; a JSON-RPC batch's further tools/call take one each.
-    const chargeToolCall = () => chargeTenant(c.env.RATE_LIMITER, rateLimitSettings(c.env), tenant);
-    const res = await handleMcpRequest(c.req.raw, { tenant, requestId: c.get("requestId"), sessions: c.env.SESSIONS, chargeToolCall });
-    // Through the context, so the headers set for every answer (x-request-id) are kept.
-    return c.newResponse(res.body, res);
-  });
+  const mcp = options.mcp;
+  if (mcp)
+    app.all("/mcp", async (c) => {
+      const tenant = c.get("tenant");
+      // The request took one unit above; a JSON-RPC batch's further tools/call take one each.
+      const chargeToolCall = () => chargeTenant(c.env.RATE_LIMITER, rateLimitSettings(c.env), tenant);
+      const res = await mcp(c.req.raw, { tenant, requestId: c.get("requestId"), sessions: c.env.SESSIONS, chargeToolCall });
+      // Through the context, so the headers set for every answer (x-request-id) are kept.
+      return c.newResponse(res.body, res);
+    });
 
   app.notFound((c) => {
     c.set("errorCode", "not_found");

@@ -1,4 +1,4 @@
-import type { SessionReply, SessionRpc } from "../../durable-objects/session/session-rpc";
+import type { SessionReply, SessionRpc } from "../session";
 import { logRecord } from "../observability";
 import { GatewayError, sessionResetMessage } from "../errors";
 

@@ -1,4 +1,4 @@
-import type { ChatRequest } from "../../durable-objects/session/session-rpc";
+import type { ChatRequest } from "../session";
 import type { Sampling } from "../providers";
 import { DEFAULT_ASSISTANT_TURNS, MAX_ASSISTANT_TURNS, MAX_CHAT_MESSAGE_CHARS, MAX_CHAT_MESSAGES } from "../limits";
 import { GatewayError } from "../errors";

@@ -1,5 +1,5 @@
-import type { ClientResultBody } from "../../durable-objects/session/session-rpc";
-import type { OpenTurnRequest } from "../../durable-objects/session/turn-opening";
+import type { ClientResultBody } from "../session";
+import type { OpenTurnRequest } from "../turns";
 import { AGENT_ID_PATTERN, AGENT_ID_RULE } from "../config";
 import { mcpServerProblem, privateAddress } from "../mcp";
 import { GatewayError } from "../errors";

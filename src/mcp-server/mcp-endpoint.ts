@@ -1,14 +1,10 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import type { TrustedResult } from "../../durable-objects/session/session-rpc";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import type { OpenTurnAnswer, SessionFailure, SessionReply, TurnSurface } from "../../durable-objects/session/session-rpc";
-import type { GatewayEnv } from "../http/app";
+import type { OpenTurnAnswer, SessionFailure, SessionReply, TrustedResult, TurnSurface } from "../session";
 import { GatewayError, statusOf } from "../errors";
-import { rateLimitedMessage, type TenantCharge } from "../http/rate-limit";
-import { jsonValueProblem } from "../http/json-body";
-import { callSessionTool, type SessionStub } from "../http/session-call";
+import { callSessionTool, jsonValueProblem, rateLimitedMessage, type McpRequestContext, type SessionStub } from "../http";
 import { MAX_BODY_BYTES } from "../limits";
 import { logRecord } from "../observability";
 import { VERSION } from "../version";
@@ -16,17 +12,6 @@ import { callToolResult } from "./call-tool-result";
 import { formatMcpSessionId, mcpCodemodeSessionId, parseMcpSessionId, type McpSessionRef } from "./mcp-session-id";
 
 /** What one `/mcp` request runs with: the authenticated tenant and the session objects. */
-export type McpRequestContext = {
-  tenant: string;
-  /** The HTTP request's id; each tool call gets `<requestId>:<n>` (its cancellation handle). */
-  requestId: string;
-  sessions: GatewayEnv["SESSIONS"];
-  /**
-   * One more unit of the tenant's rate limit, for each `tools/call` of a JSON-RPC batch after
-   * the first (the HTTP request paid for one): without it a batch of 100 calls cost one unit.
-   */
-  chargeToolCall: TenantCharge;
-};
 
 const SERVER_INFO = { name: "codemode-edge", version: VERSION };
 

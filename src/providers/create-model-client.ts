@@ -1,5 +1,5 @@
 import type { LanguageModelV4StreamPart, LanguageModelV4Usage } from "@ai-sdk/provider";
-import type { RedactOptions } from "../observability/secret-shapes";
+import type { RedactOptions } from "../observability";
 import { systemClock, type Clock } from "../runtime";
 import { observedFetch } from "./observed-fetch";
 import { wireNames } from "./wire-names";

@@ -1,7 +1,6 @@
 import type { Settlement } from "../bridge";
 import { SNAPSHOT_CHUNK_BYTES } from "../limits";
 import type { ParkedRunState } from "./parked-run";
-import type { RunStore } from "../runs/run-context";
 
 /** The SQL surface the store needs (the session object's `Sql` helper). */
 export interface SqlRunner {
@@ -44,7 +43,9 @@ export const SNAPSHOT_SCHEMA = [
  * Parked runs in the session object's SQLite: compressed snapshot bytes in chunks under the
  * 2 MB production row limit, run state as JSON, and host results that settle while parked.
  */
-export class SnapshotStore implements RunStore {
+// The run lifecycle's RunStore port (src/runs), checked structurally where the two are wired:
+// the store does not import its consumer.
+export class SnapshotStore {
   constructor(private readonly sql: SqlRunner) {}
 
   count(): number {

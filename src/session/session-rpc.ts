@@ -1,11 +1,10 @@
-import type { Sampling } from "../../src/providers";
-import type { CodeModeTelemetry } from "../../src/code-mode";
-import type { ModelTool } from "../../src/turns";
-import type { Trajectory } from "../../src/agent";
-import type { OpenTurnRequest } from "./turn-opening";
-import type { PendingApproval } from "./approval-broker";
+import type { Sampling } from "../providers";
+import type { CodeModeTelemetry } from "../code-mode";
+import type { ModelTool, OpenTurnRequest } from "../turns";
+import type { Trajectory } from "../agent";
 
-export type { PendingApproval } from "./approval-broker";
+/** An approval waiting for an operator, as `GET …/approvals` lists it (the preview is redacted). */
+export type PendingApproval = { approvalId: string; turnId: string; tool: string; inputPreview: string; requestedAt: number };
 export type ApprovalDecision = { decision: "allow" | "deny"; reason?: string };
 
 /**
@@ -14,7 +13,7 @@ export type ApprovalDecision = { decision: "allow" | "deny"; reason?: string };
  * a failure carries a reason, and the HTTP edge alone decides which status a reason gets.
  */
 
-import type { SessionFailure } from "../../src/errors";
+import type { SessionFailure } from "../errors";
 /** Why a session call was refused (the HTTP edge maps each to its status: src/errors). */
 export type { SessionFailure };
 

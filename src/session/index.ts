@@ -1,0 +1,15 @@
+/** The Worker ↔ session object contract: what the edge may call, and the replies as data. */
+export {
+  answer,
+  notFound,
+  type ApprovalDecision,
+  type ChatRequest,
+  type ClientResultBody,
+  type OpenTurnAnswer,
+  type PendingApproval,
+  type SessionFailure,
+  type SessionReply,
+  type SessionRpc,
+  type TrustedResult,
+  type TurnSurface,
+} from "./session-rpc";
