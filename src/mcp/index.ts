@@ -65,7 +65,7 @@ export {
   type McpApiHeader,
   type McpApiHeaderResult,
 } from "./mcp-api-files";
-export { boundText, commentLines, jsdocBlock, MAX_DESCRIPTION_CHARS } from "./mcp-jsdoc";
+export { boundText, commentLines, jsdocBlock } from "./mcp-jsdoc";
 export { schemaType } from "./mcp-schema-types";
 export { MCP_LIST_TIMEOUT_MS, MCP_CALL_TIMEOUT_MS, McpServers, type McpServerRecord, type McpServerListing } from "./mcp-servers";
 export { privateAddress } from "./private-address";

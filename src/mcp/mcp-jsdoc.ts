@@ -1,3 +1,4 @@
+import { MAX_DECLARATION_TEXT_CHARS } from "../limits";
 /**
  * JSDoc comments from untrusted text (MCP descriptions, property names, defaults). Pure.
  *
@@ -13,9 +14,6 @@
  * - text is cut to `maxChars` code points first (never splitting a surrogate pair), with `…`.
  */
 
-/** Longest description (code points) kept in a declaration file. */
-export const MAX_DESCRIPTION_CHARS = 1_000;
-
 const LINE_BREAK = /\r\n|[\r\n\u2028\u2029\u0085]/;
 const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u0084\u0086-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
@@ -26,7 +24,7 @@ export function boundText(text: string, maxChars: number): string {
 }
 
 /** One untrusted text as safe comment lines (without the ` * ` prefix). */
-export function commentLines(text: string, maxChars = MAX_DESCRIPTION_CHARS): string[] {
+export function commentLines(text: string, maxChars = MAX_DECLARATION_TEXT_CHARS): string[] {
   return boundText(text, maxChars)
     .split(LINE_BREAK)
     .map((line) =>
