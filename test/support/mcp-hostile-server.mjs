@@ -146,7 +146,7 @@ async function handle(req, res) {
     if (msg.method === "tools/call" && msg.params.name === "echo_rpc_error") {
       return res
         .writeHead(200, json)
-        .end(JSON.stringify({ jsonrpc: "2.0", id: msg.id, error: { code: -32000, message: `bad credentials ${auth}` } }));
+        .end(JSON.stringify({ jsonrpc: "2.0", id: msg.id, error: { code: -32603, message: `bad credentials ${auth}` } }));
     }
     if (msg.method === "resources/list") return reply(JSON.stringify({ resources: [{ uri: "echo://headers", name: `headers ${auth}` }] }));
     if (msg.method === "resources/read") return reply(JSON.stringify({ contents: [{ uri: msg.params.uri, text: `you sent ${auth}` }] }));
