@@ -56,12 +56,21 @@ export function maskSentSecrets(text: string, secrets: readonly string[]): strin
 
 /**
  * A JSON value with every string and object key masked; the same reference when nothing was
- * (the common case allocates nothing). Iterative, so a deep value cannot overflow the stack.
+ * (the common case: one serialization, no copy). The copy is recursive: a value nested too deep
+ * for it throws (the operation that brought it fails), it never passes unmasked.
  */
 export function maskSentSecretsIn<T>(value: T, secrets: readonly string[]): T {
   if (secrets.length === 0) return value;
-  const text = JSON.stringify(value);
-  if (text === undefined || !secrets.some((s) => s.length >= MIN_SECRET_CHARS && text.includes(jsonInner(s)))) return value;
+  try {
+    const text = JSON.stringify(value);
+    if (text === undefined || !secrets.some((s) => s.length >= MIN_SECRET_CHARS && text.includes(jsonInner(s)))) return value;
+    return reviveMasked(text, secrets) as T;
+  } catch {
+    throw new Error("the answer is nested too deeply to be checked for secrets");
+  }
+}
+
+function reviveMasked(text: string, secrets: readonly string[]): unknown {
   return JSON.parse(text, (_key, v: unknown) => {
     if (typeof v === "string") return maskSentSecrets(v, secrets);
     if (v !== null && typeof v === "object" && !Array.isArray(v)) {
@@ -74,7 +83,7 @@ export function maskSentSecretsIn<T>(value: T, secrets: readonly string[]): T {
       return changed ? Object.fromEntries(entries) : v;
     }
     return v;
-  }) as T;
+  });
 }
 
 /** How a secret appears inside JSON text (quotes, backslashes and controls escaped). */
