@@ -1,6 +1,6 @@
 import type { GatewayConfig } from "../../src/config";
 import type { TurnSpec } from "../../src/turns";
-import { sentSecretList } from "../../src/observability/sent-secrets";
+import { sentSecretList } from "../../src/observability";
 
 const MIN_SECRET_CHARS = 8;
 

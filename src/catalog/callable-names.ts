@@ -1,5 +1,5 @@
 import { fnv1a64 } from "./opaque-id";
-import { isReservedGuestName, OBJECT_PROTOCOL_NAMES } from "../runtime/reserved-names";
+import { isReservedGuestName, OBJECT_PROTOCOL_NAMES } from "../runtime";
 
 export { OBJECT_PROTOCOL_NAMES };
 

@@ -30,7 +30,7 @@
  * equals another name's form). Groups are processed in code-unit order of their form.
  */
 
-import { isReservedGuestName } from "../runtime/reserved-names";
+import { isReservedGuestName } from "../runtime";
 
 /** Members of every `MCP.<server>` namespace object: a tool cannot take these names. */
 export const MCP_NAMESPACE_MEMBERS: readonly string[] = ["$api", "resources", "prompts"];

@@ -2,7 +2,7 @@ import { jsonBytes, McpClient, type McpFetch, type McpToolInfo } from "./mcp-cli
 import { MAX_MCP_TOOLS_BYTES } from "../limits";
 import { resolveMcpTarget, type McpConfigOrigin, type McpServerConfig } from "./mcp-config";
 import type { McpOutcome } from "./mcp-errors";
-import { maskSentSecrets, maskSentSecretsIn, sentSecretList } from "../observability/sent-secrets";
+import { maskSentSecrets, maskSentSecretsIn, sentSecretList } from "../observability";
 import type { McpPromptsGetResult, McpPromptsListResult, McpResourcesListResult, McpResourcesReadResult, McpToolResult } from "./mcp-results";
 
 /**

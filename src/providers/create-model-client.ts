@@ -1,7 +1,7 @@
 import type { LanguageModelV4StreamPart, LanguageModelV4Usage } from "@ai-sdk/provider";
 import type { RedactOptions } from "../observability";
 import { systemClock, type Clock } from "../runtime";
-import { maskSentSecrets, maskSentSecretsIn, SentSecretStream, sentSecretList } from "../observability/sent-secrets";
+import { maskSentSecrets, maskSentSecretsIn, SentSecretStream, sentSecretList } from "../observability";
 import { observedFetch } from "./observed-fetch";
 import { wireNames } from "./wire-names";
 import { toProviderError, type CallEnd } from "./provider-errors";
