@@ -2,6 +2,7 @@ import { abortAllDurableObjects } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { api, exec, expectHealthy, freshTurn, inSession, openTurn, sessionId, sleep } from "./helpers";
 import { decide, listApprovals, pendingApprovals, startExec, startWait } from "./approval-helpers";
+import { mark, recordsSince } from "../support/log-capture";
 
 // A cell waiting for an operator's decision gives its VM memory back to the isolate (issue 20,
 // "Availability while waiting"), through HTTP → session object → VM. Every session object of this
@@ -79,7 +80,7 @@ describe("a cell waiting for an operator's decision gives its VM memory back", (
       a.turnId,
       "const kept = { n: 41, words: Array.from({ length: 20000 }, (_, i) => 'w' + i) };\n" +
         "console.log('before the approval', kept.words.length);\n" +
-        "const timer = new Promise((r) => setTimeout(() => r('timer fired'), 400));\n" +
+        "const timer = new Promise((r) => setTimeout(() => r('timer fired'), 1500));\n" +
         "await notes_write({ key: 'slept', text: 'approved' });\n" +
         "kept.n++;\n" +
         "return [kept.n, kept.words[19999], await timer, (await notes_read({ key: 'slept' }))[0].text];",
@@ -161,6 +162,35 @@ describe("a cell waiting for an operator's decision gives its VM memory back", (
       /^code mode cell gave its VM memory back while it waited for an operator's decision and could not get it back within its deadline \(code mode VM memory for this isolate is exhausted \(80 MiB budget, [\d.]+ MiB in use, this cell needs 49\.5 MiB\); try again shortly\); a call the decision allowed may already have run; check before retrying$/,
     );
     await unhold();
+    await expectHealthy(a.session, a.turnId);
+  });
+
+  it("a restore that fails after the decision ends the exec with internal_error, keeps its output, gives its room back and is logged", async () => {
+    const a = await freshTurn({ agentId: "approvebig" });
+    const running = startExec(a.session, a.turnId, "console.log('kept output'); await notes_write({ key: 'broken', text: 'x' }); return 'ran';");
+    const [p] = await pendingApprovals(a.session);
+    await asleep();
+    // The sleeping cell's bytes decode through the worker's SnapshotCodec: make its next decode fail.
+    await inSession(a.session, (instance) => {
+      const proto = Object.getPrototypeOf(instance.codec);
+      const decode = proto.decode;
+      proto.decode = function () {
+        proto.decode = decode;
+        return Promise.reject(new Error("corrupted while asleep"));
+      };
+    });
+    const m = mark();
+    await decide(a.session, p!.approvalId, "allow");
+    const r = (await running).json;
+    expect(r).toMatchObject({
+      status: "failed",
+      code: "internal_error",
+      error:
+        "code mode cell could not be restored after the operator's decision; a call the decision allowed may already have run; check before retrying",
+      output: [{ type: "text", text: "kept output" }],
+    });
+    expect(recordsSince(m).filter((x) => x.kind === "host_error" && x.where === "cell.wake")).toHaveLength(1);
+    await until((v) => v.cells === 0);
     await expectHealthy(a.session, a.turnId);
   });
 
