@@ -40,6 +40,20 @@ export const TEST_CONFIG = {
       approvedirect: { tools: { codeMode: false }, approvals: { require: ["notes_write"], timeoutSeconds: 30 } },
       approvesearch: { tools: { codeMode: false, toolSearch: { mode: "tools" } }, approvals: { require: ["notes_write"], timeoutSeconds: 30 } },
       approvepark: { tools: { codeMode: { timeoutMs: 300 } }, approvals: { require: ["notes_write"], timeoutSeconds: 30 } },
+      // Large VMs waiting for a decision give their memory back (test/e2e/approval-wait-memory.test.ts);
+      // `quick` has 1 s to get it back, `snapcap` is too large to snapshot and keeps its VM.
+      approvebig: {
+        tools: { codeMode: { timeoutMs: 20_000, memoryLimitBytes: 48 * 1024 * 1024 } },
+        approvals: { require: ["notes_write"], timeoutSeconds: 30 },
+      },
+      approvebigquick: {
+        tools: { codeMode: { timeoutMs: 1000, memoryLimitBytes: 48 * 1024 * 1024 } },
+        approvals: { require: ["notes_write"], timeoutSeconds: 30 },
+      },
+      approvebigsnapcap: {
+        tools: { codeMode: { timeoutMs: 20_000, memoryLimitBytes: 48 * 1024 * 1024, maxSnapshotBytes: 1024 } },
+        approvals: { require: ["notes_write"], timeoutSeconds: 30 },
+      },
       // Gates `echo` (its `value` takes anything): the approval preview under a padded input.
       approvepreview: { approvals: { require: ["echo"], timeoutSeconds: 30 } },
     },
