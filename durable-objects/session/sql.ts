@@ -24,7 +24,7 @@ export class Sql {
 
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_RESUMING } from "../../src/snapshot-store";
 
-const SCHEMA_VERSION = 9;
+const SCHEMA_VERSION = 10;
 
 const MIGRATIONS: Record<number, string[]> = {
   1: [
@@ -104,6 +104,8 @@ const MIGRATIONS: Record<number, string[]> = {
      )`,
     "ALTER TABLE approvals ADD COLUMN parent_call_id TEXT",
   ],
+  // Trajectory events removed (oldest first) to keep the session within its storage quota (transcript-store.ts).
+  10: ["ALTER TABLE turns ADD COLUMN trajectory_dropped INTEGER NOT NULL DEFAULT 0"],
 };
 
 export function applySchema(sql: Sql): void {

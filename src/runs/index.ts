@@ -2,3 +2,4 @@
 export * from "./run-id";
 export * from "./run-lifecycle";
 export * from "./messages";
+export type { DeliveryRefusal } from "./deliver";
