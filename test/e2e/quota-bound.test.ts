@@ -194,3 +194,34 @@ describe("parked runs count against the session's quota", () => {
     expect(resumed.json).toMatchObject({ status: "completed", value: 1 });
   });
 });
+
+describe("client results count against the session's quota", () => {
+  it("a result the full session cannot hold is 409 quota_exceeded and stays deliverable: after a DELETE of a turn it is accepted and the run completes", async () => {
+    const session = await smallSession();
+    const turnId = await openTurn(session, { clientTools: [{ name: "ask_user", description: "Ask the user" }] });
+    const parked = await exec(session, turnId, "return (await ask_user({ q: 'name?' })).length");
+    expect(parked.status).toBe("waiting");
+    const callId: string = parked.pendingToolCalls[0].callId;
+    // A turn whose catalog takes ~25 KB, then notes until the store refuses: the session is full.
+    const filler = await openTurn(session, {
+      clientTools: Array.from({ length: 25 }, (_, i) => ({ name: `client_${i}`, description: "d".repeat(1000) })),
+    });
+    const fill = await exec(
+      session,
+      filler,
+      "try { for (let n = 0; ; n++) await notes_write({ key: 'c' + n, text: 'x'.repeat(1000) }); } catch (e) { return e.message; }",
+    );
+    expect(fill.value).toMatch(/session storage is full/);
+
+    const result = { callId, value: "v".repeat(8000) };
+    const refused = await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, result);
+    expect(refused.status).toBe(409);
+    expect(refused.json.error).toMatchObject({ code: "quota_exceeded", message: expect.stringMatching(/gateway\.sessions\.maxStoredBytes/) });
+    expect((await usage(session)).bytes).toBeLessThanOrEqual(MAX);
+
+    expect((await api("DELETE", `/v1/sessions/${session}/turns/${filler}`)).status).toBe(200);
+    expect((await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, result)).status).toBe(202);
+    const done = await api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/wait`, { runId: parked.runId });
+    expect(done.json).toMatchObject({ status: "completed", value: 8000 });
+  });
+});
