@@ -37,7 +37,7 @@ const LAYERS = [
   ["src/mcp", "src/snapshot-store", "src/source"],
   ["src/bridge", "src/tools"],
   ["src/runtime"],
-  ["src/observability"],
+  ["src/observability", "src/quota"],
   ["src/code-mode", "src/js-tokens", "src/errors", "src/limits.ts", "src/version.ts", "wasm/quickjs.ts"],
 ];
 /** The composition root: it wires the Worker and the Durable Object classes together. */

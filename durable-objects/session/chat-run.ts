@@ -35,6 +35,8 @@ import { storedInput, type OuterCall, type OuterReply, type RedactionOptions } f
 import type { ChatRequest, OpenTurnAnswer, SessionReply } from "../../src/session";
 import { GatewayError, isRetryable, type ChatErrorCode } from "../../src/errors";
 import type { TranscriptStore } from "./transcript-store";
+import type { StorageQuota } from "./storage-quota";
+import { FREE_SPACE, QuotaExceeded, type Reservation } from "../../src/quota";
 import type { OpenTurnRequest } from "../../src/turns";
 
 /** What a /chat call needs from its session object (a narrow seam: the object stays a thin shell). */
@@ -42,7 +44,10 @@ export type ChatHost = {
   config(): { ok: true; config: GatewayConfig } | { ok: false; message: string };
   env: Record<string, unknown>;
   now(): number;
-  openTurn(tenantId: string, sessionId: string, req: OpenTurnRequest): Promise<SessionReply<OpenTurnAnswer>>;
+  /** `storedWith`: bytes stored with the turn right after it opens (admitted together with it). */
+  openTurn(tenantId: string, sessionId: string, req: OpenTurnRequest, storedWith: number): Promise<SessionReply<OpenTurnAnswer>>;
+  /** The session's guarded write path: room held for the records a /chat call must be able to finish. */
+  quota: Pick<StorageQuota, "reserve">;
   turn(tenantId: string, turnId: string): { spec: TurnSpec; counters: TurnCounters } | undefined;
   surface(spec: TurnSpec): { ok: true; tools: ModelTool[] } | { ok: false; message: string };
   runOuter(tenantId: string, turnId: string, toolName: string, input: unknown, call: OuterCall): Promise<OuterReply>;
@@ -123,6 +128,8 @@ async function drive(
   let driving = false;
   // Set once the loop owns the turn: a continuation refused before that leaves the stored state as it was.
   let started = false;
+  // Room held for the record of how this call ends (its state), so a full session still records it.
+  let stopRoom: Reservation | undefined;
   try {
     const config = host.config();
     if (!config.ok) return refuse("invalid_config", config.message);
@@ -154,6 +161,7 @@ async function drive(
           "conflict",
           `client results are still pending for ${missing.map((p) => p.callId).join(", ")}; post each to /v1/sessions/${sessionId}/turns/${id}/client-results first`,
         );
+      stopRoom = host.quota.reserve(STOP_RECORD_BYTES) ?? refuseFull();
       turnId = id;
       spec = turn.spec;
       state = stored;
@@ -168,15 +176,17 @@ async function drive(
       if (model.model.api === "anthropic-messages" && (req.sampling?.temperature ?? 0) > 1)
         return refuse("invalid_request", `temperature must be from 0 to 1 for ${req.model} (Anthropic Messages)`);
       const { messages: given, turnId: _t, maxAssistantTurns: _m, sampling, ...turnReq } = req;
-      const opened = await host.openTurn(tenantId, sessionId, turnReq);
+      messages = given.map((m) => ({ role: m.role, content: m.content }));
+      // The turn, its first messages and the room for its stop record are admitted together.
+      const opened = await host.openTurn(tenantId, sessionId, turnReq, messagesBytes(messages) + STOP_RECORD_BYTES);
       if (!opened.ok) return refuse(opened.reason, opened.message);
       turnId = opened.body.turnId;
       host.driving.add(turnId);
       driving = true;
       spec = host.turn(tenantId, turnId)!.spec;
       state = newChatState(req.model!, model.model.contextWindow, sampling);
-      messages = given.map((m) => ({ role: m.role, content: m.content }));
-      for (const m of messages) host.transcript.append(turnId, m);
+      stopRoom = host.quota.reserve(STOP_RECORD_BYTES);
+      host.transcript.appendAll(turnId, messages);
     }
     const resolved = resolveModel(config.config, state.model, host.env);
     if (!resolved.ok) return refuse("invalid_request", resolved.message);
@@ -224,7 +234,7 @@ async function drive(
       try {
         state.status = "stopped";
         state.lastError = failure.code;
-        host.transcript.saveState(turnId, state);
+        saveStop(host, turnId, state, stopRoom);
         host.transcript.event(turnId, host.now(), "limit", { limit: failure.code, detail: failure.message.slice(0, 240) });
       } catch (writeError) {
         logRecord("host_error", { where: "chat.stop", error: writeError, requestId, tenant: tenantId, sessionId, turnId });
@@ -242,12 +252,42 @@ async function drive(
       ...(state && turn ? { meta: chatMeta(state, { codeModeEngaged: turn.spec.codeModeEngaged, counters: turn.counters }, undefined) } : {}),
     });
   } finally {
+    stopRoom?.release();
     if (abort && turnId) host.untrack(turnId, abort, requestId);
     if (driving && turnId) host.driving.delete(turnId);
   }
 }
 
 const continuedTurn = (req: ChatRequest): boolean => req.turnId !== undefined;
+
+/**
+ * Room a /chat call holds for its stop record: the state's `lastError` and the counts the loop
+ * moved since its last save. Past it, the stored state is stopped as it was last saved.
+ */
+const STOP_RECORD_BYTES = 1024;
+
+const refuseFull = (): never =>
+  refuse("quota_exceeded", "session storage is full: this turn cannot record another /chat call (gateway.sessions.maxStoredBytes); " + FREE_SPACE);
+
+const utf8 = new TextEncoder();
+const messagesBytes = (messages: readonly ModelMessage[]): number => messages.reduce((n, m) => n + utf8.encode(JSON.stringify(m)).length, 0);
+
+/**
+ * Record how the call ended. The state as it is now fits the room held for it unless the loop
+ * moved much since its last save; then the stored state is stopped as it was (its `lastError`
+ * fits the room): the turn is never left `running`.
+ */
+function saveStop(host: ChatHost, turnId: string, state: ChatState, room: Reservation | undefined): void {
+  const promised = room ? { reservation: room, take: room.remaining } : undefined;
+  try {
+    host.transcript.saveState(turnId, state, promised);
+  } catch (error) {
+    if (!(error instanceof QuotaExceeded)) throw error;
+    const stored = host.transcript.state(turnId);
+    if (!stored) throw error;
+    host.transcript.saveState(turnId, { ...stored, status: "stopped", lastError: state.lastError }, promised);
+  }
+}
 
 /**
  * A turn stopped mid-round (a provider failure after tools ran, a reset, a cancel) may have tool
@@ -266,21 +306,20 @@ function repairReplay(host: ChatHost, turnId: string, state: ChatState, messages
   const assistant = last >= 0 ? messages[last] : undefined;
   if (!assistant || assistant.role !== "assistant" || !assistant.toolCalls?.length) return messages;
   const answered = new Set(messages.slice(last + 1).flatMap((m) => (m.role === "tool" ? [m.toolCallId] : [])));
-  const out = [...messages];
-  for (const call of assistant.toolCalls) {
-    if (answered.has(call.id)) continue;
-    const repair: ModelMessage = {
+  const repairs: ModelMessage[] = assistant.toolCalls
+    .filter((call) => !answered.has(call.id))
+    .map((call) => ({
       role: "tool",
       toolCallId: call.id,
       toolName: call.name,
       content: "error: the turn stopped before this call answered; its outcome is unknown. Inspect state before repeating it.",
       isError: true,
-    };
-    host.transcript.append(turnId, repair);
-    countToolCall(state, call.name, true);
-    out.push(repair);
-  }
-  return out;
+    }));
+  if (repairs.length === 0) return messages;
+  // All or none (one guarded write): a session too full for them refuses the continuation, storing nothing.
+  host.transcript.appendAll(turnId, repairs);
+  for (const r of repairs) if (r.role === "tool") countToolCall(state, r.toolName, true);
+  return [...messages, ...repairs];
 }
 
 type LoopCtx = {
@@ -309,6 +348,8 @@ function loop(host: ChatHost, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
     ...(host.fetch ? { fetch: host.fetch } : {}),
   });
   let modelCallStarted = host.now();
+  // Room held for the placeholder results of the round in progress.
+  let round: Reservation | undefined;
   return runAgentLoop(
     {
       client,
@@ -319,9 +360,38 @@ function loop(host: ChatHost, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
       isClientTool: (name) => clientTools.has(name),
       admitClient: (call, callId) => host.admitClient(c.tenantId, c.turnId, call, { callId, requestId: c.requestId, signal: c.signal }),
       displayInput: (call) => storedInput(call.name, call.input, redaction),
-      append: (message) => {
+      append: (message, r) => {
         const stored = storedMessage(message, redaction);
+        if (r && "reserve" in r) {
+          // The message and room for its calls' placeholder results, or neither.
+          const need = messagesBytes(r.reserve);
+          round = host.quota.reserve(need) ?? undefined;
+          if (!round)
+            throw new QuotaExceeded(
+              `session storage is full: the model's next message and its ${r.reserve.length} results cannot be stored (gateway.sessions.maxStoredBytes); ${FREE_SPACE}`,
+            );
+          try {
+            return { message: stored, full: !host.transcript.append(c.turnId, stored) };
+          } catch (error) {
+            round.release();
+            round = undefined;
+            throw error;
+          }
+        }
+        if (r && "instead" in r && round) {
+          const promised = { reservation: round, take: messagesBytes([r.instead]) };
+          try {
+            return { message: stored, full: !host.transcript.append(c.turnId, stored, promised) };
+          } catch (error) {
+            if (!(error instanceof QuotaExceeded)) throw error;
+            return { message: r.instead, full: !host.transcript.append(c.turnId, r.instead, promised), refused: error.message };
+          }
+        }
         return { message: stored, full: !host.transcript.append(c.turnId, stored) };
+      },
+      endRound: () => {
+        round?.release();
+        round = undefined;
       },
       saveState: () => host.transcript.saveState(c.turnId, c.state),
       emit: (event) => {
@@ -366,7 +436,7 @@ function loop(host: ChatHost, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
       },
     },
     messages,
-  );
+  ).finally(() => round?.release());
 }
 
 function toolRun(host: ChatHost, c: LoopCtx, call: ModelToolCall, outer: OuterReply, limits: ReturnType<typeof modelResultLimits>): ToolRun {
@@ -416,7 +486,8 @@ function answer(host: ChatHost, tenantId: string, turnId: string, state: ChatSta
 }
 
 function toChatError(error: unknown, signal: AbortSignal | undefined): ChatError {
-  // Only the loop's own refusals are thrown as GatewayError, always with a chat code.
+  // The loop's own refusals and the session's storage quota (a message, state or result it cannot
+  // hold: the turn stops, its transcript in whole rounds) — always a chat code.
   if (error instanceof GatewayError) return { code: error.code as ChatErrorCode, message: error.message };
   if (error instanceof ProviderError) {
     return {

@@ -8,7 +8,7 @@ import { findModel, loadGatewayConfig, SESSION_LIMIT_DEFAULTS, type SessionLimit
 import { cellFields, cellTrace, debugFlags, execLanguage, logRecord, logTurnSurface, type CellTrace } from "../../src/observability";
 import { systemClock, type Clock } from "../../src/runtime";
 import type { CellVms, VmPool } from "../../src/runtime";
-import { RunLifecycle } from "../../src/runs";
+import { RunLifecycle, type DeliveryRefusal } from "../../src/runs";
 import { registryFromBinding, type ImageRegistryRpc } from "../../src/snapshot-store";
 import { SnapshotCodec } from "../../src/snapshot-store";
 import { SnapshotStore } from "../../src/snapshot-store";
@@ -29,6 +29,7 @@ import { sessionKv } from "./session-kv";
 import { SessionStorage } from "./session-storage";
 import { Sql } from "../sql";
 import { StorageQuota } from "./storage-quota";
+import { QuotaExceeded } from "../../src/quota";
 import { encodeTurn, TurnStore, type EncodedTurn, type StoredTurn } from "./turn-store";
 import { MAX_TURN_ROW_BYTES } from "../../src/limits";
 import { OuterCallRecorder, type CallScope, type OuterCall, type OuterReply } from "./outer-call-recorder";
@@ -104,15 +105,16 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const ready = () => this.sessionStorage.ready;
       this.quota = new StorageQuota({ sql, transaction: (fn) => ctx.storage.transactionSync(fn), limits: () => this.limits(), ready });
       this.expiry = new SessionExpiry({ sql, now: () => this.clock.now(), limits: () => this.limits() });
-      this.approvals = new ApprovalBroker(sql, () => this.clock.now(), ready);
+      this.approvals = new ApprovalBroker(sql, () => this.clock.now(), ready, this.quota);
       // The schema is created by the first turn, not here: an unknown session id stores nothing.
       this.sessionStorage = new SessionStorage(ctx.storage, sql, () => {
         this.quota.init(ctx.storage);
         this.expiry.init();
       });
-      this.turns = new TurnStore(sql, ready);
-      this.transcript = new TranscriptStore(sql, ready);
-      this.snapshots = new SnapshotStore(sql);
+      this.turns = new TurnStore(sql, ready, this.quota);
+      this.transcript = new TranscriptStore(sql, ready, this.quota);
+      // Parked runs are counted where they are stored: the quota only checks their writes.
+      this.snapshots = new SnapshotStore(sql, (bytes, write, what) => this.quota.grow(null, bytes, write, what));
       this.codec = new SnapshotCodec(env.PRISTINE_IMAGES ? registryFromBinding(env.PRISTINE_IMAGES) : null);
       this.runs = new RunLifecycle({
         store: this.snapshots,
@@ -141,7 +143,8 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       return next;
     }
 
-    async openTurn(tenantId: string, sessionId: string, req: OpenTurnRequest): Promise<SessionReply<OpenTurnAnswer>> {
+    /** `storedWith`: bytes the opener (a /chat call: its first messages) stores with the turn, admitted together. */
+    async openTurn(tenantId: string, sessionId: string, req: OpenTurnRequest, storedWith = 0): Promise<SessionReply<OpenTurnAnswer>> {
       const config = loadGatewayConfig(this.env);
       if (!config.ok) return { ok: false, reason: "invalid_config", message: config.error.message };
       const turnId = crypto.randomUUID();
@@ -168,7 +171,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
           message: `this turn would store ${row.bytes} bytes (its tools' names, descriptions and schemas), over the bound of ${MAX_TURN_ROW_BYTES} bytes for one turn; attach fewer client tools or MCP servers`,
         };
       }
-      const admitted = this.quota.admitTurn(row.bytes);
+      const admitted = this.quota.admitTurn(row.charged, storedWith);
       if (!admitted.ok) return { ok: false, reason: "quota_exceeded", message: admitted.message };
       await this.storeTurn(spec, counters, row);
       this.touched(turnId, { opened: true });
@@ -382,20 +385,34 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       // Accepted once per turn: the record outlives the run, so a repeat after the run settled is still a 409.
       if (this.turns.wasDelivered(turnId, body.callId))
         return { ok: false, reason: "conflict", message: `a result for ${body.callId} was already delivered` };
+      try {
+        return await this.acceptClientResult(turn, body);
+      } catch (error) {
+        // The session's storage cannot hold the result: refused whole (the call stays pending; free space and post it again).
+        if (error instanceof QuotaExceeded) return { ok: false, reason: "quota_exceeded", message: error.message };
+        throw error;
+      }
+    }
+
+    private async acceptClientResult(turn: StoredTurn, body: ClientResultBody): Promise<SessionReply<{ accepted: true }>> {
+      const turnId = turn.spec.turnId;
       // A client tool the model called directly in /chat: its result becomes the tool message the model reads next.
       const chat = this.transcript.state(turnId);
       const direct = chat?.status === "waiting" ? chat.pending.find((p) => p.runId === undefined && p.callId === body.callId) : undefined;
       if (chat && direct) {
-        const settled = settleDirectClientCall(
-          {
-            spec: turn.spec,
-            transcript: this.transcript,
-            recordDelivered: (callId) => this.turns.recordDelivered(turnId, callId),
-            now: () => this.clock.now(),
-          },
-          chat,
-          direct,
-          body,
+        // One transaction: the tool message, the state and the delivery record, or none of them.
+        const settled = this.ctx.storage.transactionSync(() =>
+          settleDirectClientCall(
+            {
+              spec: turn.spec,
+              transcript: this.transcript,
+              recordDelivered: (callId) => this.turns.recordDelivered(turnId, callId),
+              now: () => this.clock.now(),
+            },
+            chat,
+            direct,
+            body,
+          ),
         );
         await this.afterClientResult(turn.spec, direct.tool, direct.input, body.callId, false, settled);
         return { ok: true, body: { accepted: true } };
@@ -406,9 +423,22 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         .flatMap((s) => s.pending)
         .find((p) => p.kind === "client" && p.callId === body.callId);
       const settlement = clientResultSettlement(turn.spec, tool?.kind === "client" ? tool.tool : undefined, body);
-      const r = this.runs.deliverClientResult(turnId, body.callId, settlement);
-      if (!r.ok) return { ok: false, reason: r.reason === "already_delivered" ? "conflict" : "not_found", message: r.message };
-      this.turns.recordDelivered(turnId, body.callId);
+      // The delivery record and the result are stored together or not at all; a resuming wait is handed the
+      // result last, once both are stored.
+      let refused: DeliveryRefusal | undefined;
+      try {
+        this.ctx.storage.transactionSync(() => {
+          this.turns.recordDelivered(turnId, body.callId);
+          const delivered = this.runs.deliverClientResult(turnId, body.callId, settlement);
+          if (!delivered.ok) {
+            refused = delivered;
+            throw new Error("rolled back: not delivered");
+          }
+        });
+      } catch (error) {
+        if (!refused) throw error;
+      }
+      if (refused) return { ok: false, reason: refused.reason === "already_delivered" ? "conflict" : "not_found", message: refused.message };
       this.transcript.event(turnId, this.clock.now(), "client_result", { invocationId: body.callId, ok: settlement.ok });
       if (tool?.kind === "client") await this.afterClientResult(turn.spec, tool.tool, tool.input, body.callId, true, settlement);
       return { ok: true, body: { accepted: true } };
@@ -446,7 +476,8 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
           },
           env,
           now: () => this.clock.now(),
-          openTurn: (t, s, r) => this.openTurn(t, s, r),
+          openTurn: (t, s, r, storedWith) => this.openTurn(t, s, r, storedWith),
+          quota: this.quota,
           turn: (t, id) => this.turns.get(t, id),
           surface: (spec) => turnSurface(spec),
           runOuter: (t, id, name, input, call) => this.runOuter(t, id, name, input, call),
@@ -523,6 +554,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
           turnId,
           codeModeEngaged: turn.spec.codeModeEngaged,
           status: state ? state.status : "open",
+          droppedEvents: this.transcript.droppedEvents(turnId),
           ...(state
             ? { meta: chatMeta(state, { codeModeEngaged: turn.spec.codeModeEngaged, counters: turn.counters }, costUsd(state.usage, model?.cost)) }
             : {}),

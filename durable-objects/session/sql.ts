@@ -1,7 +1,7 @@
 import type { Sql } from "../sql";
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_RESUMING } from "../../src/snapshot-store";
 
-const SCHEMA_VERSION = 9;
+const SCHEMA_VERSION = 10;
 
 const MIGRATIONS: Record<number, string[]> = {
   1: [
@@ -81,6 +81,8 @@ const MIGRATIONS: Record<number, string[]> = {
      )`,
     "ALTER TABLE approvals ADD COLUMN parent_call_id TEXT",
   ],
+  // Trajectory events removed (oldest first) to keep the session within its storage quota (transcript-store.ts).
+  10: ["ALTER TABLE turns ADD COLUMN trajectory_dropped INTEGER NOT NULL DEFAULT 0"],
 };
 
 export function applySchema(sql: Sql): void {

@@ -33,4 +33,4 @@ export {
   type OpenedSnapshot,
 } from "./snapshot-format";
 
-export { SNAPSHOT_SCHEMA_RESUMING } from "./snapshot-store";
+export { SNAPSHOT_SCHEMA_RESUMING, RESULT_ROW_OVERHEAD, type WriteGuard } from "./snapshot-store";
