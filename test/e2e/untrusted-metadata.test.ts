@@ -7,7 +7,7 @@ import { describe, expect, inject, it } from "vitest";
 import { validateOpenTurn } from "../../src/http";
 import { handleMcpRequest, type McpRequestContext } from "../../src/mcp-server";
 import { api, sessionId } from "./helpers";
-import { chat, parseSse, requests, script, toolResults, type RecordedRequest } from "./chat-helpers";
+import { appendSteps, chat, parseSse, requests, script, toolResults, type RecordedRequest } from "./chat-helpers";
 
 // Server-written metadata (MCP tool descriptions, schemas, the .d.ts made from them) and client
 // tool descriptions are network-derived, exactly like an MCP tool's result: a result a cell or a
@@ -123,6 +123,30 @@ describe("server-written metadata reaches the model as network-derived (code mod
     expect(dts).not.toMatch(/\*\/ declare const pwned/);
     const calls = [...(await trajectoryCalls(session, turnId)).values()];
     expect(calls.at(-1)!.untrusted).toBe(true);
+  });
+});
+
+describe("server-written metadata read before a park", () => {
+  it("the wait that returns it is wrapped and flagged too", async () => {
+    const session = sessionId();
+    const code = 'const d = await API.read("mcp/hostile.d.ts"); await ask_user({ q: "go?" }); return d;';
+    const s = await script([{ toolCalls: [{ id: "e1", name: "exec", input: { code } }] }]);
+    const first = await chat(session, {
+      model: MODEL,
+      clientTools: [{ name: "ask_user" }],
+      mcpServers: hostile(),
+      messages: [{ role: "user", content: `${s.marker} go` }],
+    });
+    expect(first.json.status).toBe("waiting");
+    const p = first.json.pendingToolCalls[0];
+    const posted = await api("POST", `/v1/sessions/${session}/turns/${first.json.turnId}/client-results`, { callId: p.callId, value: true });
+    expect(posted.status).toBe(202);
+    await appendSteps(s.id, [{ toolCalls: [{ id: "w1", name: "wait", input: { runId: p.runId } }] }, { text: "done" }]);
+    const second = await chat(session, { turnId: first.json.turnId }, { accept: "text/event-stream" });
+    expect(second.status).toBe(200);
+    expectWrapped(resultsById((await requests(s.id))[2]!).get("w1")!, INJECTION);
+    expect(ends(second.text).get("w1")!.untrusted).toBe(true);
+    expect((await trajectoryCalls(session, first.json.turnId)).get("w1")!.untrusted).toBe(true);
   });
 });
 
