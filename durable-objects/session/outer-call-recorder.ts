@@ -30,6 +30,8 @@ export type CallScope = {
   /** The outer call's id: the invocation id of a direct call (nested calls have their own). */
   callId?: string;
   activity?: ActivitySink;
+  /** Server- or client-written metadata (descriptions, schemas, declaration files) entered the call's result. */
+  taint?: (source: string) => void;
   /** Policy decisions (hooks, approvals), by invocation id. */
   record?: (callId: string | undefined, tool: string, decision: PolicyDecision, reason?: string) => void;
   onUpdate?: (invocationId: string | undefined, tool: string, partial: unknown) => void;
@@ -110,13 +112,19 @@ export class OuterCallRecorder {
     });
   }
 
+  /**
+   * The call's result may now hold network-derived content: a network-derived nested call
+   * completed, or the cell read server- or client-written metadata (`source` names it).
+   */
+  taint(_source: string): void {
+    this.untrusted = true;
+    // It came after this call parked its run (a slow or approval-gated call): the run now holds
+    // network-derived content, so every later wait result of it is wrapped.
+    if (this.parkedRunId !== undefined) this.store.markUntrusted(this.turnId, this.parkedRunId);
+  }
+
   nested(n: NestedCall): void {
-    if (n.networkDerived) {
-      this.untrusted = true;
-      // It completed after this call parked its run (a slow or approval-gated call): the run now holds
-      // network-derived content, so every later wait result of it is wrapped.
-      if (this.parkedRunId !== undefined) this.store.markUntrusted(this.turnId, this.parkedRunId);
-    }
+    if (n.networkDerived) this.taint(n.tool);
     this.log(n.invocationId, n.tool, n.source, n.ok, this.decisions.get(n.invocationId) ?? (n.denied ? "denied_by_policy" : undefined), n.durationMs);
     this.call.onNested?.(n);
     this.event("nested", {

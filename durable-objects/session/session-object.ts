@@ -277,6 +277,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         parent: call.parent,
         callId: call.callId,
         activity: (n) => recorder.nested(n),
+        taint: (source) => recorder.taint(source),
         record: (callId, tool, decision, reason) => recorder.policy(callId, tool, decision, reason),
         ...(call.onUpdate ? { onUpdate: call.onUpdate } : {}),
       };
@@ -722,6 +723,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const requester = this.requester(spec, scope.callId);
       return {
         ...(scope.activity ? { activity: scope.activity } : {}),
+        ...(scope.taint ? { taint: scope.taint } : {}),
         ...(scope.onUpdate ? { onUpdate: scope.onUpdate } : {}),
         clock: this.clock,
         signal,

@@ -7,7 +7,7 @@ import type { CodeModeResult } from "../code-mode";
 import { utf8ByteLength } from "../code-mode";
 import { parseToolSearchInput, searchLimit, ToolSearchCatalog, toolSearchId, type ToolSearchInput } from "../tool-search";
 import type { TurnDeps } from "./run-tool";
-import { executeEntry } from "./tool-handlers";
+import { executeEntry, writtenElsewhere } from "./tool-handlers";
 import { turnTelemetry } from "./telemetry";
 import { recordCalled, type TurnCounters, type TurnSpec, type TurnToolSearch } from "./turn-spec";
 
@@ -47,6 +47,9 @@ class ToolSearchOps {
     if (utf8ByteLength(text) > this.maxBytes) {
       return { ok: false, message: `tool search matched more than fits in maxOutputBytes (${this.maxBytes}); narrow the query or lower limit` };
     }
+    // MCP or client names and descriptions in the hits: the call's result is network-derived.
+    const foreign = hits.find((h) => h.source !== "openclaw");
+    if (foreign) this.deps.taint?.(foreign.id);
     return { ok: true, text };
   }
 
@@ -54,6 +57,8 @@ class ToolSearchOps {
     this.counters.describe++;
     const entry = this.catalog.lookup(id);
     if (!entry) return unknownId(id);
+    // Its name, description and schemas (or the name in the refusal below) were written by an MCP server or the client.
+    if (writtenElsewhere(entry)) this.deps.taint?.(toolSearchId(entry));
     const text = JSON.stringify(this.catalog.describe(entry));
     if (utf8ByteLength(text) > this.maxBytes)
       return { ok: false, message: `${entry.toolName}'s description is larger than maxOutputBytes (${this.maxBytes})` };
