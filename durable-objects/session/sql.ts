@@ -24,7 +24,7 @@ export class Sql {
 
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_RESUMING } from "../../src/snapshot-store";
 
-const SCHEMA_VERSION = 9;
+const SCHEMA_VERSION = 10;
 
 const MIGRATIONS: Record<number, string[]> = {
   1: [
@@ -103,6 +103,20 @@ const MIGRATIONS: Record<number, string[]> = {
        PRIMARY KEY (turn_id, call_id)
      )`,
     "ALTER TABLE approvals ADD COLUMN parent_call_id TEXT",
+  ],
+  // Client tools Tool Search's `tool_call` handed to the caller, until their result arrives (tool-call-clients.ts).
+  10: [
+    `CREATE TABLE IF NOT EXISTS tool_call_clients (
+       turn_id TEXT NOT NULL,
+       call_id TEXT NOT NULL,
+       parent_call_id TEXT NOT NULL,
+       tool TEXT NOT NULL,
+       input TEXT NOT NULL,
+       decision TEXT NOT NULL,
+       started_at INTEGER NOT NULL,
+       bytes INTEGER NOT NULL,
+       PRIMARY KEY (turn_id, call_id)
+     )`,
   ],
 };
 

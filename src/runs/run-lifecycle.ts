@@ -48,9 +48,12 @@ export class RunLifecycle {
     return claim(this.ctx, spec, input);
   }
 
-  /** `wait` of a claimed run. */
-  resume(spec: TurnSpec, runId: string, makeEnv: CellEnvFactory): Promise<CodeModeResult> {
-    return resume(this.ctx, spec, runId, makeEnv, this.finish);
+  /**
+   * `wait` of a claimed run. `shape` decides how a resumed end counts before it is finished (Tool
+   * Search cells park only for client calls: host work left at the deadline fails them instead).
+   */
+  resume(spec: TurnSpec, runId: string, makeEnv: CellEnvFactory, shape?: (end: CellEnd, env: CellEnvironment) => CellEnd): Promise<CodeModeResult> {
+    return resume(this.ctx, spec, runId, makeEnv, shape ? (s, end, env, opts) => this.finish(s, shape(end, env), env, opts) : this.finish);
   }
 
   /** Release a claim whose wait never ran (e.g. the turn was closed while it was queued). */
