@@ -1,5 +1,6 @@
+import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, inSession, sessionId } from "./helpers";
+import { api, inSession, sessionId, sessionStub } from "./helpers";
 import { appendSteps, chat, offeredTools, requests, script, toolResults } from "./chat-helpers";
 import { decide, pendingApprovals } from "./approval-helpers";
 import { mark, recordsSince } from "../support/log-capture";
@@ -37,7 +38,7 @@ const ASK_CODE =
   "return { hit: hit.id, echoed };";
 
 describe("tool_search_code over /v1: a client call parks the cell; tool_search_code { runId } continues it", () => {
-  it("the cell answers waiting with the client call, the result is posted, the same program continues and completes", async () => {
+  it("the cell answers waiting with the client call, the result is posted, the same program continues (after an eviction) and completes", async () => {
     const { session, turnId } = await open({ agentId: "search", clientTools: [ASK] });
     const first = await tool(session, turnId, "tool_search_code", { code: ASK_CODE });
     expect(first.status).toBe(200);
@@ -51,6 +52,8 @@ describe("tool_search_code over /v1: a client call parks the cell; tool_search_c
     const { callId } = first.json.pendingToolCalls[0];
     expect(await parkedRuns(session, turnId)).toBe(1);
 
+    // The parked cell does not hold a VM: it survives the object's eviction.
+    await evictDurableObject(sessionStub(session));
     expect((await post(session, turnId, { callId, value: "Ada" })).status).toBe(202);
     const done = await tool(session, turnId, "tool_search_code", { runId: first.json.runId });
     expect(done.json).toMatchObject({ status: "completed", value: { hit: "client:ask_user", echoed: "hello Ada" } });
@@ -166,7 +169,7 @@ describe("tool_search_code over /v1: a client call parks the cell; tool_search_c
 });
 
 describe('tool_call (mode "tools") over /v1: a client tool becomes one pending client call; its result answers the tool_call', () => {
-  it("waiting with a ccall_ id and no run; client-results takes the value once and answers the tool_call's result", async () => {
+  it("waiting with a ccall_ id and no run; client-results takes the value once (after an eviction) and answers the tool_call's result", async () => {
     const m = mark();
     const { session, turnId } = await open({ agentId: "searchtools", clientTools: [ASK] });
     const r = await tool(session, turnId, "tool_call", { id: "client:ask_user", args: { q: "Name?" } });
@@ -181,6 +184,7 @@ describe('tool_call (mode "tools") over /v1: a client tool becomes one pending c
     expect(await parkedRuns(session, turnId)).toBe(0);
     const { callId } = r.json.pendingToolCalls[0];
 
+    await evictDurableObject(sessionStub(session));
     const settled = await post(session, turnId, { callId, value: "Ada" });
     expect(settled.status).toBe(202);
     expect(settled.json).toEqual({ accepted: true, result: { status: "completed", value: "Ada" } });
@@ -309,9 +313,10 @@ describe("/chat: the turn pauses for the client and the model reads the answer o
     expect(JSON.parse(result!.content)).toEqual({ status: "failed", error: "the user closed the app" });
   });
 
-  it('mode "code": the cell parks on the client call; continuing resumes it and the model reads the finished cell, never a runId', async () => {
+  it('mode "code": the cell parks on the client call; continuing resumes it and the model reads the finished cell (all its output), never a runId', async () => {
     const session = sessionId();
     const code =
+      'console.log("asking");' +
       'let a; try { a = await openclaw.tools.call("client:ask_user", { q: "first" }); } catch (e) { a = "error: " + e.message; }' +
       'const b = await openclaw.tools.call("client:ask_user", { q: "second" });' +
       "return [a, b];";
@@ -353,6 +358,8 @@ describe("/chat: the turn pauses for the client and the model reads the answer o
     expect(results.map((r) => r.id)).toEqual(["sc1"]);
     const seen = JSON.parse(results[0]!.content);
     expect(seen).toMatchObject({ status: "completed", value: ["error: no answer", "Ada"] });
+    // Output from before the park reaches the model too: it never saw the waiting answers.
+    expect(JSON.stringify(seen.output)).toContain("asking");
     expect(results[0]!.content).not.toContain("cm_");
 
     const t = await trajectory(session, turnId);
