@@ -30,6 +30,15 @@ export const TEST_CONFIG = {
       searchfast: {
         tools: { codeMode: { enabled: false, maxOutputBytes: 2048, memoryLimitBytes: 8 * 1024 * 1024 }, toolSearch: { codeTimeoutMs: 400 } },
       },
+      // Tool Search handing client tools to the caller (issue 20): a pending-call cap of 2, ask_gated needs an operator.
+      searchclient: {
+        tools: { codeMode: { enabled: false, maxPendingToolCalls: 2 }, toolSearch: { codeTimeoutMs: 5000 } },
+        approvals: { require: ["ask_gated"], timeoutSeconds: 30 },
+      },
+      searchtoolsclient: {
+        tools: { codeMode: { enabled: false, maxPendingToolCalls: 2 }, toolSearch: { mode: "tools" } },
+        approvals: { require: ["ask_gated"], timeoutSeconds: 30 },
+      },
       // One config, three surfaces: code mode for preferred models, Tool Search for capable ones, direct where both are off.
       mixed: { tools: { codeMode: "auto", toolSearch: true }, models: { "ollama/llama3": { codeMode: false } } },
       searchoff: { tools: { codeMode: false, toolSearch: false } },

@@ -135,6 +135,7 @@ async function drive(
     if (!config.ok) return refuse("invalid_config", config.message);
     let messages: ModelMessage[];
     let continued = false;
+    let deferred: PendingClientCall[] = [];
     if (req.turnId !== undefined) {
       const id = req.turnId;
       const turn = host.turn(tenantId, id) ?? refuse("not_found", "unknown turn");
@@ -167,7 +168,9 @@ async function drive(
       state = stored;
       host.driving.add(id);
       driving = true;
-      messages = repairReplay(host, id, state, host.transcript.messages(id));
+      // Tool Search cells parked on client calls are resumed first (their answers are the model's tool messages).
+      deferred = stored.pending.filter((p) => p.runId !== undefined && p.providerCallId !== undefined);
+      messages = deferred.length > 0 ? [] : repairReplay(host, id, state, host.transcript.messages(id));
       continued = true;
     } else {
       const model = resolveModel(config.config, req.model!, host.env);
@@ -202,23 +205,29 @@ async function drive(
     started = true;
     emit({ type: "turn", turnId, codeModeEngaged: spec.codeModeEngaged, continued });
 
-    const end = await loop(
-      host,
-      {
-        tenantId,
-        sessionId,
-        turnId,
-        requestId,
-        spec,
-        state,
-        model: resolved.model,
-        tools: surface.tools,
-        signal: abort.signal,
-        maxAssistantTurns: req.maxAssistantTurns,
-        emit,
-      },
-      messages,
-    );
+    const ctx: LoopCtx = {
+      tenantId,
+      sessionId,
+      turnId,
+      requestId,
+      spec,
+      state,
+      model: resolved.model,
+      tools: surface.tools,
+      signal: abort.signal,
+      maxAssistantTurns: req.maxAssistantTurns,
+      emit,
+    };
+    let end: LoopEnd | undefined;
+    if (deferred.length > 0) {
+      const parked = await resumeDeferredCells(host, ctx, deferred);
+      host.transcript.saveState(turnId, state);
+      if (parked.length > 0) {
+        state.stopReason = "client_tools";
+        end = { status: "waiting", pending: parked };
+      } else messages = repairReplay(host, turnId, state, host.transcript.messages(turnId));
+    }
+    end ??= await loop(host, ctx, messages);
     state.status = end.status === "waiting" ? "waiting" : "completed";
     state.pending = end.status === "waiting" ? end.pending : [];
     host.transcript.saveState(turnId, state);
@@ -455,15 +464,59 @@ function toolRun(host: ChatHost, c: LoopCtx, call: ModelToolCall, outer: OuterRe
   // Only client calls go to the caller; a cell parked on slow host tools goes back to the model (it calls wait).
   const clientNames = new Set(c.spec.catalog.entries.filter((e) => e.source === "client").map((e) => e.toolName));
   const calls = body.status === "waiting" ? (body.pendingToolCalls ?? []).filter((p) => clientNames.has(p.tool)) : [];
-  const runId = body.status === "waiting" ? (body as { runId: string }).runId : undefined;
-  const pending: PendingClientCall[] | undefined = calls.length ? calls.map((p) => ({ ...p, ...(runId ? { runId } : {}) })) : undefined;
+  const runId = body.status === "waiting" ? (body as { runId?: string }).runId : undefined;
+  // Tool Search has no `wait` for the model: its call is answered later, by the client's result
+  // (`tool_call`) or by the cell the gateway resumes once the results are in (`tool_search_code`).
+  const deferred = c.spec.toolSearch !== undefined && calls.length > 0;
+  const pending: PendingClientCall[] | undefined = calls.length
+    ? calls.map((p) => ({
+        ...p,
+        ...(runId ? { runId } : {}),
+        ...(deferred ? { providerCallId: call.id, ...(runId ? {} : { via: "tool_call" as const }) } : {}),
+      }))
+    : undefined;
   return {
     content: facing.text,
     isError: body.status === "failed",
     status: typeof body.status === "string" ? body.status : "completed",
     untrusted: facing.untrusted,
     ...(pending ? { pending } : {}),
+    ...(deferred ? { deferred } : {}),
   };
+}
+
+/**
+ * A continued Tool Search turn first finishes what it deferred: each `tool_search_code` cell
+ * parked on client calls (their results are all in) is resumed as `tool_search_code { runId }`
+ * under the model's own call id, and its end becomes that call's tool message. A cell that parks
+ * again hands its new client calls to the caller: returned, and the turn waits again.
+ */
+async function resumeDeferredCells(host: ChatHost, c: LoopCtx, deferred: PendingClientCall[]): Promise<PendingClientCall[]> {
+  const limits = modelResultLimits(c.model.contextWindow);
+  const parked: PendingClientCall[] = [];
+  const runs = new Map<string, string>();
+  for (const p of deferred) if (p.runId !== undefined && p.providerCallId !== undefined) runs.set(p.runId, p.providerCallId);
+  for (const [runId, providerCallId] of runs) {
+    const call: ModelToolCall = { id: providerCallId, name: "tool_search_code", input: { runId } };
+    c.emit({ type: "tool_call_start", callId: call.id, name: call.name, input: call.input });
+    const outer = await host.runOuter(c.tenantId, c.turnId, call.name, call.input, { callId: call.id, via: "chat", parent: c.signal });
+    const run = toolRun(host, c, call, outer, limits);
+    c.emit({ type: "tool_call_end", callId: call.id, name: call.name, status: run.status, untrusted: run.untrusted, result: run.content });
+    if (run.deferred && run.pending) {
+      parked.push(...run.pending);
+      continue;
+    }
+    // Counted as a call when it was first handed out; a failed end counts as its failure now.
+    if (run.isError) c.state.failures++;
+    host.transcript.append(c.turnId, {
+      role: "tool",
+      toolCallId: call.id,
+      toolName: call.name,
+      content: run.content,
+      ...(run.isError ? { isError: true } : {}),
+    });
+  }
+  return parked;
 }
 
 /** The transcript stores `exec` source redacted; everything else as the model sent or read it. */

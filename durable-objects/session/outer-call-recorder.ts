@@ -39,6 +39,13 @@ export type CallScope = {
 
 export type RedactionOptions = { secrets: readonly string[]; patterns: readonly RegExp[] };
 
+/** The parked run an outer call resumes: code mode's `wait`, or Tool Search's `tool_search_code { runId }`. */
+export function resumedRunId(toolName: string, input: unknown): string | undefined {
+  if (toolName !== "wait" && toolName !== "tool_search_code") return undefined;
+  const runId = input !== null && typeof input === "object" ? (input as { runId?: unknown }).runId : undefined;
+  return typeof runId === "string" ? runId : undefined;
+}
+
 /** `exec`'s `code`/`command` as stored: redacted source (seed 002, "Source in session history"); other inputs as given. */
 export function storedInput(toolName: string, input: unknown, redaction: RedactionOptions): unknown {
   if (toolName !== "exec") return input;
@@ -174,7 +181,8 @@ export class OuterCallRecorder {
     const body = reply.body as LooseResult;
     const status = typeof body.status === "string" ? body.status : "completed";
     const code = body.status === "failed" ? body.code : undefined;
-    const runId = body.status === "waiting" ? body.runId : this.toolName === "wait" ? (input as { runId?: unknown } | null)?.runId : undefined;
+    const resumed = resumedRunId(this.toolName, input);
+    const runId = body.status === "waiting" ? body.runId : resumed;
     this.event("outer_end", {
       callId,
       tool: this.toolName,
@@ -184,19 +192,22 @@ export class OuterCallRecorder {
       durationMs,
       ...(this.untrusted ? { untrusted: true } : {}),
     });
-    if (this.toolName === "wait" && typeof runId === "string") {
+    if (resumed !== undefined) {
       const unavailable = body.status === "failed" && code === "invalid_input";
       if (unavailable) {
         if (body.error === RUN_UNAVAILABLE) this.event("snapshot", { event: "unavailable", runId, callId });
       } else {
-        this.event("snapshot", { event: "resumed", runId, callId });
-        if (body.status !== "waiting") this.event("snapshot", { event: body.status === "completed" ? "settled" : "dropped", runId, callId });
+        this.event("snapshot", { event: "resumed", runId: resumed, callId });
+        if (body.status !== "waiting") this.event("snapshot", { event: body.status === "completed" ? "settled" : "dropped", runId: resumed, callId });
       }
     }
     if (body.status === "waiting") {
-      this.parkedRunId = body.runId;
-      if (this.untrusted && body.runId !== undefined) this.store.markUntrusted(this.turnId, body.runId);
-      this.event("snapshot", { event: "parked", runId: body.runId, callId });
+      // A Tool Search tool_call hands out a client call without parking anything (no runId).
+      if (body.runId !== undefined) {
+        this.parkedRunId = body.runId;
+        if (this.untrusted) this.store.markUntrusted(this.turnId, body.runId);
+        this.event("snapshot", { event: "parked", runId: body.runId, callId });
+      }
       // Only client calls are handed to the caller; host calls still running complete as nested calls.
       for (const p of body.pendingToolCalls ?? []) {
         if (!this.clientTools.has(p.tool)) continue;

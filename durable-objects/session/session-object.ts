@@ -18,12 +18,30 @@ import type { Settlement } from "../../src/bridge";
 import { callDirectTool, cellEnvironment, execCell, isRestartSafe, type TurnDeps } from "../../src/turns";
 import { defaultExecLanguage } from "../../src/turns";
 import { turnTelemetry } from "../../src/turns";
-import { callToolSearchTool, mcpToolDefinition, runToolSearchCode } from "../../src/turns";
+import {
+  callToolSearchTool,
+  mcpToolDefinition,
+  runToolSearchCode,
+  toolSearchCellEnvironment,
+  toolSearchCellSpec,
+  toolSearchEnd,
+} from "../../src/turns";
+import type { ClientCallWaiting } from "../../src/turns";
 import { McpServers } from "../../src/mcp";
-import { isToolSearchControl, TOOL_SEARCH_CONTROLS } from "../../src/tool-search";
+import { isToolSearchControl, parseToolSearchInput, TOOL_SEARCH_CONTROLS } from "../../src/tool-search";
+import { ToolCallClients } from "./tool-call-clients";
+import { handOutToolCallClient, settleToolCallClient } from "./tool-call-client";
 import type { TurnCounters, TurnSpec } from "../../src/turns";
 import { discoverMcp, planTurn, turnSurface, type OpenTurnRequest } from "../../src/turns";
-import { notFound, type ClientResultBody, type OpenTurnAnswer, type SessionReply, type SessionRpc, type TurnSurface } from "../../src/session";
+import {
+  notFound,
+  type ClientResultAnswer,
+  type ClientResultBody,
+  type OpenTurnAnswer,
+  type SessionReply,
+  type SessionRpc,
+  type TurnSurface,
+} from "../../src/session";
 import { SessionExpiry } from "./session-expiry";
 import { sessionKv } from "./session-kv";
 import { SessionStorage } from "./session-storage";
@@ -32,7 +50,7 @@ import { StorageQuota } from "./storage-quota";
 import { QuotaExceeded } from "../../src/quota";
 import { encodeTurn, TurnStore, type EncodedTurn, type StoredTurn } from "./turn-store";
 import { MAX_TURN_ROW_BYTES } from "../../src/limits";
-import { OuterCallRecorder, type CallScope, type OuterCall, type OuterReply } from "./outer-call-recorder";
+import { OuterCallRecorder, resumedRunId, type CallScope, type OuterCall, type OuterReply } from "./outer-call-recorder";
 import { TranscriptStore } from "./transcript-store";
 import { runChat } from "./chat-run";
 import { admitDirectClientCall, settleDirectClientCall } from "./direct-client-call";
@@ -77,6 +95,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     limitsOverride: SessionLimits | undefined;
     private readonly turns: TurnStore;
     private readonly transcript: TranscriptStore;
+    private readonly toolCallClients: ToolCallClients;
     private readonly approvals: ApprovalBroker;
     /** Turns a /chat call of this instance is driving (a stored `running` state without one here is stale). */
     private readonly driving = new Set<string>();
@@ -113,6 +132,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       });
       this.turns = new TurnStore(sql, ready, this.quota);
       this.transcript = new TranscriptStore(sql, ready, this.quota);
+      this.toolCallClients = new ToolCallClients(sql, ready, this.quota);
       // Parked runs are counted where they are stored: the quota only checks their writes.
       this.snapshots = new SnapshotStore(sql, (bytes, write, what) => this.quota.grow(null, bytes, write, what));
       this.codec = new SnapshotCodec(env.PRISTINE_IMAGES ? registryFromBinding(env.PRISTINE_IMAGES) : null);
@@ -270,7 +290,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       )
         recorder.untrusted = true;
       // A wait resumes a program that may already hold network-derived values from before it parked.
-      const resumed = toolName === "wait" ? (input as { runId?: unknown } | null)?.runId : undefined;
+      const resumed = resumedRunId(toolName, input);
       if (typeof resumed === "string" && this.transcript.isUntrusted(resumed)) recorder.untrusted = true;
       const scope: CallScope = {
         requestId: call.requestId,
@@ -330,14 +350,37 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       if (ts && isToolSearchControl(toolName) && TOOL_SEARCH_CONTROLS[ts.mode].includes(toolName)) {
         const trace = cellTrace(toolName, requestId, toolName === "tool_search_code" ? "javascript" : undefined);
         if (toolName === "tool_search_code") {
-          const reply = await this.serial(() =>
-            this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => runToolSearchCode(t.spec, t.counters, this.deps(t.spec, signal, ctx), input)),
-          );
+          const runId = resumedRunId(toolName, input);
+          const reply =
+            runId !== undefined
+              ? await this.resumeToolSearch(turn, input, trace, ctx)
+              : await this.serial(() =>
+                  this.withTurn(tenantId, turnId, trace, ctx, async (t, signal) => {
+                    const env = toolSearchCellEnvironment(t.spec, t.counters, this.deps(t.spec, signal, ctx));
+                    return this.runs.finish(toolSearchCellSpec(t.spec), await runToolSearchCode(env, input), env, { restartSafe: false });
+                  }),
+                );
           return this.logCell(spec, trace, reply);
         }
-        return this.withTurn(tenantId, turnId, trace, ctx, (t, signal) =>
-          callToolSearchTool(t.spec, t.counters, this.deps(t.spec, signal, ctx), toolName, input),
-        );
+        return this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => {
+          const deps = this.deps(t.spec, signal, ctx);
+          return callToolSearchTool(t.spec, t.counters, deps, toolName, input, (entry, args, telemetry) =>
+            handOutToolCallClient(
+              {
+                spec: t.spec,
+                store: this.toolCallClients,
+                parentCallId: ctx.callId ?? `call_${crypto.randomUUID()}`,
+                policy: deps.policy?.({ nested: true }),
+                context: deps.context,
+                signal,
+                now: () => this.clock.now(),
+              },
+              entry,
+              args,
+              telemetry,
+            ),
+          );
+        });
       }
       const abort = this.track(turnId, requestId, ctx.parent);
       const before = JSON.stringify(turn.counters);
@@ -379,7 +422,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       return { ok: true, body };
     }
 
-    async clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<{ accepted: true }>> {
+    async clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<ClientResultAnswer>> {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
       this.touched(turnId);
@@ -395,8 +438,27 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       }
     }
 
-    private async acceptClientResult(turn: StoredTurn, body: ClientResultBody): Promise<SessionReply<{ accepted: true }>> {
+    private async acceptClientResult(turn: StoredTurn, body: ClientResultBody): Promise<SessionReply<ClientResultAnswer>> {
       const turnId = turn.spec.turnId;
+      // A client tool Tool Search's tool_call handed out: its result is that tool_call's result.
+      const handed = this.toolCallClients.get(turnId, body.callId);
+      if (handed) {
+        const { settlement, outcome } = this.ctx.storage.transactionSync(() =>
+          settleToolCallClient(
+            {
+              spec: turn.spec,
+              store: this.toolCallClients,
+              transcript: this.transcript,
+              recordDelivered: (callId) => this.turns.recordDelivered(turnId, callId),
+              now: () => this.clock.now(),
+            },
+            handed,
+            body,
+          ),
+        );
+        await this.afterClientResult(turn.spec, handed.tool, handed.input, body.callId, true, settlement);
+        return { ok: true, body: { accepted: true, result: outcome } };
+      }
       // A client tool the model called directly in /chat: its result becomes the tool message the model reads next.
       const chat = this.transcript.state(turnId);
       const direct = chat?.status === "waiting" ? chat.pending.find((p) => p.runId === undefined && p.callId === body.callId) : undefined;
@@ -629,6 +691,33 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       }).finally(() => this.runs.release(claim.runId));
     }
 
+    /**
+     * `tool_search_code { runId }`: continue a cell parked on client calls, like `wait` does a
+     * code-mode cell (same claim, queue and resume), with the Tool Search environment.
+     */
+    private resumeToolSearch(turn: StoredTurn, input: unknown, trace: CellTrace, ctx: CallScope): Promise<SessionReply<unknown>> {
+      const spec = toolSearchCellSpec(turn.spec);
+      const parsed = parseToolSearchInput("tool_search_code", input);
+      if (!parsed.ok) return Promise.resolve({ ok: true, body: failed(parsed.message, "invalid_input", this.telemetry(spec, turn.counters)) });
+      const claim = this.runs.claim(spec, input);
+      if (!claim.ok)
+        return Promise.resolve({ ok: true, body: failed(claim.message, claim.code ?? "invalid_input", this.telemetry(spec, turn.counters)) });
+      trace.runId = claim.runId;
+      const closing = this.telemetry(spec, turn.counters);
+      return this.serial(async (): Promise<SessionReply<unknown>> => {
+        const reply = await this.withTurn(spec.tenantId, spec.turnId, trace, ctx, (t, signal) =>
+          this.runs.resume(
+            toolSearchCellSpec(t.spec),
+            claim.runId,
+            (s, claimSignal) => toolSearchCellEnvironment(t.spec, t.counters, this.deps(s, anySignal(signal, claimSignal), ctx)),
+            toolSearchEnd,
+          ),
+        );
+        if (!reply.ok && reply.reason === "not_found") return { ok: true, body: failed("the tool_search_code run was aborted", "aborted", closing) };
+        return reply;
+      }).finally(() => this.runs.release(claim.runId));
+    }
+
     private async exec(turn: StoredTurn, input: unknown, signal: AbortSignal, scope: CallScope): Promise<CodeModeResult> {
       const restartSafe = isRestartSafe(input);
       const env = cellEnvironment(turn.spec, turn.counters, this.deps(turn.spec, signal, scope), restartSafe);
@@ -642,7 +731,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       turnId: string,
       trace: CellTrace,
       ctx: CallScope,
-      fn: (turn: StoredTurn, signal: AbortSignal) => Promise<CodeModeResult>,
+      fn: (turn: StoredTurn, signal: AbortSignal) => Promise<CodeModeResult | ClientCallWaiting>,
     ): Promise<SessionReply<unknown>> {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
@@ -798,6 +887,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       for (const c of this.active.get(turnId) ?? []) c.abort();
       this.runs.closeTurn(turnId);
       this.transcript.deleteTurn(turnId);
+      this.toolCallClients.deleteTurn(turnId);
       this.approvals.deleteTurn(turnId);
       this.turns.delete(turnId);
     }

@@ -1,7 +1,7 @@
 import type { Sql } from "../sql";
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_RESUMING } from "../../src/snapshot-store";
 
-const SCHEMA_VERSION = 10;
+const SCHEMA_VERSION = 11;
 
 const MIGRATIONS: Record<number, string[]> = {
   1: [
@@ -83,6 +83,20 @@ const MIGRATIONS: Record<number, string[]> = {
   ],
   // Trajectory events removed (oldest first) to keep the session within its storage quota (transcript-store.ts).
   10: ["ALTER TABLE turns ADD COLUMN trajectory_dropped INTEGER NOT NULL DEFAULT 0"],
+  // Client tools Tool Search's `tool_call` handed to the caller, until their result arrives (tool-call-clients.ts).
+  11: [
+    `CREATE TABLE IF NOT EXISTS tool_call_clients (
+       turn_id TEXT NOT NULL,
+       call_id TEXT NOT NULL,
+       parent_call_id TEXT NOT NULL,
+       tool TEXT NOT NULL,
+       input TEXT NOT NULL,
+       decision TEXT NOT NULL,
+       started_at INTEGER NOT NULL,
+       bytes INTEGER NOT NULL,
+       PRIMARY KEY (turn_id, call_id)
+     )`,
+  ],
 };
 
 export function applySchema(sql: Sql): void {

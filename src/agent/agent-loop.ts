@@ -15,6 +15,12 @@ export type ToolRun = {
   untrusted: boolean;
   /** Client calls a parked cell waits for: the loop stops and hands them to the caller. */
   pending?: PendingClientCall[];
+  /**
+   * The call's answer is not this result but a later one (Tool Search: a `tool_call` of a client
+   * tool is answered by the client's result, a `tool_search_code` cell by its resumed end): no tool
+   * message now; the loop stops with `pending`, and the answer is appended when it exists.
+   */
+  deferred?: boolean;
 };
 
 export type LoopDeps = {
@@ -121,6 +127,10 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
       const run = refused ?? (await runOne(deps, call));
       countToolCall(state, call.name, run.isError);
       if (run.pending) pending.push(...run.pending);
+      if (run.deferred && run.pending?.length) {
+        deps.emit({ type: "tool_call_end", callId: call.id, name: call.name, status: run.status, untrusted: run.untrusted, result: run.content });
+        continue;
+      }
       const result: ModelMessage = {
         role: "tool",
         toolCallId: call.id,

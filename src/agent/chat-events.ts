@@ -38,13 +38,15 @@ export type PendingClientCall = CodeModePendingToolCall & {
   providerCallId?: string;
   /** Kept by the gateway, never shown: how a directly called client tool was admitted (its log record is written when its result arrives). */
   admission?: DirectClientAdmission;
+  /** Kept by the gateway, never shown: handed out by Tool Search's `tool_call` (its result answers that call). */
+  via?: "tool_call";
 };
 
 /** The policy decision on a client tool the model called directly, and when the call started. */
 export type DirectClientAdmission = { decision: string; startedAt: number };
 
 /** A pending call as the caller sees it: the gateway's own bookkeeping stays inside. */
-export function shownCall({ providerCallId: _p, admission: _a, ...call }: PendingClientCall): PendingClientCall {
+export function shownCall({ providerCallId: _p, admission: _a, via: _v, ...call }: PendingClientCall): PendingClientCall {
   return call;
 }
 

@@ -4,6 +4,7 @@ export {
   notFound,
   type ApprovalDecision,
   type ChatRequest,
+  type ClientResultAnswer,
   type ClientResultBody,
   type OpenTurnAnswer,
   type PendingApproval,

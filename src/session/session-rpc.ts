@@ -24,6 +24,13 @@ export type TrustedResult = { result: unknown; untrusted: boolean };
 
 export type ClientResultBody = { callId: string; value?: unknown; error?: { message: string } };
 
+/**
+ * A client result was taken. `result`: what a Tool Search `tool_call` that handed this call out
+ * answers now that it arrived (checked like every client result); a parked cell gets it at its
+ * next `wait` (or `tool_search_code { runId }`) instead.
+ */
+export type ClientResultAnswer = { accepted: true; result?: { status: "completed"; value: unknown } | { status: "failed"; error: string } };
+
 /** `POST …/turns`: what the model would be sent, and which surface owns it (code mode, Tool Search, or neither). */
 export type OpenTurnAnswer = {
   turnId: string;
@@ -63,7 +70,7 @@ export interface SessionRpc {
   cancelRequest(requestId: string): Promise<void>;
   /** The object was reset under an exec or wait: report that cell as failed. */
   lostCall(tenantId: string, turnId: string, toolName: string, requestId?: string): Promise<SessionReply<unknown>>;
-  clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<{ accepted: true }>>;
+  clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<ClientResultAnswer>>;
   deleteTurn(tenantId: string, turnId: string): Promise<SessionReply<{ telemetry: CodeModeTelemetry }>>;
   deleteSession(): Promise<SessionReply<{ deleted: true }>>;
   /**

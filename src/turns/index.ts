@@ -14,7 +14,15 @@ export {
 } from "./tool-handlers";
 export { MAX_CALLED_TOOLS, recordCalled, type TurnToolSearch, type TurnSpec, type TurnCounters } from "./turn-spec";
 export { checkSurface } from "./surface-check";
-export { runToolSearchCode, callToolSearchTool } from "./tool-search-run";
+export {
+  runToolSearchCode,
+  callToolSearchTool,
+  toolSearchCellSpec,
+  toolSearchCellEnvironment,
+  toolSearchEnd,
+  type ClientCallWaiting,
+  type ToolCallClientHandOut,
+} from "./tool-search-run";
 export { MCP_SERVER_OPS, mcpRuntime, mcpToolDefinition, mcpServerOp, mcpOpDefinition, type StoredMcpServer, type McpRuntime } from "./mcp-runtime";
 export { discoverMcp, planTurn, turnSurface, type OpenTurnRequest } from "./turn-opening";
 export { nestedCall, type NestedCall, type ActivitySink } from "./nested-activity";
