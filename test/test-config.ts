@@ -40,6 +40,8 @@ export const TEST_CONFIG = {
       approvedirect: { tools: { codeMode: false }, approvals: { require: ["notes_write"], timeoutSeconds: 30 } },
       approvesearch: { tools: { codeMode: false, toolSearch: { mode: "tools" } }, approvals: { require: ["notes_write"], timeoutSeconds: 30 } },
       approvepark: { tools: { codeMode: { timeoutMs: 300 } }, approvals: { require: ["notes_write"], timeoutSeconds: 30 } },
+      // Resuming a parked run (the outer wait) needs an operator's approval.
+      approvewait: { approvals: { require: ["wait"], timeoutSeconds: 30 } },
       // Gates `echo` (its `value` takes anything): the approval preview under a padded input.
       approvepreview: { approvals: { require: ["echo"], timeoutSeconds: 30 } },
     },

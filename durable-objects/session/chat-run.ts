@@ -13,6 +13,7 @@ import {
   type ChatState,
   type DirectClientAdmission,
   type LoopEnd,
+  type NotRunReason,
   type PendingClientCall,
   type ToolRun,
 } from "../../src/agent";
@@ -45,6 +46,8 @@ export type ChatHost = {
   turn(tenantId: string, turnId: string): { spec: TurnSpec; counters: TurnCounters } | undefined;
   surface(spec: TurnSpec): { ok: true; tools: ModelTool[] } | { ok: false; message: string };
   runOuter(tenantId: string, turnId: string, toolName: string, input: unknown, call: OuterCall): Promise<OuterReply>;
+  /** Puts on record (the trajectory) an outer call answered without running it; `code` says why. */
+  notRun(tenantId: string, turnId: string, call: { callId: string; tool: string; input: unknown; requestId: string }, code: NotRunCode): void;
   transcript: TranscriptStore;
   /** Turns a /chat call of this object instance drives right now (a stored `running` elsewhere is stale). */
   driving: Set<string>;
@@ -67,6 +70,9 @@ export type ChatHost = {
 };
 
 type Emit = (event: ChatEvent) => void;
+
+/** Why a call was answered without running: the loop's reasons, or a stopped turn's repair (`turn_stopped`). */
+export type NotRunCode = NotRunReason | "turn_stopped";
 
 const FAILURE_CODES: Record<SessionFailure, ChatError["code"]> = {
   invalid_request: "invalid_request",
@@ -144,6 +150,8 @@ async function drive(
   let turnId: string | undefined;
   let state: ChatState | undefined;
   let spec: TurnSpec | undefined;
+  // The turn's counters as last seen: a turn deleted under this call still reports its meta.
+  let counters: TurnCounters | undefined;
   let abort: AbortController | undefined;
   let driving = false;
   // Set once the loop owns the turn: a continuation refused before that leaves the stored state as it was.
@@ -181,10 +189,11 @@ async function drive(
         );
       turnId = id;
       spec = turn.spec;
+      counters = turn.counters;
       state = stored;
       host.driving.add(id);
       driving = true;
-      messages = repairReplay(host, id, state, host.transcript.messages(id));
+      messages = repairReplay(host, tenantId, id, requestId, state, host.transcript.messages(id));
       continued = true;
     } else {
       const model = resolveModel(config.config, req.model!, host.env);
@@ -198,7 +207,7 @@ async function drive(
       turnId = opened.body.turnId;
       host.driving.add(turnId);
       driving = true;
-      spec = host.turn(tenantId, turnId)!.spec;
+      ({ spec, counters } = host.turn(tenantId, turnId)!);
       state = newChatState(req.model!, model.model.contextWindow, sampling);
       messages = given.map((m) => ({ role: m.role, content: m.content }));
       for (const m of messages) host.transcript.append(turnId, m);
@@ -241,8 +250,12 @@ async function drive(
     for (const p of state.pending) if (p.admission) host.transcript.callEnded(turnId, p.callId);
     emit({ type: "done", answer: answer(host, tenantId, turnId, state, resolved.model, end) });
   } catch (error) {
-    const failure = toChatError(error, abort?.signal);
     const turn = turnId !== undefined ? host.turn(tenantId, turnId) : undefined;
+    // Deleted under this call (the turn or its session): that ended it, whatever failed after.
+    const deleted = turnId !== undefined && !turn;
+    const failure: ChatError = deleted
+      ? { code: "aborted", message: "the turn (or its session) was deleted while /chat ran" }
+      : toChatError(error, abort?.signal);
     // Only while the turn still exists (deleting it, or the session, cancels the loop): the
     // transcript keeps everything before the failure, and a retryable failure may be continued.
     if (state && turnId && turn && (started || !continuedTurn(req))) {
@@ -257,14 +270,13 @@ async function drive(
     }
     if (failure.code === "internal_error")
       logRecord("host_error", { where: "chat.unexpected", error, requestId, tenant: tenantId, sessionId, turnId });
+    const shown = turn ?? (deleted && spec && counters ? { spec, counters } : undefined);
+    const ended: ChatState | undefined = state && deleted ? { ...state, status: "stopped", lastError: "aborted" } : state;
     emit({
       type: "error",
-      error:
-        turnId !== undefined && !turn && failure.code === "internal_error"
-          ? { code: "aborted", message: "the turn (or its session) was deleted while /chat ran" }
-          : failure,
+      error: failure,
       ...(turnId !== undefined ? { turnId } : {}),
-      ...(state && turn ? { meta: chatMeta(state, { codeModeEngaged: turn.spec.codeModeEngaged, counters: turn.counters }, undefined) } : {}),
+      ...(ended && shown ? { meta: chatMeta(ended, { codeModeEngaged: shown.spec.codeModeEngaged, counters: shown.counters }, undefined) } : {}),
     });
   } finally {
     if (abort && turnId) host.untrack(turnId, abort, requestId);
@@ -275,12 +287,20 @@ async function drive(
 const continuedTurn = (req: ChatRequest): boolean => req.turnId !== undefined;
 
 /**
- * A turn stopped mid-round (a provider failure after tools ran, a reset, a cancel) may have tool
- * calls of its last assistant message without results; providers refuse such a replay. Each gets a
- * stored error result saying its outcome is unknown (the model inspects state before repeating it),
- * and counts as a failed outer call (a reset lost the loop's count of its round).
+ * A turn stopped mid-round (a reset, an unexpected failure) may have tool calls of its last
+ * assistant message without results; providers refuse such a replay. Each gets a stored error
+ * result saying its outcome is unknown (the model inspects state before repeating it), and counts
+ * as a failed outer call (a reset lost the loop's count of its round). One that never started is
+ * put on record as not run (one that started is already there, `lost` after a reset).
  */
-function repairReplay(host: ChatHost, turnId: string, state: ChatState, messages: ModelMessage[]): ModelMessage[] {
+function repairReplay(
+  host: ChatHost,
+  tenantId: string,
+  turnId: string,
+  requestId: string,
+  state: ChatState,
+  messages: ModelMessage[],
+): ModelMessage[] {
   let last = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
     if (messages[i]!.role === "assistant") {
@@ -292,8 +312,11 @@ function repairReplay(host: ChatHost, turnId: string, state: ChatState, messages
   if (!assistant || assistant.role !== "assistant" || !assistant.toolCalls?.length) return messages;
   const answered = new Set(messages.slice(last + 1).flatMap((m) => (m.role === "tool" ? [m.toolCallId] : [])));
   const out = [...messages];
+  let started: Set<string> | undefined;
   for (const call of assistant.toolCalls) {
     if (answered.has(call.id)) continue;
+    started ??= startedThisRound(host, turnId);
+    if (!started.has(call.id)) host.notRun(tenantId, turnId, { callId: call.id, tool: call.name, input: call.input, requestId }, "turn_stopped");
     const repair: ModelMessage = {
       role: "tool",
       toolCallId: call.id,
@@ -306,6 +329,14 @@ function repairReplay(host: ChatHost, turnId: string, state: ChatState, messages
     out.push(repair);
   }
   return out;
+}
+
+/** Outer calls on record since the turn's last model call (the round a stopped turn was in). */
+function startedThisRound(host: ChatHost, turnId: string): Set<string> {
+  const rows = host.transcript.events(turnId);
+  let i = rows.length - 1;
+  while (i >= 0 && rows[i]!.kind !== "model_call") i--;
+  return new Set(rows.slice(i + 1).flatMap((r) => (r.kind === "outer_start" && typeof r.body.callId === "string" ? [r.body.callId] : [])));
 }
 
 type LoopCtx = {
@@ -344,6 +375,8 @@ function loop(host: ChatHost, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
       isClientTool: (name) => clientTools.has(name),
       admitClient: (call, callId) => host.admitClient(c.tenantId, c.turnId, call, { callId, requestId: c.requestId, signal: c.signal }),
       displayInput: (call) => storedInput(call.name, call.input, redaction),
+      notRun: (call, reason) =>
+        host.notRun(c.tenantId, c.turnId, { callId: call.id, tool: call.name, input: call.input, requestId: c.requestId }, reason),
       append: (message) => {
         const stored = storedMessage(message, redaction);
         return { message: stored, full: !host.transcript.append(c.turnId, stored) };

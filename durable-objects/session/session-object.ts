@@ -449,6 +449,10 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
           turn: (t, id) => this.turns.get(t, id),
           surface: (spec) => turnSurface(spec),
           runOuter: (t, id, name, input, call) => this.runOuter(t, id, name, input, call),
+          notRun: (t, id, call, code) => {
+            const turn = this.turns.get(t, id);
+            if (turn) this.recorder(turn.spec, { callId: call.callId, via: "chat", requestId: call.requestId }, call.tool).notRun(call.input, code);
+          },
           transcript: this.transcript,
           driving: this.driving,
           wasDelivered: (id, callId) => this.turns.wasDelivered(id, callId),

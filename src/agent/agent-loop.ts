@@ -37,6 +37,8 @@ export type LoopDeps = {
   ): Promise<{ ok: true; input: unknown; admission?: DirectClientAdmission } | { ok: false; message: string }>;
   /** Run one outer call through the same path as the tools route (exec/wait/Tool Search/direct). */
   runTool(call: ModelToolCall): Promise<ToolRun>;
+  /** Put on record (the trajectory) a call the loop answered itself, without running it. */
+  notRun(call: ModelToolCall, reason: NotRunReason): void;
   /** Persist one message: what was stored (exec source redacted), and whether the turn's transcript is now full. */
   append(message: ModelMessage): { message: ModelMessage; full: boolean };
   emit(event: ChatEvent): void;
@@ -49,11 +51,20 @@ export type LoopDeps = {
 export type LoopEnd = { status: "completed"; text: string } | { status: "waiting"; pending: PendingClientCall[] };
 
 /**
+ * Why the loop answered a call without running it: its arguments are not a JSON object, the
+ * transcript reached its bound earlier in the round, or the /chat call was cancelled (the caller
+ * went away, or the turn or its session was deleted) before its turn came.
+ */
+export type NotRunReason = "invalid_arguments" | "transcript_limit" | "cancelled";
+
+/**
  * The agent loop of one `/chat` call: call the model with the conversation so far, run its tool
  * calls one at a time through the session's tool path, feed the results back, and repeat until
  * the model answers without tool calls, client tools must run, or a bound stops it. Provider
  * replay holds only real model calls: nested activity never becomes a message. Throws only
- * `ProviderError` (the caller reports it; the transcript so far is kept).
+ * `ProviderError` (the caller reports it; the transcript so far is kept): a cancelled call
+ * (`signal`) ends its round, the calls not yet run answered as not run, then throws `aborted`:
+ * a cancellation is never a final answer, whatever the cancelled work returned.
  */
 export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Promise<LoopEnd> {
   const { state } = deps;
@@ -83,8 +94,10 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
     const pending: PendingClientCall[] = [];
     for (const call of reply.calls) {
       deps.emit({ type: "tool_call_start", callId: call.id, name: call.name, input: deps.displayInput(call) });
-      let refused: ToolRun | undefined = full ? TRANSCRIPT_FULL : undefined;
-      if (!full && call.inputError === undefined && deps.isClientTool(call.name)) {
+      const reason = notRunReason(deps, call, full);
+      let refused: ToolRun | undefined = reason !== undefined ? notRunResult(call, reason) : undefined;
+      if (reason !== undefined) deps.notRun(call, reason);
+      else if (deps.isClientTool(call.name)) {
         // The caller answers a gateway id (a provider's id may repeat across rounds or be any length);
         // the call is on record under it from the start, its policy decision included.
         const callId = `ccall_${crypto.randomUUID()}`;
@@ -99,7 +112,7 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
         }
         refused = { content: `error: ${admitted.message}`, isError: true, status: "failed", untrusted: false };
       }
-      const run = refused ?? (await runOne(deps, call));
+      const run = refused ?? (await deps.runTool(call));
       countToolCall(state, call.name, run.isError);
       if (run.pending) pending.push(...run.pending);
       const result: ModelMessage = {
@@ -115,6 +128,8 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
       deps.emit({ type: "tool_call_end", callId: call.id, name: call.name, status: run.status, untrusted: run.untrusted, result: run.content });
     }
     deps.saveState();
+    // Cancelled during the round (whatever the cancelled work answered): the turn did not finish.
+    if (deps.signal.aborted) throw new ProviderError("aborted", "the /chat call was cancelled while its tools ran", 0);
     if (pending.length > 0) {
       state.stopReason = "client_tools";
       return { status: "waiting", pending };
@@ -126,25 +141,22 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
   }
 }
 
-const TRANSCRIPT_FULL: ToolRun = {
-  content: `error: not run: this turn's transcript reached its bound (${MAX_TRANSCRIPT_BYTES} bytes); the turn stops after this round`,
-  isError: true,
-  status: "failed",
-  untrusted: false,
-};
+/** Why `call` is answered without running, if it is (checked in this order). */
+function notRunReason(deps: LoopDeps, call: ModelToolCall, full: boolean): NotRunReason | undefined {
+  if (deps.signal.aborted) return "cancelled";
+  if (full) return "transcript_limit";
+  if (call.inputError !== undefined) return "invalid_arguments";
+  return undefined;
+}
 
-async function runOne(deps: LoopDeps, call: ModelToolCall): Promise<ToolRun> {
-  if (call.inputError !== undefined) {
-    return {
-      content: `error: the arguments of ${call.name} are not a JSON object (${call.inputError}); call it again with valid JSON`,
-      isError: true,
-      status: "failed",
-      untrusted: false,
-    };
-  }
-  if (deps.signal.aborted)
-    return { content: "error: cancelled before it ran (the caller went away)", isError: true, status: "failed", untrusted: false };
-  return deps.runTool(call);
+function notRunResult(call: ModelToolCall, reason: NotRunReason): ToolRun {
+  const content =
+    reason === "cancelled"
+      ? "error: not run: the /chat call was cancelled before it ran"
+      : reason === "transcript_limit"
+        ? `error: not run: this turn's transcript reached its bound (${MAX_TRANSCRIPT_BYTES} bytes); the turn stops after this round`
+        : `error: the arguments of ${call.name} are not a JSON object (${call.inputError}); call it again with valid JSON`;
+  return { content, isError: true, status: "failed", untrusted: false };
 }
 
 async function callModel(deps: LoopDeps, messages: ModelMessage[]): Promise<{ text: string; calls: ModelToolCall[] }> {
