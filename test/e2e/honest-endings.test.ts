@@ -1,6 +1,7 @@
 import { abortAllDurableObjects, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { readEvents, type ChatEvent } from "../../src/agent";
+import { MAX_TOKEN_COUNT } from "../../src/limits";
 import { api, exec, expectHealthy, inSession, openTurn, sessionId, sessionStub, sleep } from "./helpers";
 import { chat, parseSse, requests, script, toolResults } from "./chat-helpers";
 import { decide, pendingApprovals, startWait } from "./approval-helpers";
@@ -253,5 +254,64 @@ describe("a wait refused by policy resumed nothing, and its record says so", () 
     expect((await allowed).json).toMatchObject({ status: "completed", value: 2 });
     t = await trajectory(session, turnId);
     expect(t.json.snapshots.map((e: any) => e.event)).toEqual(["parked", "resumed", "settled"]);
+  });
+});
+
+describe("token counts a provider sends with the wrong type count 0, and the turn completes", () => {
+  const ZERO = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  type Case = [string, { openai: string; anthropicStart: string; anthropicDelta: string }, Record<string, number>];
+  const cases: Case[] = [
+    [
+      "numbers as strings",
+      {
+        openai: '{"prompt_tokens":"12","completion_tokens":"3","total_tokens":"15"}',
+        anthropicStart: '{"input_tokens":"12"}',
+        anthropicDelta: '{"output_tokens":"3"}',
+      },
+      ZERO,
+    ],
+    [
+      "negative, NaN-ish and missing counts",
+      {
+        openai: '{"prompt_tokens":-5,"completion_tokens":"NaN","total_tokens":null,"prompt_tokens_details":{"cached_tokens":-1}}',
+        anthropicStart: '{"input_tokens":null,"cache_read_input_tokens":"NaN","cache_creation_input_tokens":-4}',
+        anthropicDelta: '{"output_tokens":1.5}',
+      },
+      ZERO,
+    ],
+    [
+      "objects and arrays where counts go, usage parts of the wrong shape",
+      {
+        openai: '{"prompt_tokens":{"n":1},"completion_tokens":[1],"prompt_tokens_details":"lots","completion_tokens_details":[]}',
+        anthropicStart: '{"input_tokens":{"n":1},"service_tier":7,"cache_read_input_tokens":[2]}',
+        anthropicDelta: '{"output_tokens":{},"output_tokens_details":"x","iterations":[{"type":"bogus"}]}',
+      },
+      ZERO,
+    ],
+    ["usage that is not an object", { openai: '"lots"', anthropicStart: '"lots"', anthropicDelta: "[1,2]" }, ZERO],
+    [
+      "huge counts (past double range, past 2^53−1) are clamped; good counts beside bad ones are kept",
+      {
+        openai: '{"prompt_tokens":1e400,"completion_tokens":99999999999999999999999}',
+        anthropicStart: '{"input_tokens":1e400,"cache_read_input_tokens":7}',
+        anthropicDelta: '{"output_tokens":99999999999999999999999,"cache_read_input_tokens":"7"}',
+      },
+      { inputTokens: MAX_TOKEN_COUNT, outputTokens: MAX_TOKEN_COUNT },
+    ],
+  ];
+
+  describe.each(["fakeoai/gpt-fake", "fakeant/claude-fake"])("%s, streamed", (model) => {
+    it.each(cases)("%s", async (_name, rawUsage, usage) => {
+      const session = sessionId();
+      const s = await script([{ text: "fine", rawUsage }]);
+      const r = await chat(session, { model, messages: user(s.marker) });
+      expect(r.status, r.text).toBe(200);
+      expect(r.json).toMatchObject({ status: "completed", message: { content: "fine" }, meta: { stopReason: "final", usage } });
+      const t = await trajectory(session, r.json.turnId);
+      expect(t.json.meta.usage).toEqual(r.json.meta.usage);
+      expect(t.json.modelCalls).toEqual([expect.objectContaining({ usage: r.json.meta.usage })]);
+      expect(Number.isFinite(r.json.meta.costUsd)).toBe(true);
+      expect(r.json.meta.costUsd).toBeGreaterThanOrEqual(0);
+    });
   });
 });
