@@ -9,6 +9,7 @@ export * from "./mcp-response-bound";
 export * from "./mcp-client";
 export * from "./mcp-declarations";
 export * from "./mcp-api-files";
+export * from "./bounded-api-header";
 export { boundText, commentLines, jsdocBlock, MAX_DESCRIPTION_CHARS } from "./mcp-jsdoc";
 export { schemaType } from "./mcp-schema-types";
 export * from "./mcp-servers";

@@ -1,5 +1,5 @@
 import { abortAllDurableObjects, SELF } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { readEvents, type ChatEvent } from "../../src/agent";
 import { MAX_TOKEN_COUNT } from "../../src/limits";
 import { api, exec, expectHealthy, inSession, openTurn, sessionId, sessionStub, sleep } from "./helpers";
@@ -313,5 +313,99 @@ describe("token counts a provider sends with the wrong type count 0, and the tur
       expect(Number.isFinite(r.json.meta.costUsd)).toBe(true);
       expect(r.json.meta.costUsd).toBeGreaterThanOrEqual(0);
     });
+  });
+});
+
+describe("$api(…, { schema: true }) always answers the declared McpApiHeader shape, bounded in its own terms", () => {
+  const HOSTILE = inject("mcpHostileUrl");
+
+  async function hugeTurn(agentId?: string) {
+    const session = sessionId();
+    const opened = await api("POST", `/v1/sessions/${session}/turns`, {
+      ...(agentId ? { agentId } : {}),
+      mcpServers: { hostile: { url: `${HOSTILE}/hugeschema/200/mcp` } },
+    });
+    expect(opened.status, JSON.stringify(opened.json).slice(0, 300)).toBe(201);
+    expect(opened.json.mcpServers).toEqual([expect.objectContaining({ name: "hostile", tools: 2 })]);
+    return { session, turnId: opened.json.turnId as string };
+  }
+
+  /**
+   * The header as the cell sees it, summarized in the cell (the whole may be as large as the
+   * cell's own result bound): its keys, tools (a schema only when small or a marker), the end of
+   * its header text, `omitted`, and its UTF-8 JSON size.
+   */
+  async function header(session: string, turnId: string, call: string, server = "hostile") {
+    const code = `
+      const h = await ${call};
+      const text = JSON.stringify(h);
+      let bytes = 0;
+      for (const ch of text) { const c = ch.codePointAt(0); bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4; }
+      const small = (s) => (s === undefined ? undefined : JSON.stringify(s).length <= 200 ? s : "large");
+      return {
+        keys: Object.keys(h).sort(),
+        server: h.server,
+        headerHead: h.header.slice(0, 200),
+        headerTail: h.header.slice(-120),
+        tools: h.tools.map((t) => ({ name: t.name, mcpName: t.mcpName, inputSchema: small(t.inputSchema) })),
+        omitted: h.omitted,
+        bytes,
+      };`;
+    const r = await exec(session, turnId, code);
+    expect(r.status, JSON.stringify(r).slice(0, 300)).toBe("completed");
+    const h = r.value;
+    expect(h.keys).not.toContain("truncated");
+    expect(h.keys).not.toContain("prefix");
+    expect(h).toMatchObject({ server, headerHead: expect.any(String) });
+    expect(h.keys).toEqual(expect.arrayContaining(["server", "header", "tools"]));
+    return { h, bytes: h.bytes as number };
+  }
+
+  it("one tool whose schema is over maxOutputBytes: the schema is replaced by { omitted: true, bytes }, the header kept", async () => {
+    const { session, turnId } = await hugeTurn();
+    const { h, bytes } = await header(session, turnId, 'MCP.hostile.$api("huge", { schema: true })');
+    expect(bytes).toBeLessThanOrEqual(65_536);
+    expect(h.tools).toEqual([{ name: "huge", mcpName: "huge", inputSchema: { omitted: true, bytes: expect.any(Number) } }]);
+    expect(h.tools[0].inputSchema.bytes).toBeGreaterThan(200_000);
+    expect(h.omitted).toEqual({ schemas: 1 });
+    expect(h.headerTail).toContain("function huge(");
+    // A small tool's schema still comes whole, and without the option nothing is omitted.
+    const small = await header(session, turnId, 'MCP.hostile.$api("small", { schema: true })');
+    expect(small.h.tools[0].inputSchema).toEqual({ type: "object", properties: { q: { type: "string" } } });
+    expect(small.h.keys).not.toContain("omitted");
+  });
+
+  it("the whole namespace with schemas: only the schema that does not fit is left out", async () => {
+    const { session, turnId } = await hugeTurn();
+    const { h, bytes } = await header(session, turnId, "MCP.hostile.$api(undefined, { schema: true })");
+    expect(bytes).toBeLessThanOrEqual(65_536);
+    expect(h.tools.map((t: any) => t.name)).toEqual(["small", "huge"]);
+    expect(h.tools[0].inputSchema).toEqual({ type: "object", properties: { q: { type: "string" } } });
+    expect(h.tools[1].inputSchema).toMatchObject({ omitted: true });
+    expect(h.omitted).toEqual({ schemas: 1 });
+  });
+
+  it("a maxOutputBytes too small for the header itself (2048): the header text is cut with a note, still the shape", async () => {
+    const session = sessionId();
+    const opened = await api("POST", `/v1/sessions/${session}/turns`, {
+      agentId: "tight",
+      mcpServers: { hostile: { url: `${HOSTILE}/hugeschema/200/mcp` }, wide: { url: `${HOSTILE}/wide/100/mcp` } },
+    });
+    expect(opened.status, JSON.stringify(opened.json).slice(0, 300)).toBe(201);
+    const turnId = opened.json.turnId as string;
+    const huge = await header(session, turnId, 'MCP.hostile.$api("huge", { schema: true })');
+    expect(huge.bytes).toBeLessThanOrEqual(2048);
+    expect(huge.h.omitted).toMatchObject({ schemas: 1 });
+    expect(huge.h.tools).toEqual([{ name: "huge", mcpName: "huge", inputSchema: { omitted: true, bytes: expect.any(Number) } }]);
+    for (const call of ["MCP.wide.$api()", "MCP.wide.$api(undefined, { schema: true })"]) {
+      const { h, bytes } = await header(session, turnId, call, "wide");
+      expect(bytes).toBeLessThanOrEqual(2048);
+      expect(h.omitted).toMatchObject({ headerChars: expect.any(Number) });
+      expect(h.headerHead.startsWith("declare namespace MCP.wide {")).toBe(true);
+      expect(h.headerTail).toMatch(/\/\/ …\[\d+ more characters: the header is over maxOutputBytes\]\n$/);
+      // The tool list stays whole while the header text can give way (13 short names).
+      expect(h.tools.length + (h.omitted.tools ?? 0)).toBe(13);
+      expect(h.tools[0]).toMatchObject({ name: "wide0", mcpName: "wide_0" });
+    }
   });
 });
