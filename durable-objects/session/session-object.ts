@@ -132,9 +132,14 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         });
     }
 
-    /** Cells of one session run one at a time (input gates open while tools are awaited). */
-    private serial<T>(fn: () => Promise<T>): Promise<T> {
-      const next = this.queue.then(fn, fn);
+    /**
+     * Cells of one session run one at a time (input gates open while tools are awaited). `fn`
+     * gets the time the work was admitted: queued work shares the execution deadline (seed 002).
+     */
+    private serial<T>(fn: (admittedAt: number) => Promise<T>): Promise<T> {
+      const admittedAt = this.clock.now();
+      const run = () => fn(admittedAt);
+      const next = this.queue.then(run, run);
       // The queue only orders cells; each caller gets (and reports) its own failure.
       this.queue = next.catch(() => undefined);
       return next;
@@ -308,7 +313,9 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         const admitted = await this.admitOuter(spec, event, ctx, admitExec);
         if (!admitted.ok) return { ok: true, body: failed(admitted.message, admitted.code, this.telemetry(spec, turn.counters)) };
         const source = admitted.input;
-        const reply = await this.serial(() => this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => this.exec(t, source, signal, ctx)));
+        const reply = await this.serial((admittedAt) =>
+          this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => this.exec(t, source, signal, { ...ctx, admittedAt })),
+        );
         if (reply.ok) await execRan(pluginHooks, { ...event, input: source }, reply.body as { status?: unknown; error?: unknown });
         return this.logCell(spec, trace, reply);
       }
@@ -325,8 +332,10 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       if (ts && isToolSearchControl(toolName) && TOOL_SEARCH_CONTROLS[ts.mode].includes(toolName)) {
         const trace = cellTrace(toolName, requestId, toolName === "tool_search_code" ? "javascript" : undefined);
         if (toolName === "tool_search_code") {
-          const reply = await this.serial(() =>
-            this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => runToolSearchCode(t.spec, t.counters, this.deps(t.spec, signal, ctx), input)),
+          const reply = await this.serial((admittedAt) =>
+            this.withTurn(tenantId, turnId, trace, ctx, (t, signal) =>
+              runToolSearchCode(t.spec, t.counters, this.deps(t.spec, signal, { ...ctx, admittedAt }), input),
+            ),
           );
           return this.logCell(spec, trace, reply);
         }
@@ -583,10 +592,10 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         return Promise.resolve({ ok: true, body: failed(claim.message, claim.code ?? "invalid_input", this.telemetry(spec, turn.counters)) });
       trace.runId = claim.runId;
       const closing = this.telemetry(spec, turn.counters);
-      return this.serial(async (): Promise<SessionReply<unknown>> => {
+      return this.serial(async (admittedAt): Promise<SessionReply<unknown>> => {
         const reply = await this.withTurn(spec.tenantId, spec.turnId, trace, ctx, (t, signal) =>
           this.runs.resume(t.spec, claim.runId, (s, claimSignal, restartSafe) =>
-            cellEnvironment(s, t.counters, this.deps(s, anySignal(signal, claimSignal), ctx), restartSafe),
+            cellEnvironment(s, t.counters, this.deps(s, anySignal(signal, claimSignal), { ...ctx, admittedAt }), restartSafe),
           ),
         );
         // Torn down while this wait was queued: it observed the teardown.
@@ -690,6 +699,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       return {
         ...(scope.activity ? { activity: scope.activity } : {}),
         ...(scope.onUpdate ? { onUpdate: scope.onUpdate } : {}),
+        ...(scope.admittedAt !== undefined ? { admittedAt: scope.admittedAt } : {}),
         clock: this.clock,
         signal,
         vms: this.vms,

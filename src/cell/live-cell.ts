@@ -23,6 +23,11 @@ export type CellEnvironment = {
   label?: CellLabel;
   handlers: Omit<BridgeHandlers, "output">;
   telemetry(): CodeModeTelemetry;
+  /**
+   * When the cell was admitted to its session's queue (the clock's time): its deadline counts from
+   * here, not from when it starts (absent: from when it starts).
+   */
+  admittedAt?: number;
   /** Operator approvals being awaited: the cell's deadline moves by `pausedMs()`, and it never parks or times out while `active`. */
   pause?: { readonly active: boolean; pausedMs(): number };
 };
