@@ -21,6 +21,7 @@ export * from "./debug-flags";
 export * from "./redact-secrets";
 export { redactSource } from "./redact-source";
 export { redactedPreview } from "./redacted-preview";
+export { escapeDisguisingJson } from "./disguised-text";
 export { isCredentialName, isCredentialParam } from "./credential-names";
 export { MASK, SECRET_SHAPES, maskSecrets, type RedactOptions } from "./secret-shapes";
 export * from "./turn-debug";
