@@ -1,5 +1,6 @@
 import { ProviderError, type ModelClient, type ModelMessage, type ModelToolCall } from "../providers";
 import { MAX_TRANSCRIPT_BYTES } from "../limits";
+import { QuotaExceeded } from "../quota";
 import type { ModelTool } from "../turns";
 import type { ChatEvent, DirectClientAdmission, PendingClientCall } from "./chat-events";
 import { addUsage, countToolCall, type ChatState } from "./chat-state";
@@ -14,6 +15,12 @@ export type ToolRun = {
   untrusted: boolean;
   /** Client calls a parked cell waits for: the loop stops and hands them to the caller. */
   pending?: PendingClientCall[];
+  /**
+   * The call's answer is not this result but a later one (Tool Search: a `tool_call` of a client
+   * tool is answered by the client's result, a `tool_search_code` cell by its resumed end): no tool
+   * message now; the loop stops with `pending`, and the answer is appended when it exists.
+   */
+  deferred?: boolean;
 };
 
 export type LoopDeps = {
@@ -37,8 +44,19 @@ export type LoopDeps = {
   ): Promise<{ ok: true; input: unknown; admission?: DirectClientAdmission } | { ok: false; message: string }>;
   /** Run one outer call through the same path as the tools route (exec/wait/Tool Search/direct). */
   runTool(call: ModelToolCall): Promise<ToolRun>;
-  /** Persist one message: what was stored (exec source redacted), and whether the turn's transcript is now full. */
-  append(message: ModelMessage): { message: ModelMessage; full: boolean };
+  /**
+   * Persist one message: what was stored (exec source redacted), and whether the turn's transcript
+   * is now full. The session's storage quota keeps rounds whole: an assistant message with tool
+   * calls is stored only together with room held for each call's placeholder result (`reserve`;
+   * otherwise it throws src/quota's `QuotaExceeded` and nothing is stored), and each result then
+   * goes in whole or, when the session cannot hold it, as its placeholder (`instead`; `refused`
+   * says why). `endRound` gives back what the round did not use.
+   */
+  append(
+    message: ModelMessage,
+    round?: { reserve: ModelMessage[] } | { instead: ModelMessage },
+  ): { message: ModelMessage; full: boolean; refused?: string };
+  endRound?(): void;
   emit(event: ChatEvent): void;
   /** What an outer call's input looks like in events (exec source redacted). */
   displayInput(call: ModelToolCall): unknown;
@@ -53,7 +71,8 @@ export type LoopEnd = { status: "completed"; text: string } | { status: "waiting
  * calls one at a time through the session's tool path, feed the results back, and repeat until
  * the model answers without tool calls, client tools must run, or a bound stops it. Provider
  * replay holds only real model calls: nested activity never becomes a message. Throws only
- * `ProviderError` (the caller reports it; the transcript so far is kept).
+ * `ProviderError` and `QuotaExceeded` (the caller reports them; the transcript so far is kept, in
+ * whole rounds).
  */
 export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Promise<LoopEnd> {
   const { state } = deps;
@@ -67,24 +86,30 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
     const reply = await callModel(deps, messages);
     made++;
     const assistant: ModelMessage = { role: "assistant", content: reply.text, ...(reply.calls.length ? { toolCalls: reply.calls } : {}) };
+    // The model call is on record before its message: a message the session cannot store ends the
+    // loop (QuotaExceeded) with the transcript at the last whole round.
+    deps.saveState();
+    // Each call's result if the session's storage cannot hold the real one (room held with the message).
+    const placeholders = reply.calls.map(notStored);
     // The conversation holds what was stored (exec source redacted): the same replay within this
     // call as after a pause, and no secret goes back to the provider.
-    const kept = deps.append(assistant);
+    const kept = deps.append(assistant, { reserve: placeholders });
     messages.push(kept.message);
     // Once a stored message crosses the transcript bound, nothing more runs: the round's later
     // calls are answered without running (replay needs a result for each) and the loop stops.
     let full = kept.full;
-    deps.saveState();
+    // Set once a result had to be stored as its placeholder: the same, and the loop ends with quota_exceeded.
+    let quotaRefusal: string | undefined;
     if (reply.text !== "") lastText = reply.text;
     if (reply.calls.length === 0) {
       state.stopReason = "final";
       return { status: "completed", text: reply.text };
     }
     const pending: PendingClientCall[] = [];
-    for (const call of reply.calls) {
+    for (const [i, call] of reply.calls.entries()) {
       deps.emit({ type: "tool_call_start", callId: call.id, name: call.name, input: deps.displayInput(call) });
-      let refused: ToolRun | undefined = full ? TRANSCRIPT_FULL : undefined;
-      if (!full && call.inputError === undefined && deps.isClientTool(call.name)) {
+      let refused: ToolRun | undefined = full ? TRANSCRIPT_FULL : quotaRefusal !== undefined ? STORAGE_FULL : undefined;
+      if (!refused && call.inputError === undefined && deps.isClientTool(call.name)) {
         // The caller answers a gateway id (a provider's id may repeat across rounds or be any length);
         // the call is on record under it from the start, its policy decision included.
         const callId = `ccall_${crypto.randomUUID()}`;
@@ -102,6 +127,10 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
       const run = refused ?? (await runOne(deps, call));
       countToolCall(state, call.name, run.isError);
       if (run.pending) pending.push(...run.pending);
+      if (run.deferred && run.pending?.length) {
+        deps.emit({ type: "tool_call_end", callId: call.id, name: call.name, status: run.status, untrusted: run.untrusted, result: run.content });
+        continue;
+      }
       const result: ModelMessage = {
         role: "tool",
         toolCallId: call.id,
@@ -109,12 +138,15 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
         content: run.content,
         ...(run.isError ? { isError: true } : {}),
       };
-      const appended = deps.append(result);
+      const appended = deps.append(result, { instead: placeholders[i]! });
       messages.push(appended.message);
       if (appended.full) full = true;
+      if (appended.refused !== undefined) quotaRefusal ??= appended.refused;
       deps.emit({ type: "tool_call_end", callId: call.id, name: call.name, status: run.status, untrusted: run.untrusted, result: run.content });
     }
+    deps.endRound?.();
     deps.saveState();
+    if (quotaRefusal !== undefined) throw new QuotaExceeded(quotaRefusal);
     if (pending.length > 0) {
       state.stopReason = "client_tools";
       return { status: "waiting", pending };
@@ -125,6 +157,21 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
     }
   }
 }
+
+/** A result the session's storage could not hold, as the transcript keeps it (a fixed size, reserved with its round). */
+function notStored(call: ModelToolCall): ModelMessage {
+  return { role: "tool", toolCallId: call.id, toolName: call.name, content: NOT_STORED, isError: true };
+}
+
+const NOT_STORED =
+  "error: this result was not stored: the session's storage is full (gateway.sessions.maxStoredBytes); the turn stopped after this round";
+
+const STORAGE_FULL: ToolRun = {
+  content: "error: not run: the session's storage is full (gateway.sessions.maxStoredBytes); the turn stops after this round",
+  isError: true,
+  status: "failed",
+  untrusted: false,
+};
 
 const TRANSCRIPT_FULL: ToolRun = {
   content: `error: not run: this turn's transcript reached its bound (${MAX_TRANSCRIPT_BYTES} bytes); the turn stops after this round`,

@@ -1,4 +1,7 @@
 import type { CodeModePendingToolCall } from "../code-mode";
+import type { ChatErrorCode } from "../errors";
+
+export type { ChatErrorCode };
 import type { FinishReason, ModelUsage } from "../providers";
 
 /**
@@ -35,13 +38,15 @@ export type PendingClientCall = CodeModePendingToolCall & {
   providerCallId?: string;
   /** Kept by the gateway, never shown: how a directly called client tool was admitted (its log record is written when its result arrives). */
   admission?: DirectClientAdmission;
+  /** Kept by the gateway, never shown: handed out by Tool Search's `tool_call` (its result answers that call). */
+  via?: "tool_call";
 };
 
 /** The policy decision on a client tool the model called directly, and when the call started. */
 export type DirectClientAdmission = { decision: string; startedAt: number };
 
 /** A pending call as the caller sees it: the gateway's own bookkeeping stays inside. */
-export function shownCall({ providerCallId: _p, admission: _a, ...call }: PendingClientCall): PendingClientCall {
+export function shownCall({ providerCallId: _p, admission: _a, via: _v, ...call }: PendingClientCall): PendingClientCall {
   return call;
 }
 
@@ -52,21 +57,6 @@ export type ChatAnswer = {
   pendingToolCalls?: PendingClientCall[];
   meta: ChatMeta;
 };
-
-export type ChatErrorCode =
-  | "invalid_request"
-  | "not_found"
-  | "conflict"
-  | "quota_exceeded"
-  | "invalid_config"
-  | "surface_rejected"
-  | "provider_error"
-  | "provider_rate_limited"
-  | "provider_timeout"
-  | "provider_unavailable"
-  | "aborted"
-  | "session_reset"
-  | "internal_error";
 
 export type ChatError = { code: ChatErrorCode; message: string; providerStatus?: number; retryAfterSeconds?: number };
 

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
+import { sessionResetMessage } from "../errors";
 import { readEvents, sseFrame, type ChatError, type ChatEvent } from "../agent";
-import { statusFor } from "./http-error";
+import { httpStatus } from "./http-status";
 
 /**
  * The HTTP face of one `/chat` call. The session object streams NDJSON events; with
@@ -35,7 +36,7 @@ export async function chatResponse(
     type: "error",
     error: {
       code: "session_reset" as ChatError["code"],
-      message: "the session was reset during this call" + (turnId ? `; continue the turn with { "turnId": "${turnId}" }` : "; retry"),
+      message: sessionResetMessage("during this call") + (turnId ? `; continue the turn with { "turnId": "${turnId}" }` : "; retry"),
     },
     ...(turnId ? { turnId } : {}),
   });
@@ -139,7 +140,7 @@ function fail(c: Context, event: Extract<ChatEvent, { type: "error" }>, onError:
       ...(event.turnId !== undefined ? { turnId: event.turnId } : {}),
       ...(event.meta !== undefined ? { meta: event.meta } : {}),
     },
-    statusFor(code),
+    httpStatus(code),
     headers,
   );
 }

@@ -23,7 +23,7 @@
  * Work is linear in the size of the value.
  */
 
-import { utf8ByteLength, utf8Prefix } from "../code-mode/output-budget-utf8";
+import { utf8ByteLength, utf8Prefix } from "../code-mode";
 import { MAX_JSON_DEPTH } from "../limits";
 import { isCredentialName } from "./credential-names";
 import { escapeDisguisingJson } from "./disguised-text";

@@ -75,6 +75,8 @@ export async function resume(ctx: RunContext, spec: TurnSpec, runId: string, mak
   let reservation: MemoryReservation | undefined;
   let bridge: HostBridge | undefined;
   let vm: GuestVm | undefined;
+  // Its VM may be replaced while driven (a cell asleep through an operator decision gets a new one).
+  let cell: LiveCell | undefined;
   try {
     if (!state) throw new ResumeStopped(RUN_UNAVAILABLE, "invalid_input", false);
     // The wait's deadline counts from its admission to the session's queue: one whose deadline
@@ -135,7 +137,7 @@ export async function resume(ctx: RunContext, spec: TurnSpec, runId: string, mak
     const yields = state.pending.filter((p) => p.kind === "yield");
     if (yields.length > 0) bridge.clearYield();
     for (const y of yields) bridge.deliver(y.id, { ok: true, text: undefined });
-    const cell: LiveCell = { vm, bridge, budget, guard };
+    cell = { vm, bridge, budget, guard };
     const end = await driveCell(cell, deadline, env);
     return await finish(spec, end, env, {
       runId,
@@ -156,7 +158,7 @@ export async function resume(ctx: RunContext, spec: TurnSpec, runId: string, mak
       logRecord("host_error", { where: stop.where, error: stop.cause, tenant: spec.tenantId, sessionId: spec.sessionId, turnId: spec.turnId, runId });
     reservation?.release();
     bridge?.close();
-    vm?.dispose();
+    (cell?.vm ?? vm)?.dispose();
     if (!stop.keepRun) ctx.drop(runId);
     return failed(stop.message, stop.code, env.telemetry());
   } finally {

@@ -32,6 +32,11 @@ export type TurnDeps = {
   mcp: McpServers;
   /** Completed nested calls, for the trajectory (absent: not recorded). */
   activity?: ActivitySink;
+  /**
+   * The call read server- or client-written metadata (an MCP declaration file, a description or
+   * schema of an MCP or client tool): its result is network-derived, like an MCP tool's result.
+   */
+  taint?: (source: string) => void;
   /** The turn's call policy (hooks, approvals) for nested calls of a cell (`pause`: its budget pause) or direct calls. */
   policy?: (opts: { nested: boolean; pause?: BudgetPause }) => CallPolicy;
   /** Partial updates of running tools (transient: the /chat stream shows them). */
