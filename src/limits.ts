@@ -9,7 +9,7 @@
 /** Suspended cells and resumes in progress per session object (seed: 64 slots). */
 export const MAX_SUSPENDED_RUNS = 64;
 
-/** Snapshot chunk size: production SQLite rows are capped at 2 MB. */
+/** Snapshot chunk size: under SQLITE_MAX_ROW_BYTES. */
 export const SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
 
 /** Bodies over 1 MiB are refused with 413 before they are read whole. */
@@ -26,6 +26,15 @@ export const MIN_TOKEN_CHARS = 8;
 
 /** A client tool's description (it reaches the guest through `describe()` and search). */
 export const MAX_DESCRIPTION_CHARS = 4096;
+
+/** A description (or title) as the generated MCP `.d.ts` files show it, in code points; the rest is cut with an ellipsis. */
+export const MAX_DECLARATION_TEXT_CHARS = 1000;
+
+/**
+ * Production SQLite-backed Durable Objects refuse a value (row, BLOB) over 2 MB (local workerd
+ * allows more, so nothing may rely on it). Every stored row the gateway writes is bounded under it.
+ */
+export const SQLITE_MAX_ROW_BYTES = 2_000_000;
 
 /**
  * Deepest nesting accepted in JSON that crosses from the guest (or a client) into the host.
@@ -49,7 +58,7 @@ export const MAX_GUEST_TIMERS = 1000;
 /** QuickJS's own stack guard must trip before workerd's native stack runs out. */
 export const GUEST_MAX_STACK_BYTES = 256 * 1024;
 
-/** Parked state is one SQLite row; production caps a row at 2 MB. */
+/** Parked state is one SQLite row, under SQLITE_MAX_ROW_BYTES. */
 export const MAX_STATE_BYTES = 1024 * 1024;
 
 /** Requests larger than this never reach a tool (guest → host direction). */
@@ -126,7 +135,7 @@ export const MAX_PROVIDER_RESPONSE_BYTES = 32 * 1024 * 1024;
 /** Bytes of a provider's error answer (status 400 or more) the gateway reads. */
 export const MAX_PROVIDER_ERROR_BODY_BYTES = 64 * 1024;
 
-// --- MCP servers: src/mcp, durable-objects/session/turn-opening.ts
+// --- MCP servers: src/mcp, src/turns/turn-opening.ts
 
 /**
  * Bytes of one MCP server's HTTP answer the gateway reads (`initialize`, each `tools/list` page,
@@ -138,7 +147,7 @@ export const MAX_MCP_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 /**
  * A turn stores its MCP tools (names, descriptions, schemas as JSON) with the turn, in one SQLite
- * row that production caps at 2 MB: their JSON is bounded per turn, servers counted in config
+ * row (under SQLITE_MAX_ROW_BYTES): their JSON is bounded per turn, servers counted in config
  * order (gateway servers, then the turn's). A server whose tools would pass the bound is attached
  * without tools and reported.
  */
@@ -146,7 +155,7 @@ export const MAX_MCP_TOOLS_BYTES = 1024 * 1024;
 
 /**
  * A turn's stored row (spec and counters: every tool of its catalog) is at most this: comfortably
- * under production's 2 MB SQLite row cap, so a turn too large to store is refused with a clear
+ * under SQLITE_MAX_ROW_BYTES, so a turn too large to store is refused with a clear
  * answer before the write, not by the database.
  */
 export const MAX_TURN_ROW_BYTES = 1536 * 1024;

@@ -30,6 +30,15 @@ export const TEST_CONFIG = {
       searchfast: {
         tools: { codeMode: { enabled: false, maxOutputBytes: 2048, memoryLimitBytes: 8 * 1024 * 1024 }, toolSearch: { codeTimeoutMs: 400 } },
       },
+      // Tool Search handing client tools to the caller (issue 20): a pending-call cap of 2, ask_gated needs an operator.
+      searchclient: {
+        tools: { codeMode: { enabled: false, maxPendingToolCalls: 2 }, toolSearch: { codeTimeoutMs: 5000 } },
+        approvals: { require: ["ask_gated"], timeoutSeconds: 30 },
+      },
+      searchtoolsclient: {
+        tools: { codeMode: { enabled: false, maxPendingToolCalls: 2 }, toolSearch: { mode: "tools" } },
+        approvals: { require: ["ask_gated"], timeoutSeconds: 30 },
+      },
       // One config, three surfaces: code mode for preferred models, Tool Search for capable ones, direct where both are off.
       mixed: { tools: { codeMode: "auto", toolSearch: true }, models: { "ollama/llama3": { codeMode: false } } },
       searchoff: { tools: { codeMode: false, toolSearch: false } },
@@ -42,6 +51,20 @@ export const TEST_CONFIG = {
       approvepark: { tools: { codeMode: { timeoutMs: 300 } }, approvals: { require: ["notes_write"], timeoutSeconds: 30 } },
       // Resuming a parked run (the outer wait) needs an operator's approval.
       approvewait: { approvals: { require: ["wait"], timeoutSeconds: 30 } },
+      // Large VMs waiting for a decision give their memory back (test/e2e/approval-wait-memory.test.ts);
+      // `quick` has 1 s to get it back, `snapcap` is too large to snapshot and keeps its VM.
+      approvebig: {
+        tools: { codeMode: { timeoutMs: 20_000, memoryLimitBytes: 48 * 1024 * 1024 } },
+        approvals: { require: ["notes_write"], timeoutSeconds: 30 },
+      },
+      approvebigquick: {
+        tools: { codeMode: { timeoutMs: 1000, memoryLimitBytes: 48 * 1024 * 1024 } },
+        approvals: { require: ["notes_write"], timeoutSeconds: 30 },
+      },
+      approvebigsnapcap: {
+        tools: { codeMode: { timeoutMs: 20_000, memoryLimitBytes: 48 * 1024 * 1024, maxSnapshotBytes: 1024 } },
+        approvals: { require: ["notes_write"], timeoutSeconds: 30 },
+      },
       // Gates `echo` (its `value` takes anything): the approval preview under a padded input.
       approvepreview: { approvals: { require: ["echo"], timeoutSeconds: 30 } },
     },

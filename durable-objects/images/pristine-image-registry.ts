@@ -3,7 +3,7 @@ import { logRecord } from "../../src/observability";
 import { systemClock, type Clock } from "../../src/runtime";
 import { IMAGE_SCHEMA, ImageStore } from "../../src/snapshot-store";
 import type { ImageRecord, ImageRegistry } from "../../src/snapshot-store";
-import { Sql } from "../session/sql";
+import { Sql } from "../sql";
 
 /**
  * The image registry: one object for the whole gateway (`idFromName("v1")`) holding each

@@ -1,9 +1,13 @@
 import { NESTED_PREVIEW_BYTES } from "../../src/limits";
 import { maskSecrets, redactedPreview } from "../../src/observability";
 import type { ApprovalAnswer, ApprovalRequester } from "../../src/policy";
-import type { Sql } from "./sql";
+import { QuotaExceeded } from "../../src/quota";
+import type { Sql } from "../sql";
+import type { StorageQuota } from "./storage-quota";
 
-export type PendingApproval = { approvalId: string; turnId: string; tool: string; inputPreview: string; requestedAt: number };
+import type { PendingApproval } from "../../src/session";
+
+export type { PendingApproval };
 
 export type Decision = { decision: "allow" | "deny"; reason?: string };
 
@@ -35,8 +39,15 @@ export type LostApproval = {
 
 /** Settled approvals kept per turn (newest first) to answer a late decision with a conflict; older ones go. */
 export const SETTLED_APPROVALS_KEPT = 64;
-/** A row's bytes as counted on its turn (`turns.stored_bytes`, the session's quota): ids and times, plus its text. */
-const ROW_BYTES_SQL = "(128 + length(CAST(tool AS BLOB)) + length(CAST(input_preview AS BLOB)) + coalesce(length(CAST(reason AS BLOB)), 0))";
+/** Bytes a decision's reason may take in its row (longer reasons are cut); counted when the row is written. */
+const REASON_BYTES = 512;
+/**
+ * A row's bytes as counted on its turn (`turns.stored_bytes`, the session's quota): ids, times and
+ * status, its text, and room for the decision's reason — so deciding never grows the session.
+ */
+const ROW_BASE_BYTES = 128 + REASON_BYTES;
+const ROW_BYTES_SQL = `(${ROW_BASE_BYTES} + length(CAST(tool AS BLOB)) + length(CAST(input_preview AS BLOB)))`;
+const utf8 = new TextEncoder();
 
 /**
  * The session's operator approvals. A call that needs one is recorded (tool, a bounded redacted
@@ -44,8 +55,10 @@ const ROW_BYTES_SQL = "(128 + length(CAST(tool AS BLOB)) + length(CAST(input_pre
  * decide on. A decision is consumed once (a second is a conflict) and belongs to that one call:
  * a later call of the same tool asks again. Fail closed everywhere: a timeout, a cancelled call
  * (turn deleted, client gone) or a restarted object (no waiter left) never allows anything.
- * Bounded: rows count against the session's storage quota on their turn's row, and a turn keeps
- * its newest SETTLED_APPROVALS_KEPT settled rows (pending ones are bounded by the calls in flight).
+ * Bounded: rows are written through the session's guarded write path and count against its
+ * storage quota on their turn's row (a request the session cannot record fails closed, as
+ * `cancelled`), and a turn keeps its newest SETTLED_APPROVALS_KEPT settled rows (pending ones are
+ * bounded by the calls in flight).
  */
 export class ApprovalBroker {
   private readonly waiters = new Map<string, (answer: ApprovalAnswer) => void>();
@@ -54,6 +67,7 @@ export class ApprovalBroker {
     private readonly sql: Sql,
     private readonly now: () => number,
     private readonly ready: () => boolean,
+    private readonly quota: StorageQuota,
   ) {}
 
   /** A new incarnation of the object: pending rows lost their waiting call (it failed with the reset). Returns them. */
@@ -83,18 +97,30 @@ export class ApprovalBroker {
       request: async ({ tool, input, callId, signal, timeoutMs }) => {
         if (signal.aborted || !this.ready() || !turnExists()) return { decision: "cancelled", reason: "the turn is gone" };
         const approvalId = `appr_${crypto.randomUUID()}`;
-        this.sql.run(
-          "INSERT INTO approvals (approval_id, turn_id, tenant_id, tool, input_preview, call_id, parent_call_id, requested_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
-          approvalId,
-          scope.turnId,
-          scope.tenantId,
-          tool,
-          approvalPreview(input, redaction),
-          callId ?? null,
-          scope.parentCallId ?? null,
-          this.now(),
-        );
-        this.charge(approvalId, 1);
+        const preview = approvalPreview(input, redaction);
+        try {
+          this.quota.grow(
+            scope.turnId,
+            ROW_BASE_BYTES + utf8.encode(tool).length + utf8.encode(preview).length,
+            () =>
+              this.sql.run(
+                "INSERT INTO approvals (approval_id, turn_id, tenant_id, tool, input_preview, call_id, parent_call_id, requested_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
+                approvalId,
+                scope.turnId,
+                scope.tenantId,
+                tool,
+                preview,
+                callId ?? null,
+                scope.parentCallId ?? null,
+                this.now(),
+              ),
+            "recording this approval request",
+          );
+        } catch (error) {
+          // Not on record, so no operator can allow it: fail closed, saying why.
+          if (error instanceof QuotaExceeded) return { decision: "cancelled", reason: error.message };
+          throw error;
+        }
         return new Promise<ApprovalAnswer>((resolve) => {
           const finish = (answer: ApprovalAnswer, status?: string) => {
             if (!this.waiters.has(approvalId)) return;
@@ -139,46 +165,47 @@ export class ApprovalBroker {
     this.sql.run("DELETE FROM approvals WHERE turn_id = ?", turnId);
   }
 
+  /** Settle a row in place: its reason fits the room counted when it was written (the session does not grow). */
   private close(approvalId: string, status: string, reason?: string): void {
     if (!this.ready()) return;
-    this.charge(approvalId, -1);
     this.sql.run(
       "UPDATE approvals SET status = ?, reason = ?, decided_at = ? WHERE approval_id = ?",
       status,
-      reason?.slice(0, 500) ?? null,
+      reason === undefined ? null : fitBytes(reason.slice(0, 500), REASON_BYTES),
       this.now(),
       approvalId,
     );
-    this.charge(approvalId, 1);
     const turnId = this.sql.one<{ turn_id: string }>("SELECT turn_id FROM approvals WHERE approval_id = ?", approvalId)?.turn_id;
     if (turnId !== undefined) this.prune(turnId);
   }
 
-  /** Add (sign 1) or take back (-1) a row's bytes on its turn's row. */
-  private charge(approvalId: string, sign: 1 | -1): void {
-    this.sql.run(
-      `UPDATE turns SET stored_bytes = max(0, stored_bytes + ? * (SELECT ${ROW_BYTES_SQL} FROM approvals WHERE approval_id = ?)) WHERE turn_id = (SELECT turn_id FROM approvals WHERE approval_id = ?)`,
-      sign,
-      approvalId,
-      approvalId,
-    );
-  }
-
   /** Drop the turn's settled rows past the newest SETTLED_APPROVALS_KEPT, giving back their bytes. */
   private prune(turnId: string): void {
-    const old = this.sql.all<{ approval_id: string }>(
-      "SELECT approval_id FROM approvals WHERE turn_id = ? AND status != 'pending' ORDER BY decided_at DESC, approval_id DESC LIMIT -1 OFFSET ?",
+    const old = this.sql.all<{ approval_id: string; b: number }>(
+      `SELECT approval_id, ${ROW_BYTES_SQL} AS b FROM approvals WHERE turn_id = ? AND status != 'pending' ORDER BY decided_at DESC, approval_id DESC LIMIT -1 OFFSET ?`,
       turnId,
       SETTLED_APPROVALS_KEPT,
     );
-    for (const { approval_id } of old) {
-      this.charge(approval_id, -1);
-      this.sql.run("DELETE FROM approvals WHERE approval_id = ?", approval_id);
-    }
+    for (const { approval_id, b } of old) this.quota.grow(turnId, -b, () => this.sql.run("DELETE FROM approvals WHERE approval_id = ?", approval_id));
   }
 }
 
-/** How far a preview is shortened: the first level whose preview fits the bound whole is used. */
+/** `text` cut (on a character boundary) to at most `max` UTF-8 bytes. */
+function fitBytes(text: string, max: number): string {
+  if (utf8.encode(text).length <= max) return text;
+  let out = "";
+  let bytes = 0;
+  for (const ch of text) {
+    const n = utf8.encode(ch).length;
+    if (bytes + n > max - 3) break;
+    out += ch;
+    bytes += n;
+  }
+  return `${out}…`;
+}
+
+/** How far a preview that does not fit whole is shortened: the first level whose preview fits the bound is used. */
+
 type Level = { chars: number; keyChars: number; items: number; keys: number; depth: number };
 const LEVELS: readonly Level[] = [
   { chars: 200, keyChars: 200, items: 20, keys: 50, depth: 4 },
@@ -202,11 +229,13 @@ function cut(text: string, max: number): string {
 }
 
 /**
- * What the operator sees of a call to approve. A hostile caller may pad one field to push the
- * one that matters (recipient, amount) out of view, so the preview never loses a key silently:
- * strings (after their secrets are masked), key names and lists are shortened level by level,
- * evenly across the input, until the whole fits NESTED_PREVIEW_BYTES; past the last level keys
- * are dropped with an explicit "N more keys" marker. Then it is redacted and bounded like any preview.
+ * What the operator sees of a call to approve: the whole input, redacted (and its disguising
+ * characters escaped) like any preview, whenever that fits NESTED_PREVIEW_BYTES — nothing is cut
+ * below the bound. Only a larger input is shortened, and then never silently: a hostile caller
+ * may pad one field to push the one that matters (recipient, amount) out of view, so strings
+ * (after their secrets are masked), key names and lists are shortened level by level, evenly
+ * across the input, until the whole fits; past the last level keys are dropped with an explicit
+ * "N more keys" marker.
  */
 export function approvalPreview(input: unknown, redaction: { secrets: readonly string[]; patterns: readonly RegExp[] }): string {
   const clip = (v: unknown, depth: number, level: Level): unknown => {
@@ -230,7 +259,8 @@ export function approvalPreview(input: unknown, redaction: { secrets: readonly s
     if (keys.length > level.keys) put("…", `${keys.length - level.keys} more keys`);
     return out;
   };
-  let preview = "";
+  let preview = redactedPreview(input, NESTED_PREVIEW_BYTES, redaction);
+  if (!preview.endsWith(" bytes omitted]")) return preview;
   for (const level of LEVELS) {
     preview = redactedPreview(clip(input, 0, level), NESTED_PREVIEW_BYTES, redaction);
     if (!preview.endsWith(" bytes omitted]")) return preview;

@@ -33,16 +33,22 @@ import {
 } from "../../src/providers";
 import type { ModelTool, TurnCounters, TurnSpec } from "../../src/turns";
 import { storedInput, type OuterCall, type OuterReply, type RedactionOptions } from "./outer-call-recorder";
-import type { ChatRequest, OpenTurnAnswer, SessionFailure, SessionReply } from "./session-rpc";
+import type { ChatRequest, OpenTurnAnswer, SessionReply } from "../../src/session";
+import { GatewayError, isRetryable, type ChatErrorCode } from "../../src/errors";
 import type { TranscriptStore } from "./transcript-store";
-import type { OpenTurnRequest } from "./turn-opening";
+import type { StorageQuota } from "./storage-quota";
+import { FREE_SPACE, QuotaExceeded, type Reservation } from "../../src/quota";
+import type { OpenTurnRequest } from "../../src/turns";
 
 /** What a /chat call needs from its session object (a narrow seam: the object stays a thin shell). */
 export type ChatHost = {
   config(): { ok: true; config: GatewayConfig } | { ok: false; message: string };
   env: Record<string, unknown>;
   now(): number;
-  openTurn(tenantId: string, sessionId: string, req: OpenTurnRequest): Promise<SessionReply<OpenTurnAnswer>>;
+  /** `storedWith`: bytes stored with the turn right after it opens (admitted together with it). */
+  openTurn(tenantId: string, sessionId: string, req: OpenTurnRequest, storedWith: number): Promise<SessionReply<OpenTurnAnswer>>;
+  /** The session's guarded write path: room held for the records a /chat call must be able to finish. */
+  quota: Pick<StorageQuota, "reserve">;
   turn(tenantId: string, turnId: string): { spec: TurnSpec; counters: TurnCounters } | undefined;
   surface(spec: TurnSpec): { ok: true; tools: ModelTool[] } | { ok: false; message: string };
   runOuter(tenantId: string, turnId: string, toolName: string, input: unknown, call: OuterCall): Promise<OuterReply>;
@@ -74,24 +80,8 @@ type Emit = (event: ChatEvent) => void;
 /** Why a call was answered without running: the loop's reasons, or a stopped turn's repair (`turn_stopped`). */
 export type NotRunCode = NotRunReason | "turn_stopped";
 
-const FAILURE_CODES: Record<SessionFailure, ChatError["code"]> = {
-  invalid_request: "invalid_request",
-  not_found: "not_found",
-  conflict: "conflict",
-  quota_exceeded: "quota_exceeded",
-  invalid_config: "invalid_config",
-  session_reset: "session_reset",
-  surface_rejected: "surface_rejected",
-};
-
-class ChatRefused extends Error {
-  constructor(readonly error: ChatError) {
-    super(error.message);
-  }
-}
-
-const refuse = (code: ChatError["code"], message: string): never => {
-  throw new ChatRefused({ code, message });
+const refuse = (code: ChatErrorCode, message: string): never => {
+  throw new GatewayError(code, message);
 };
 
 /**
@@ -128,16 +118,6 @@ export function runChat(host: ChatHost, tenantId: string, sessionId: string, req
   });
 }
 
-/** Failures after which a turn may be continued (`{ turnId }`): nothing the model or caller did wrong. */
-const RETRYABLE = new Set<ChatError["code"]>([
-  "provider_rate_limited",
-  "provider_unavailable",
-  "provider_timeout",
-  "aborted",
-  "session_reset",
-  "internal_error",
-]);
-
 async function drive(
   host: ChatHost,
   tenantId: string,
@@ -156,11 +136,14 @@ async function drive(
   let driving = false;
   // Set once the loop owns the turn: a continuation refused before that leaves the stored state as it was.
   let started = false;
+  // Room held for the record of how this call ends (its state), so a full session still records it.
+  let stopRoom: Reservation | undefined;
   try {
     const config = host.config();
     if (!config.ok) return refuse("invalid_config", config.message);
     let messages: ModelMessage[];
     let continued = false;
+    let deferred: PendingClientCall[] = [];
     if (req.turnId !== undefined) {
       const id = req.turnId;
       const turn = host.turn(tenantId, id) ?? refuse("not_found", "unknown turn");
@@ -171,7 +154,7 @@ async function drive(
       const continuable =
         stored.status === "waiting" ||
         stored.status === "running" ||
-        (stored.status === "stopped" && RETRYABLE.has(stored.lastError ?? "internal_error"));
+        (stored.status === "stopped" && isRetryable(stored.lastError ?? "internal_error"));
       if (!continuable)
         return refuse(
           "conflict",
@@ -187,13 +170,16 @@ async function drive(
           "conflict",
           `client results are still pending for ${missing.map((p) => p.callId).join(", ")}; post each to /v1/sessions/${sessionId}/turns/${id}/client-results first`,
         );
+      stopRoom = host.quota.reserve(STOP_RECORD_BYTES) ?? refuseFull();
       turnId = id;
       spec = turn.spec;
       counters = turn.counters;
       state = stored;
       host.driving.add(id);
       driving = true;
-      messages = repairReplay(host, tenantId, id, requestId, state, host.transcript.messages(id));
+      // Tool Search cells parked on client calls are resumed first (their answers are the model's tool messages).
+      deferred = stored.pending.filter((p) => p.runId !== undefined && p.providerCallId !== undefined);
+      messages = deferred.length > 0 ? [] : repairReplay(host, tenantId, id, requestId, state, host.transcript.messages(id));
       continued = true;
     } else {
       const model = resolveModel(config.config, req.model!, host.env);
@@ -202,15 +188,17 @@ async function drive(
       if (model.model.api === "anthropic-messages" && (req.sampling?.temperature ?? 0) > 1)
         return refuse("invalid_request", `temperature must be from 0 to 1 for ${req.model} (Anthropic Messages)`);
       const { messages: given, turnId: _t, maxAssistantTurns: _m, sampling, ...turnReq } = req;
-      const opened = await host.openTurn(tenantId, sessionId, turnReq);
-      if (!opened.ok) return refuse(FAILURE_CODES[opened.reason], opened.message);
+      messages = given.map((m) => ({ role: m.role, content: m.content }));
+      // The turn, its first messages and the room for its stop record are admitted together.
+      const opened = await host.openTurn(tenantId, sessionId, turnReq, messagesBytes(messages) + STOP_RECORD_BYTES);
+      if (!opened.ok) return refuse(opened.reason, opened.message);
       turnId = opened.body.turnId;
       host.driving.add(turnId);
       driving = true;
       ({ spec, counters } = host.turn(tenantId, turnId)!);
       state = newChatState(req.model!, model.model.contextWindow, sampling);
-      messages = given.map((m) => ({ role: m.role, content: m.content }));
-      for (const m of messages) host.transcript.append(turnId, m);
+      stopRoom = host.quota.reserve(STOP_RECORD_BYTES);
+      host.transcript.appendAll(turnId, messages);
     }
     const resolved = resolveModel(config.config, state.model, host.env);
     if (!resolved.ok) return refuse("invalid_request", resolved.message);
@@ -226,23 +214,29 @@ async function drive(
     started = true;
     emit({ type: "turn", turnId, codeModeEngaged: spec.codeModeEngaged, continued });
 
-    const end = await loop(
-      host,
-      {
-        tenantId,
-        sessionId,
-        turnId,
-        requestId,
-        spec,
-        state,
-        model: resolved.model,
-        tools: surface.tools,
-        signal: abort.signal,
-        maxAssistantTurns: req.maxAssistantTurns,
-        emit,
-      },
-      messages,
-    );
+    const ctx: LoopCtx = {
+      tenantId,
+      sessionId,
+      turnId,
+      requestId,
+      spec,
+      state,
+      model: resolved.model,
+      tools: surface.tools,
+      signal: abort.signal,
+      maxAssistantTurns: req.maxAssistantTurns,
+      emit,
+    };
+    let end: LoopEnd | undefined;
+    if (deferred.length > 0) {
+      const parked = await resumeDeferredCells(host, ctx, deferred);
+      host.transcript.saveState(turnId, state);
+      if (parked.length > 0) {
+        state.stopReason = "client_tools";
+        end = { status: "waiting", pending: parked };
+      } else messages = repairReplay(host, tenantId, turnId, requestId, state, host.transcript.messages(turnId));
+    }
+    end ??= await loop(host, ctx, messages);
     state.status = end.status === "waiting" ? "waiting" : "completed";
     state.pending = end.status === "waiting" ? end.pending : [];
     host.transcript.saveState(turnId, state);
@@ -262,7 +256,7 @@ async function drive(
       try {
         state.status = "stopped";
         state.lastError = failure.code;
-        host.transcript.saveState(turnId, state);
+        saveStop(host, turnId, state, stopRoom);
         host.transcript.event(turnId, host.now(), "limit", { limit: failure.code, detail: failure.message.slice(0, 240) });
       } catch (writeError) {
         logRecord("host_error", { where: "chat.stop", error: writeError, requestId, tenant: tenantId, sessionId, turnId });
@@ -279,6 +273,7 @@ async function drive(
       ...(ended && shown ? { meta: chatMeta(ended, { codeModeEngaged: shown.spec.codeModeEngaged, counters: shown.counters }, undefined) } : {}),
     });
   } finally {
+    stopRoom?.release();
     if (abort && turnId) host.untrack(turnId, abort, requestId);
     if (driving && turnId) host.driving.delete(turnId);
   }
@@ -287,11 +282,40 @@ async function drive(
 const continuedTurn = (req: ChatRequest): boolean => req.turnId !== undefined;
 
 /**
- * A turn stopped mid-round (a reset, an unexpected failure) may have tool calls of its last
- * assistant message without results; providers refuse such a replay. Each gets a stored error
- * result saying its outcome is unknown (the model inspects state before repeating it), and counts
- * as a failed outer call (a reset lost the loop's count of its round). One that never started is
- * put on record as not run (one that started is already there, `lost` after a reset).
+ * Room a /chat call holds for its stop record: the state's `lastError` and the counts the loop
+ * moved since its last save. Past it, the stored state is stopped as it was last saved.
+ */
+const STOP_RECORD_BYTES = 1024;
+
+const refuseFull = (): never =>
+  refuse("quota_exceeded", "session storage is full: this turn cannot record another /chat call (gateway.sessions.maxStoredBytes); " + FREE_SPACE);
+
+const utf8 = new TextEncoder();
+const messagesBytes = (messages: readonly ModelMessage[]): number => messages.reduce((n, m) => n + utf8.encode(JSON.stringify(m)).length, 0);
+
+/**
+ * Record how the call ended. The state as it is now fits the room held for it unless the loop
+ * moved much since its last save; then the stored state is stopped as it was (its `lastError`
+ * fits the room): the turn is never left `running`.
+ */
+function saveStop(host: ChatHost, turnId: string, state: ChatState, room: Reservation | undefined): void {
+  const promised = room ? { reservation: room, take: room.remaining } : undefined;
+  try {
+    host.transcript.saveState(turnId, state, promised);
+  } catch (error) {
+    if (!(error instanceof QuotaExceeded)) throw error;
+    const stored = host.transcript.state(turnId);
+    if (!stored) throw error;
+    host.transcript.saveState(turnId, { ...stored, status: "stopped", lastError: state.lastError }, promised);
+  }
+}
+
+/**
+ * A turn stopped mid-round (a provider failure after tools ran, a reset, a cancel) may have tool
+ * calls of its last assistant message without results; providers refuse such a replay. Each gets a
+ * stored error result saying its outcome is unknown (the model inspects state before repeating it),
+ * and counts as a failed outer call (a reset lost the loop's count of its round). One that never
+ * started is put on record as not run (one that started is already there, `lost` after a reset).
  */
 function repairReplay(
   host: ChatHost,
@@ -311,24 +335,22 @@ function repairReplay(
   const assistant = last >= 0 ? messages[last] : undefined;
   if (!assistant || assistant.role !== "assistant" || !assistant.toolCalls?.length) return messages;
   const answered = new Set(messages.slice(last + 1).flatMap((m) => (m.role === "tool" ? [m.toolCallId] : [])));
-  const out = [...messages];
-  let started: Set<string> | undefined;
-  for (const call of assistant.toolCalls) {
-    if (answered.has(call.id)) continue;
-    started ??= startedThisRound(host, turnId);
+  const unanswered = assistant.toolCalls.filter((call) => !answered.has(call.id));
+  const started = unanswered.length > 0 ? startedThisRound(host, turnId) : new Set<string>();
+  const repairs: ModelMessage[] = unanswered.map((call) => ({
+    role: "tool",
+    toolCallId: call.id,
+    toolName: call.name,
+    content: "error: the turn stopped before this call answered; its outcome is unknown. Inspect state before repeating it.",
+    isError: true,
+  }));
+  if (repairs.length === 0) return messages;
+  // All or none (one guarded write): a session too full for them refuses the continuation, storing nothing.
+  host.transcript.appendAll(turnId, repairs);
+  for (const call of unanswered)
     if (!started.has(call.id)) host.notRun(tenantId, turnId, { callId: call.id, tool: call.name, input: call.input, requestId }, "turn_stopped");
-    const repair: ModelMessage = {
-      role: "tool",
-      toolCallId: call.id,
-      toolName: call.name,
-      content: "error: the turn stopped before this call answered; its outcome is unknown. Inspect state before repeating it.",
-      isError: true,
-    };
-    host.transcript.append(turnId, repair);
-    countToolCall(state, call.name, true);
-    out.push(repair);
-  }
-  return out;
+  for (const r of repairs) if (r.role === "tool") countToolCall(state, r.toolName, true);
+  return [...messages, ...repairs];
 }
 
 /** Outer calls on record since the turn's last model call (the round a stopped turn was in). */
@@ -365,6 +387,8 @@ function loop(host: ChatHost, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
     ...(host.fetch ? { fetch: host.fetch } : {}),
   });
   let modelCallStarted = host.now();
+  // Room held for the placeholder results of the round in progress.
+  let round: Reservation | undefined;
   return runAgentLoop(
     {
       client,
@@ -377,9 +401,38 @@ function loop(host: ChatHost, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
       displayInput: (call) => storedInput(call.name, call.input, redaction),
       notRun: (call, reason) =>
         host.notRun(c.tenantId, c.turnId, { callId: call.id, tool: call.name, input: call.input, requestId: c.requestId }, reason),
-      append: (message) => {
+      append: (message, r) => {
         const stored = storedMessage(message, redaction);
+        if (r && "reserve" in r) {
+          // The message and room for its calls' placeholder results, or neither.
+          const need = messagesBytes(r.reserve);
+          round = host.quota.reserve(need) ?? undefined;
+          if (!round)
+            throw new QuotaExceeded(
+              `session storage is full: the model's next message and its ${r.reserve.length} results cannot be stored (gateway.sessions.maxStoredBytes); ${FREE_SPACE}`,
+            );
+          try {
+            return { message: stored, full: !host.transcript.append(c.turnId, stored) };
+          } catch (error) {
+            round.release();
+            round = undefined;
+            throw error;
+          }
+        }
+        if (r && "instead" in r && round) {
+          const promised = { reservation: round, take: messagesBytes([r.instead]) };
+          try {
+            return { message: stored, full: !host.transcript.append(c.turnId, stored, promised) };
+          } catch (error) {
+            if (!(error instanceof QuotaExceeded)) throw error;
+            return { message: r.instead, full: !host.transcript.append(c.turnId, r.instead, promised), refused: error.message };
+          }
+        }
         return { message: stored, full: !host.transcript.append(c.turnId, stored) };
+      },
+      endRound: () => {
+        round?.release();
+        round = undefined;
       },
       saveState: () => host.transcript.saveState(c.turnId, c.state),
       emit: (event) => {
@@ -424,7 +477,7 @@ function loop(host: ChatHost, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
       },
     },
     messages,
-  );
+  ).finally(() => round?.release());
 }
 
 function toolRun(host: ChatHost, c: LoopCtx, call: ModelToolCall, outer: OuterReply, limits: ReturnType<typeof modelResultLimits>): ToolRun {
@@ -443,15 +496,59 @@ function toolRun(host: ChatHost, c: LoopCtx, call: ModelToolCall, outer: OuterRe
   // Only client calls go to the caller; a cell parked on slow host tools goes back to the model (it calls wait).
   const clientNames = new Set(c.spec.catalog.entries.filter((e) => e.source === "client").map((e) => e.toolName));
   const calls = body.status === "waiting" ? (body.pendingToolCalls ?? []).filter((p) => clientNames.has(p.tool)) : [];
-  const runId = body.status === "waiting" ? (body as { runId: string }).runId : undefined;
-  const pending: PendingClientCall[] | undefined = calls.length ? calls.map((p) => ({ ...p, ...(runId ? { runId } : {}) })) : undefined;
+  const runId = body.status === "waiting" ? (body as { runId?: string }).runId : undefined;
+  // Tool Search has no `wait` for the model: its call is answered later, by the client's result
+  // (`tool_call`) or by the cell the gateway resumes once the results are in (`tool_search_code`).
+  const deferred = c.spec.toolSearch !== undefined && calls.length > 0;
+  const pending: PendingClientCall[] | undefined = calls.length
+    ? calls.map((p) => ({
+        ...p,
+        ...(runId ? { runId } : {}),
+        ...(deferred ? { providerCallId: call.id, ...(runId ? {} : { via: "tool_call" as const }) } : {}),
+      }))
+    : undefined;
   return {
     content: facing.text,
     isError: body.status === "failed",
     status: typeof body.status === "string" ? body.status : "completed",
     untrusted: facing.untrusted,
     ...(pending ? { pending } : {}),
+    ...(deferred ? { deferred } : {}),
   };
+}
+
+/**
+ * A continued Tool Search turn first finishes what it deferred: each `tool_search_code` cell
+ * parked on client calls (their results are all in) is resumed as `tool_search_code { runId }`
+ * under the model's own call id, and its end becomes that call's tool message. A cell that parks
+ * again hands its new client calls to the caller: returned, and the turn waits again.
+ */
+async function resumeDeferredCells(host: ChatHost, c: LoopCtx, deferred: PendingClientCall[]): Promise<PendingClientCall[]> {
+  const limits = modelResultLimits(c.model.contextWindow);
+  const parked: PendingClientCall[] = [];
+  const runs = new Map<string, string>();
+  for (const p of deferred) if (p.runId !== undefined && p.providerCallId !== undefined) runs.set(p.runId, p.providerCallId);
+  for (const [runId, providerCallId] of runs) {
+    const call: ModelToolCall = { id: providerCallId, name: "tool_search_code", input: { runId } };
+    c.emit({ type: "tool_call_start", callId: call.id, name: call.name, input: call.input });
+    const outer = await host.runOuter(c.tenantId, c.turnId, call.name, call.input, { callId: call.id, via: "chat", parent: c.signal });
+    const run = toolRun(host, c, call, outer, limits);
+    c.emit({ type: "tool_call_end", callId: call.id, name: call.name, status: run.status, untrusted: run.untrusted, result: run.content });
+    if (run.deferred && run.pending) {
+      parked.push(...run.pending);
+      continue;
+    }
+    // Counted as a call when it was first handed out; a failed end counts as its failure now.
+    if (run.isError) c.state.failures++;
+    host.transcript.append(c.turnId, {
+      role: "tool",
+      toolCallId: call.id,
+      toolName: call.name,
+      content: run.content,
+      ...(run.isError ? { isError: true } : {}),
+    });
+  }
+  return parked;
 }
 
 /** The transcript stores `exec` source redacted; everything else as the model sent or read it. */
@@ -474,7 +571,9 @@ function answer(host: ChatHost, tenantId: string, turnId: string, state: ChatSta
 }
 
 function toChatError(error: unknown, signal: AbortSignal | undefined): ChatError {
-  if (error instanceof ChatRefused) return error.error;
+  // The loop's own refusals and the session's storage quota (a message, state or result it cannot
+  // hold: the turn stops, its transcript in whole rounds) — always a chat code.
+  if (error instanceof GatewayError) return { code: error.code as ChatErrorCode, message: error.message };
   if (error instanceof ProviderError) {
     return {
       code: error.code,

@@ -6,7 +6,7 @@ import { toolSearchId } from "../../src/tool-search";
 import type { CallPolicy, ToolContext } from "../../src/tools";
 import { admitClientCall, clientResultSettlement, recordCalled, type TurnCounters, type TurnSpec } from "../../src/turns";
 import type { Settlement } from "../../src/bridge";
-import type { ClientResultBody } from "./session-rpc";
+import type { ClientResultBody } from "../../src/session";
 import type { OuterCallRecorder } from "./outer-call-recorder";
 import type { TranscriptStore } from "./transcript-store";
 

@@ -4,7 +4,7 @@ import { logRecord, redactedPreview, redactSource } from "../../src/observabilit
 import { RUN_UNAVAILABLE } from "../../src/runs";
 import type { ActivitySink, NestedCall } from "../../src/turns";
 import type { PolicyDecision } from "../../src/tools";
-import type { SessionReply } from "./session-rpc";
+import type { SessionReply } from "../../src/session";
 import type { TranscriptStore } from "./transcript-store";
 
 /** One outer call as the session object runs it: who called, and the /chat call it belongs to. */
@@ -30,12 +30,23 @@ export type CallScope = {
   /** The outer call's id: the invocation id of a direct call (nested calls have their own). */
   callId?: string;
   activity?: ActivitySink;
+  /** Server- or client-written metadata (descriptions, schemas, declaration files) entered the call's result. */
+  taint?: (source: string) => void;
   /** Policy decisions (hooks, approvals), by invocation id. */
   record?: (callId: string | undefined, tool: string, decision: PolicyDecision, reason?: string) => void;
   onUpdate?: (invocationId: string | undefined, tool: string, partial: unknown) => void;
+  /** When the call's cell was admitted to the session's queue (its deadline counts from here). */
+  admittedAt?: number;
 };
 
 export type RedactionOptions = { secrets: readonly string[]; patterns: readonly RegExp[] };
+
+/** The parked run an outer call resumes: code mode's `wait`, or Tool Search's `tool_search_code { runId }`. */
+export function resumedRunId(toolName: string, input: unknown): string | undefined {
+  if (toolName !== "wait" && toolName !== "tool_search_code") return undefined;
+  const runId = input !== null && typeof input === "object" ? (input as { runId?: unknown }).runId : undefined;
+  return typeof runId === "string" ? runId : undefined;
+}
 
 /** `exec`'s `code`/`command` as stored: redacted source (seed 002, "Source in session history"); other inputs as given. */
 export function storedInput(toolName: string, input: unknown, redaction: RedactionOptions): unknown {
@@ -112,13 +123,19 @@ export class OuterCallRecorder {
     });
   }
 
+  /**
+   * The call's result may now hold network-derived content: a network-derived nested call
+   * completed, or the cell read server- or client-written metadata (`source` names it).
+   */
+  taint(_source: string): void {
+    this.untrusted = true;
+    // It came after this call parked its run (a slow or approval-gated call): the run now holds
+    // network-derived content, so every later wait result of it is wrapped.
+    if (this.parkedRunId !== undefined) this.store.markUntrusted(this.turnId, this.parkedRunId);
+  }
+
   nested(n: NestedCall): void {
-    if (n.networkDerived) {
-      this.untrusted = true;
-      // It completed after this call parked its run (a slow or approval-gated call): the run now holds
-      // network-derived content, so every later wait result of it is wrapped.
-      if (this.parkedRunId !== undefined) this.store.markUntrusted(this.turnId, this.parkedRunId);
-    }
+    if (n.networkDerived) this.taint(n.tool);
     this.log(n.invocationId, n.tool, n.source, n.ok, this.decisions.get(n.invocationId) ?? (n.denied ? "denied_by_policy" : undefined), n.durationMs);
     this.call.onNested?.(n);
     this.event("nested", {
@@ -180,7 +197,8 @@ export class OuterCallRecorder {
     const body = reply.body as LooseResult;
     const status = typeof body.status === "string" ? body.status : "completed";
     const code = body.status === "failed" ? body.code : undefined;
-    const runId = body.status === "waiting" ? body.runId : this.toolName === "wait" ? (input as { runId?: unknown } | null)?.runId : undefined;
+    const resumed = resumedRunId(this.toolName, input);
+    const runId = body.status === "waiting" ? body.runId : resumed;
     this.event("outer_end", {
       callId,
       tool: this.toolName,
@@ -191,19 +209,22 @@ export class OuterCallRecorder {
       ...(this.untrusted ? { untrusted: true } : {}),
     });
     // A wait refused by policy never claimed its run: it stays parked, nothing was resumed.
-    if (this.toolName === "wait" && typeof runId === "string" && !this.refusedByPolicy) {
+    if (resumed !== undefined && !this.refusedByPolicy) {
       const unavailable = body.status === "failed" && code === "invalid_input";
       if (unavailable) {
         if (body.error === RUN_UNAVAILABLE) this.event("snapshot", { event: "unavailable", runId, callId });
       } else {
-        this.event("snapshot", { event: "resumed", runId, callId });
-        if (body.status !== "waiting") this.event("snapshot", { event: body.status === "completed" ? "settled" : "dropped", runId, callId });
+        this.event("snapshot", { event: "resumed", runId: resumed, callId });
+        if (body.status !== "waiting") this.event("snapshot", { event: body.status === "completed" ? "settled" : "dropped", runId: resumed, callId });
       }
     }
     if (body.status === "waiting") {
-      this.parkedRunId = body.runId;
-      if (this.untrusted && body.runId !== undefined) this.store.markUntrusted(this.turnId, body.runId);
-      this.event("snapshot", { event: "parked", runId: body.runId, callId });
+      // A Tool Search tool_call hands out a client call without parking anything (no runId).
+      if (body.runId !== undefined) {
+        this.parkedRunId = body.runId;
+        if (this.untrusted) this.store.markUntrusted(this.turnId, body.runId);
+        this.event("snapshot", { event: "parked", runId: body.runId, callId });
+      }
       // Only client calls are handed to the caller; host calls still running complete as nested calls.
       for (const p of body.pendingToolCalls ?? []) {
         if (!this.clientTools.has(p.tool)) continue;

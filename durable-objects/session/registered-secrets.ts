@@ -1,5 +1,6 @@
 import type { GatewayConfig } from "../../src/config";
 import type { TurnSpec } from "../../src/turns";
+import { sentSecretList } from "../../src/observability";
 
 const MIN_SECRET_CHARS = 8;
 
@@ -28,6 +29,7 @@ export function registeredSecrets(env: Record<string, unknown>, config: GatewayC
   }
   for (const s of spec?.mcp?.servers ?? [])
     for (const h of Object.values(s.headers ?? {})) typeof h === "string" && h.startsWith("env:") ? ref(h) : add(h);
-  // Longest first, so a secret that contains another is masked whole.
-  return [...out].sort((a, b) => b.length - a.length);
+  // Each with the forms a peer may echo (a header's token without its scheme); longest first, so
+  // a secret that contains another is masked whole.
+  return sentSecretList(out);
 }

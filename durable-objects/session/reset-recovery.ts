@@ -1,4 +1,6 @@
+import { QuotaExceeded } from "../../src/quota";
 import type { CatalogEntry } from "../../src/catalog";
+import { objectResetMessage } from "../../src/errors";
 import { logRecord } from "../../src/observability";
 import type { TurnSpec } from "../../src/turns";
 import type { LostApproval } from "./approval-broker";
@@ -12,7 +14,7 @@ export type RecoveryDeps = {
   now(): number;
 };
 
-const RESET = "the session object was reset (the platform's CPU or memory limit, or a deploy)";
+const RESET = objectResetMessage();
 
 /**
  * A new incarnation of the session object records what its predecessor left unfinished: nothing
@@ -40,7 +42,12 @@ export function recoverFromReset(d: RecoveryDeps): void {
     if (!state) continue;
     state.status = "stopped";
     state.lastError = "session_reset";
-    d.transcript.saveState(turnId, state);
+    try {
+      d.transcript.saveState(turnId, state);
+    } catch (error) {
+      // A full session keeps the stored `running`: without a driver it already reads as stopped by the reset.
+      if (!(error instanceof QuotaExceeded)) throw error;
+    }
     // One reset, one limit event per turn: a call it cut off already has one.
     if (!closed.has(turnId)) d.transcript.event(turnId, now, "limit", { limit: "session_reset", detail: `${RESET} while /chat ran this turn` });
   }

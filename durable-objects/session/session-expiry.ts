@@ -1,5 +1,5 @@
 import type { SessionLimits } from "../../src/config";
-import type { Sql } from "./sql";
+import type { Sql } from "../sql";
 
 export type ExpiryDeps = {
   sql: Sql;

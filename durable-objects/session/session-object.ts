@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { objectResetMessage, sessionResetMessage } from "../../src/errors";
 import { Catalog } from "../../src/catalog";
 import type { CatalogEntry } from "../../src/catalog";
 import { failed } from "../../src/cell";
@@ -7,7 +8,7 @@ import { findModel, loadGatewayConfig, SESSION_LIMIT_DEFAULTS, type SessionLimit
 import { cellFields, cellTrace, debugFlags, execLanguage, logRecord, logTurnSurface, type CellTrace } from "../../src/observability";
 import { systemClock, type Clock } from "../../src/runtime";
 import type { CellVms, VmPool } from "../../src/runtime";
-import { RunLifecycle } from "../../src/runs";
+import { RunLifecycle, type DeliveryRefusal } from "../../src/runs";
 import { registryFromBinding, type ImageRegistryRpc } from "../../src/snapshot-store";
 import { SnapshotCodec } from "../../src/snapshot-store";
 import { SnapshotStore } from "../../src/snapshot-store";
@@ -17,20 +18,39 @@ import type { Settlement } from "../../src/bridge";
 import { callDirectTool, cellEnvironment, execCell, isRestartSafe, type TurnDeps } from "../../src/turns";
 import { defaultExecLanguage } from "../../src/turns";
 import { turnTelemetry } from "../../src/turns";
-import { callToolSearchTool, mcpToolDefinition, runToolSearchCode } from "../../src/turns";
+import {
+  callToolSearchTool,
+  mcpToolDefinition,
+  runToolSearchCode,
+  toolSearchCellEnvironment,
+  toolSearchCellSpec,
+  toolSearchEnd,
+} from "../../src/turns";
+import type { ClientCallWaiting } from "../../src/turns";
 import { McpServers } from "../../src/mcp";
-import { isToolSearchControl, TOOL_SEARCH_CONTROLS } from "../../src/tool-search";
+import { isToolSearchControl, parseToolSearchInput, TOOL_SEARCH_CONTROLS } from "../../src/tool-search";
+import { ToolCallClients } from "./tool-call-clients";
+import { handOutToolCallClient, settleToolCallClient } from "./tool-call-client";
 import type { TurnCounters, TurnSpec } from "../../src/turns";
-import { discoverMcp, planTurn, turnSurface, type OpenTurnRequest } from "./turn-opening";
-import { notFound, type ClientResultBody, type OpenTurnAnswer, type SessionReply, type SessionRpc, type TurnSurface } from "./session-rpc";
+import { discoverMcp, planTurn, turnSurface, type OpenTurnRequest } from "../../src/turns";
+import {
+  notFound,
+  type ClientResultAnswer,
+  type ClientResultBody,
+  type OpenTurnAnswer,
+  type SessionReply,
+  type SessionRpc,
+  type TurnSurface,
+} from "../../src/session";
 import { SessionExpiry } from "./session-expiry";
 import { sessionKv } from "./session-kv";
 import { SessionStorage } from "./session-storage";
-import { Sql } from "./sql";
+import { Sql } from "../sql";
 import { StorageQuota } from "./storage-quota";
+import { QuotaExceeded } from "../../src/quota";
 import { encodeTurn, TurnStore, type EncodedTurn, type StoredTurn } from "./turn-store";
 import { MAX_TURN_ROW_BYTES } from "../../src/limits";
-import { OuterCallRecorder, type CallScope, type OuterCall, type OuterReply } from "./outer-call-recorder";
+import { OuterCallRecorder, resumedRunId, type CallScope, type OuterCall, type OuterReply } from "./outer-call-recorder";
 import { TranscriptStore } from "./transcript-store";
 import { runChat } from "./chat-run";
 import { admitDirectClientCall, settleDirectClientCall } from "./direct-client-call";
@@ -42,7 +62,7 @@ import { APPROVALS_OFF } from "../../src/config";
 import { admitExec, admitWait, execRan, toolCallPolicy, type ApprovalRequester, type ExecAdmission, type PluginHooks } from "../../src/policy";
 import type { ToolCallEvent } from "../../src/tools";
 import { ApprovalBroker } from "./approval-broker";
-import type { ApprovalDecision, ChatRequest, PendingApproval, TrustedResult } from "./session-rpc";
+import type { ApprovalDecision, ChatRequest, PendingApproval, TrustedResult } from "../../src/session";
 import { transportObserver } from "../../src/observability";
 
 export type SessionEnv = {
@@ -75,6 +95,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     limitsOverride: SessionLimits | undefined;
     private readonly turns: TurnStore;
     private readonly transcript: TranscriptStore;
+    private readonly toolCallClients: ToolCallClients;
     private readonly approvals: ApprovalBroker;
     /** Turns a /chat call of this instance is driving (a stored `running` state without one here is stale). */
     private readonly driving = new Set<string>();
@@ -103,15 +124,17 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const ready = () => this.sessionStorage.ready;
       this.quota = new StorageQuota({ sql, transaction: (fn) => ctx.storage.transactionSync(fn), limits: () => this.limits(), ready });
       this.expiry = new SessionExpiry({ sql, now: () => this.clock.now(), limits: () => this.limits() });
-      this.approvals = new ApprovalBroker(sql, () => this.clock.now(), ready);
+      this.approvals = new ApprovalBroker(sql, () => this.clock.now(), ready, this.quota);
       // The schema is created by the first turn, not here: an unknown session id stores nothing.
       this.sessionStorage = new SessionStorage(ctx.storage, sql, () => {
         this.quota.init(ctx.storage);
         this.expiry.init();
       });
-      this.turns = new TurnStore(sql, ready);
-      this.transcript = new TranscriptStore(sql, ready);
-      this.snapshots = new SnapshotStore(sql);
+      this.turns = new TurnStore(sql, ready, this.quota);
+      this.transcript = new TranscriptStore(sql, ready, this.quota);
+      this.toolCallClients = new ToolCallClients(sql, ready, this.quota);
+      // Parked runs are counted where they are stored: the quota only checks their writes.
+      this.snapshots = new SnapshotStore(sql, (bytes, write, what) => this.quota.grow(null, bytes, write, what));
       this.codec = new SnapshotCodec(env.PRISTINE_IMAGES ? registryFromBinding(env.PRISTINE_IMAGES) : null);
       this.runs = new RunLifecycle({
         store: this.snapshots,
@@ -132,15 +155,21 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         });
     }
 
-    /** Cells of one session run one at a time (input gates open while tools are awaited). */
-    private serial<T>(fn: () => Promise<T>): Promise<T> {
-      const next = this.queue.then(fn, fn);
+    /**
+     * Cells of one session run one at a time (input gates open while tools are awaited). `fn`
+     * gets the time the work was admitted: queued work shares the execution deadline (seed 002).
+     */
+    private serial<T>(fn: (admittedAt: number) => Promise<T>): Promise<T> {
+      const admittedAt = this.clock.now();
+      const run = () => fn(admittedAt);
+      const next = this.queue.then(run, run);
       // The queue only orders cells; each caller gets (and reports) its own failure.
       this.queue = next.catch(() => undefined);
       return next;
     }
 
-    async openTurn(tenantId: string, sessionId: string, req: OpenTurnRequest): Promise<SessionReply<OpenTurnAnswer>> {
+    /** `storedWith`: bytes the opener (a /chat call: its first messages) stores with the turn, admitted together. */
+    async openTurn(tenantId: string, sessionId: string, req: OpenTurnRequest, storedWith = 0): Promise<SessionReply<OpenTurnAnswer>> {
       const config = loadGatewayConfig(this.env);
       if (!config.ok) return { ok: false, reason: "invalid_config", message: config.error.message };
       const turnId = crypto.randomUUID();
@@ -167,7 +196,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
           message: `this turn would store ${row.bytes} bytes (its tools' names, descriptions and schemas), over the bound of ${MAX_TURN_ROW_BYTES} bytes for one turn; attach fewer client tools or MCP servers`,
         };
       }
-      const admitted = this.quota.admitTurn(row.bytes);
+      const admitted = this.quota.admitTurn(row.charged, storedWith);
       if (!admitted.ok) return { ok: false, reason: "quota_exceeded", message: admitted.message };
       await this.storeTurn(spec, counters, row);
       this.touched(turnId, { opened: true });
@@ -266,13 +295,14 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       )
         recorder.untrusted = true;
       // A wait resumes a program that may already hold network-derived values from before it parked.
-      const resumed = toolName === "wait" ? (input as { runId?: unknown } | null)?.runId : undefined;
+      const resumed = resumedRunId(toolName, input);
       if (typeof resumed === "string" && this.transcript.isUntrusted(resumed)) recorder.untrusted = true;
       const scope: CallScope = {
         requestId: call.requestId,
         parent: call.parent,
         callId: call.callId,
         activity: (n) => recorder.nested(n),
+        taint: (source) => recorder.taint(source),
         record: (callId, tool, decision, reason) => recorder.policy(callId, tool, decision, reason),
         ...(call.onUpdate ? { onUpdate: call.onUpdate } : {}),
       };
@@ -308,7 +338,9 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         const admitted = await this.admitOuter(spec, event, ctx, admitExec);
         if (!admitted.ok) return { ok: true, body: failed(admitted.message, admitted.code, this.telemetry(spec, turn.counters)) };
         const source = admitted.input;
-        const reply = await this.serial(() => this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => this.exec(t, source, signal, ctx)));
+        const reply = await this.serial((admittedAt) =>
+          this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => this.exec(t, source, signal, { ...ctx, admittedAt })),
+        );
         if (reply.ok) await execRan(pluginHooks, { ...event, input: source }, reply.body as { status?: unknown; error?: unknown });
         return this.logCell(spec, trace, reply);
       }
@@ -325,14 +357,37 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       if (ts && isToolSearchControl(toolName) && TOOL_SEARCH_CONTROLS[ts.mode].includes(toolName)) {
         const trace = cellTrace(toolName, requestId, toolName === "tool_search_code" ? "javascript" : undefined);
         if (toolName === "tool_search_code") {
-          const reply = await this.serial(() =>
-            this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => runToolSearchCode(t.spec, t.counters, this.deps(t.spec, signal, ctx), input)),
-          );
+          const runId = resumedRunId(toolName, input);
+          const reply =
+            runId !== undefined
+              ? await this.resumeToolSearch(turn, input, trace, ctx)
+              : await this.serial((admittedAt) =>
+                  this.withTurn(tenantId, turnId, trace, ctx, async (t, signal) => {
+                    const env = toolSearchCellEnvironment(t.spec, t.counters, this.deps(t.spec, signal, { ...ctx, admittedAt }));
+                    return this.runs.finish(toolSearchCellSpec(t.spec), await runToolSearchCode(env, input), env, { restartSafe: false });
+                  }),
+                );
           return this.logCell(spec, trace, reply);
         }
-        return this.withTurn(tenantId, turnId, trace, ctx, (t, signal) =>
-          callToolSearchTool(t.spec, t.counters, this.deps(t.spec, signal, ctx), toolName, input),
-        );
+        return this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => {
+          const deps = this.deps(t.spec, signal, ctx);
+          return callToolSearchTool(t.spec, t.counters, deps, toolName, input, (entry, args, telemetry) =>
+            handOutToolCallClient(
+              {
+                spec: t.spec,
+                store: this.toolCallClients,
+                parentCallId: ctx.callId ?? `call_${crypto.randomUUID()}`,
+                policy: deps.policy?.({ nested: true }),
+                context: deps.context,
+                signal,
+                now: () => this.clock.now(),
+              },
+              entry,
+              args,
+              telemetry,
+            ),
+          );
+        });
       }
       const abort = this.track(turnId, requestId, ctx.parent);
       const before = JSON.stringify(turn.counters);
@@ -358,10 +413,10 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         ? toolName === "exec" || toolName === "wait"
         : turn.spec.toolSearch !== undefined && toolName === "tool_search_code";
       if (!cell) {
-        return { ok: false, reason: "session_reset", message: `the session was reset while ${toolName} ran; its outcome is unknown` };
+        return { ok: false, reason: "session_reset", message: `${sessionResetMessage({ while: toolName })}; its outcome is unknown` };
       }
       const message =
-        `the session object was reset while this ${toolName} ran (the platform's CPU or memory limit, or a deploy); ` +
+        `${objectResetMessage(toolName)}; ` +
         "what the cell did before is unknown and it cannot be resumed. Inspect state before retrying; parked runs are kept.";
       const body = failed(message, "internal_error", this.telemetry(turn.spec, turn.counters));
       // The reset instance never wrote this cell's record: this one stands for it (its counters and duration are unknown).
@@ -374,27 +429,60 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       return { ok: true, body };
     }
 
-    async clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<{ accepted: true }>> {
+    async clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<ClientResultAnswer>> {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
       this.touched(turnId);
       // Accepted once per turn: the record outlives the run, so a repeat after the run settled is still a 409.
       if (this.turns.wasDelivered(turnId, body.callId))
         return { ok: false, reason: "conflict", message: `a result for ${body.callId} was already delivered` };
+      try {
+        return await this.acceptClientResult(turn, body);
+      } catch (error) {
+        // The session's storage cannot hold the result: refused whole (the call stays pending; free space and post it again).
+        if (error instanceof QuotaExceeded) return { ok: false, reason: "quota_exceeded", message: error.message };
+        throw error;
+      }
+    }
+
+    private async acceptClientResult(turn: StoredTurn, body: ClientResultBody): Promise<SessionReply<ClientResultAnswer>> {
+      const turnId = turn.spec.turnId;
+      // A client tool Tool Search's tool_call handed out: its result is that tool_call's result.
+      const handed = this.toolCallClients.get(turnId, body.callId);
+      if (handed) {
+        const { settlement, outcome } = this.ctx.storage.transactionSync(() =>
+          settleToolCallClient(
+            {
+              spec: turn.spec,
+              store: this.toolCallClients,
+              transcript: this.transcript,
+              recordDelivered: (callId) => this.turns.recordDelivered(turnId, callId),
+              now: () => this.clock.now(),
+            },
+            handed,
+            body,
+          ),
+        );
+        await this.afterClientResult(turn.spec, handed.tool, handed.input, body.callId, true, settlement);
+        return { ok: true, body: { accepted: true, result: outcome } };
+      }
       // A client tool the model called directly in /chat: its result becomes the tool message the model reads next.
       const chat = this.transcript.state(turnId);
       const direct = chat?.status === "waiting" ? chat.pending.find((p) => p.runId === undefined && p.callId === body.callId) : undefined;
       if (chat && direct) {
-        const settled = settleDirectClientCall(
-          {
-            spec: turn.spec,
-            transcript: this.transcript,
-            recordDelivered: (callId) => this.turns.recordDelivered(turnId, callId),
-            now: () => this.clock.now(),
-          },
-          chat,
-          direct,
-          body,
+        // One transaction: the tool message, the state and the delivery record, or none of them.
+        const settled = this.ctx.storage.transactionSync(() =>
+          settleDirectClientCall(
+            {
+              spec: turn.spec,
+              transcript: this.transcript,
+              recordDelivered: (callId) => this.turns.recordDelivered(turnId, callId),
+              now: () => this.clock.now(),
+            },
+            chat,
+            direct,
+            body,
+          ),
         );
         await this.afterClientResult(turn.spec, direct.tool, direct.input, body.callId, false, settled);
         return { ok: true, body: { accepted: true } };
@@ -405,9 +493,22 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         .flatMap((s) => s.pending)
         .find((p) => p.kind === "client" && p.callId === body.callId);
       const settlement = clientResultSettlement(turn.spec, tool?.kind === "client" ? tool.tool : undefined, body);
-      const r = this.runs.deliverClientResult(turnId, body.callId, settlement);
-      if (!r.ok) return { ok: false, reason: r.reason === "already_delivered" ? "conflict" : "not_found", message: r.message };
-      this.turns.recordDelivered(turnId, body.callId);
+      // The delivery record and the result are stored together or not at all; a resuming wait is handed the
+      // result last, once both are stored.
+      let refused: DeliveryRefusal | undefined;
+      try {
+        this.ctx.storage.transactionSync(() => {
+          this.turns.recordDelivered(turnId, body.callId);
+          const delivered = this.runs.deliverClientResult(turnId, body.callId, settlement);
+          if (!delivered.ok) {
+            refused = delivered;
+            throw new Error("rolled back: not delivered");
+          }
+        });
+      } catch (error) {
+        if (!refused) throw error;
+      }
+      if (refused) return { ok: false, reason: refused.reason === "already_delivered" ? "conflict" : "not_found", message: refused.message };
       this.transcript.event(turnId, this.clock.now(), "client_result", { invocationId: body.callId, ok: settlement.ok });
       if (tool?.kind === "client") await this.afterClientResult(turn.spec, tool.tool, tool.input, body.callId, true, settlement);
       return { ok: true, body: { accepted: true } };
@@ -445,7 +546,8 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
           },
           env,
           now: () => this.clock.now(),
-          openTurn: (t, s, r) => this.openTurn(t, s, r),
+          openTurn: (t, s, r, storedWith) => this.openTurn(t, s, r, storedWith),
+          quota: this.quota,
           turn: (t, id) => this.turns.get(t, id),
           surface: (spec) => turnSurface(spec),
           runOuter: (t, id, name, input, call) => this.runOuter(t, id, name, input, call),
@@ -526,6 +628,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
           turnId,
           codeModeEngaged: turn.spec.codeModeEngaged,
           status: state ? state.status : "open",
+          droppedEvents: this.transcript.droppedEvents(turnId),
           ...(state
             ? { meta: chatMeta(state, { codeModeEngaged: turn.spec.codeModeEngaged, counters: turn.counters }, costUsd(state.usage, model?.cost)) }
             : {}),
@@ -587,14 +690,41 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         return Promise.resolve({ ok: true, body: failed(claim.message, claim.code ?? "invalid_input", this.telemetry(spec, turn.counters)) });
       trace.runId = claim.runId;
       const closing = this.telemetry(spec, turn.counters);
-      return this.serial(async (): Promise<SessionReply<unknown>> => {
+      return this.serial(async (admittedAt): Promise<SessionReply<unknown>> => {
         const reply = await this.withTurn(spec.tenantId, spec.turnId, trace, ctx, (t, signal) =>
           this.runs.resume(t.spec, claim.runId, (s, claimSignal, restartSafe) =>
-            cellEnvironment(s, t.counters, this.deps(s, anySignal(signal, claimSignal), ctx), restartSafe),
+            cellEnvironment(s, t.counters, this.deps(s, anySignal(signal, claimSignal), { ...ctx, admittedAt }), restartSafe),
           ),
         );
         // Torn down while this wait was queued: it observed the teardown.
         if (!reply.ok && reply.reason === "not_found") return { ok: true, body: failed("the code mode run was aborted", "aborted", closing) };
+        return reply;
+      }).finally(() => this.runs.release(claim.runId));
+    }
+
+    /**
+     * `tool_search_code { runId }`: continue a cell parked on client calls, like `wait` does a
+     * code-mode cell (same claim, queue and resume), with the Tool Search environment.
+     */
+    private resumeToolSearch(turn: StoredTurn, input: unknown, trace: CellTrace, ctx: CallScope): Promise<SessionReply<unknown>> {
+      const spec = toolSearchCellSpec(turn.spec);
+      const parsed = parseToolSearchInput("tool_search_code", input);
+      if (!parsed.ok) return Promise.resolve({ ok: true, body: failed(parsed.message, "invalid_input", this.telemetry(spec, turn.counters)) });
+      const claim = this.runs.claim(spec, input);
+      if (!claim.ok)
+        return Promise.resolve({ ok: true, body: failed(claim.message, claim.code ?? "invalid_input", this.telemetry(spec, turn.counters)) });
+      trace.runId = claim.runId;
+      const closing = this.telemetry(spec, turn.counters);
+      return this.serial(async (admittedAt): Promise<SessionReply<unknown>> => {
+        const reply = await this.withTurn(spec.tenantId, spec.turnId, trace, ctx, (t, signal) =>
+          this.runs.resume(
+            toolSearchCellSpec(t.spec),
+            claim.runId,
+            (s, claimSignal) => toolSearchCellEnvironment(t.spec, t.counters, this.deps(s, anySignal(signal, claimSignal), { ...ctx, admittedAt })),
+            toolSearchEnd,
+          ),
+        );
+        if (!reply.ok && reply.reason === "not_found") return { ok: true, body: failed("the tool_search_code run was aborted", "aborted", closing) };
         return reply;
       }).finally(() => this.runs.release(claim.runId));
     }
@@ -612,7 +742,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       turnId: string,
       trace: CellTrace,
       ctx: CallScope,
-      fn: (turn: StoredTurn, signal: AbortSignal) => Promise<CodeModeResult>,
+      fn: (turn: StoredTurn, signal: AbortSignal) => Promise<CodeModeResult | ClientCallWaiting>,
     ): Promise<SessionReply<unknown>> {
       const turn = this.turns.get(tenantId, turnId);
       if (!turn) return notFound("unknown turn");
@@ -693,7 +823,9 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const requester = this.requester(spec, scope.callId);
       return {
         ...(scope.activity ? { activity: scope.activity } : {}),
+        ...(scope.taint ? { taint: scope.taint } : {}),
         ...(scope.onUpdate ? { onUpdate: scope.onUpdate } : {}),
+        ...(scope.admittedAt !== undefined ? { admittedAt: scope.admittedAt } : {}),
         clock: this.clock,
         signal,
         vms: this.vms,
@@ -767,6 +899,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       for (const c of this.active.get(turnId) ?? []) c.abort();
       this.runs.closeTurn(turnId);
       this.transcript.deleteTurn(turnId);
+      this.toolCallClients.deleteTurn(turnId);
       this.approvals.deleteTurn(turnId);
       this.turns.delete(turnId);
     }

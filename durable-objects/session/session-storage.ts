@@ -1,5 +1,6 @@
 import { newSessionTag } from "../../src/runs";
-import { applySchema, type Sql } from "./sql";
+import type { Sql } from "../sql";
+import { applySchema } from "./sql";
 
 /**
  * Whether this session has stored anything, and the end of it.

@@ -1,30 +1,7 @@
-/**
- * The one SQLite helper for the session object: bound parameters only, errors carry the
- * statement, and a versioned schema applied idempotently in the constructor.
- */
-export class Sql {
-  constructor(private readonly storage: DurableObjectStorage) {}
-
-  all<T = Record<string, SqlStorageValue>>(query: string, ...params: SqlStorageValue[]): T[] {
-    try {
-      return this.storage.sql.exec(query, ...params).toArray() as T[];
-    } catch (error) {
-      throw new Error(`SQL failed (${query.split("\n")[0]!.trim().slice(0, 80)}): ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-
-  one<T = Record<string, SqlStorageValue>>(query: string, ...params: SqlStorageValue[]): T | undefined {
-    return this.all<T>(query, ...params)[0];
-  }
-
-  run(query: string, ...params: SqlStorageValue[]): void {
-    this.all(query, ...params);
-  }
-}
-
+import type { Sql } from "../sql";
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_RESUMING } from "../../src/snapshot-store";
 
-const SCHEMA_VERSION = 9;
+const SCHEMA_VERSION = 11;
 
 const MIGRATIONS: Record<number, string[]> = {
   1: [
@@ -103,6 +80,22 @@ const MIGRATIONS: Record<number, string[]> = {
        PRIMARY KEY (turn_id, call_id)
      )`,
     "ALTER TABLE approvals ADD COLUMN parent_call_id TEXT",
+  ],
+  // Trajectory events removed (oldest first) to keep the session within its storage quota (transcript-store.ts).
+  10: ["ALTER TABLE turns ADD COLUMN trajectory_dropped INTEGER NOT NULL DEFAULT 0"],
+  // Client tools Tool Search's `tool_call` handed to the caller, until their result arrives (tool-call-clients.ts).
+  11: [
+    `CREATE TABLE IF NOT EXISTS tool_call_clients (
+       turn_id TEXT NOT NULL,
+       call_id TEXT NOT NULL,
+       parent_call_id TEXT NOT NULL,
+       tool TEXT NOT NULL,
+       input TEXT NOT NULL,
+       decision TEXT NOT NULL,
+       started_at INTEGER NOT NULL,
+       bytes INTEGER NOT NULL,
+       PRIMARY KEY (turn_id, call_id)
+     )`,
   ],
 };
 

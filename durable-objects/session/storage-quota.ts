@@ -1,5 +1,7 @@
 import type { SessionLimits } from "../../src/config";
-import type { Sql } from "./sql";
+import { FREE_SPACE, QuotaExceeded, quotaExceeded, Reservations, type Reservation } from "../../src/quota";
+import { RESULT_ROW_OVERHEAD } from "../../src/snapshot-store";
+import type { Sql } from "../sql";
 
 export type QuotaDeps = {
   sql: Sql;
@@ -12,24 +14,28 @@ export type QuotaDeps = {
 
 export type Admission = { ok: true } | { ok: false; message: string };
 
-/** A tool's write over the session's bound; the executor turns it into a guest-catchable Error. */
-export class StorageQuotaError extends Error {
-  override readonly name = "StorageQuotaError";
-}
-
-const FREE_SPACE = "delete a turn (DELETE /v1/sessions/:sessionId/turns/:turnId) or the whole session (DELETE /v1/sessions/:sessionId) to free space";
+/** A write that was promised room: up to `take` of its bytes come out of `reservation`. */
+export type Promised = { reservation: Reservation; take: number };
 
 /**
- * Bounded per-session storage: at most `maxTurnsPerSession` turns, and at most `maxStoredBytes` of
- * turn rows (spec + counters, `turns.stored_bytes`) plus tool data (keys and values written through
- * `sessionKv`). Parked runs are not counted here: they have their own bound (64 slots of at most
- * `maxSnapshotBytes` each, and a TTL).
+ * The session's one guarded write path. Everything a session stores counts against
+ * `maxStoredBytes`, and every write that grows it goes through `grow` (or, for tool data, `charge`):
+ * checked against the bound before it is made, charged in the same storage transaction, refused
+ * with a `QuotaExceeded` (code `quota_exceeded`) that names the limit and how to free space.
  *
- * Tool data sizes are tracked per key in `tool_data`, with their running total in `session_meta`
- * (`tool_bytes`), updated in the same storage transaction as the write: checking a write costs two
- * indexed reads and one `SUM` over the (at most `maxTurnsPerSession`) turn rows, not a scan.
+ * What is counted: turn rows (`turns.stored_bytes`: spec, counters at their largest, and what the
+ * turn's stores charge to it — transcript, trajectory, /chat state, approvals, delivered client
+ * results), tool data (keys and values written through `sessionKv`, tracked per key in `tool_data`
+ * with their total in `session_meta`), and parked runs (snapshot bytes, run state and stored
+ * results, summed from their own tables: at most 64 rows). Checking a write costs a few indexed
+ * reads and sums, not a scan of the session.
+ *
+ * Bytes promised to writes that keep a record consistent (see src/quota/reservations.ts) are not
+ * room for anyone else.
  */
 export class StorageQuota {
+  readonly reservations = new Reservations();
+
   constructor(private readonly deps: QuotaDeps) {}
 
   /** Called once the schema exists: account tool data written before sizes were tracked. */
@@ -45,15 +51,26 @@ export class StorageQuota {
     sql.run("INSERT INTO session_meta (key, value) VALUES ('tool_bytes', ?)", String(total));
   }
 
-  /** What the session stores now (turn rows + tool data), and how many turns it holds. */
+  /** What the session stores now (turn rows, tool data, parked runs), and how many turns it holds. */
   usage(): { turns: number; bytes: number } {
     if (!this.deps.ready()) return { turns: 0, bytes: 0 };
     const t = this.deps.sql.one<{ n: number; b: number | null }>("SELECT COUNT(*) AS n, SUM(stored_bytes) AS b FROM turns");
-    return { turns: t?.n ?? 0, bytes: (t?.b ?? 0) + this.toolBytes() };
+    return { turns: t?.n ?? 0, bytes: (t?.b ?? 0) + this.toolBytes() + this.parkedBytes() };
   }
 
-  /** May a turn of `bytes` be opened? */
-  admitTurn(bytes: number): Admission {
+  /** By how many bytes a write of `bytes` would exceed the bound now (≤ 0: it fits). */
+  shortfall(bytes: number, promised?: Promised): number {
+    const take = promised ? Math.min(promised.take, promised.reservation.remaining) : 0;
+    return this.usage().bytes + this.reservations.total - take + bytes - this.deps.limits().maxStoredBytes;
+  }
+
+  /** Hold `bytes` for writes that must still happen (undefined: the session has not that much room). */
+  reserve(bytes: number): Reservation | undefined {
+    return this.reservations.reserve(bytes, this.deps.limits().maxStoredBytes - this.usage().bytes);
+  }
+
+  /** May a turn of `bytes` (and `extra` bytes its opener stores with it) be opened? */
+  admitTurn(bytes: number, extra = 0): Admission {
     const limits = this.deps.limits();
     const used = this.usage();
     if (used.turns >= limits.maxTurnsPerSession) {
@@ -62,32 +79,55 @@ export class StorageQuota {
         message: `this session holds ${used.turns} turns, the limit (gateway.sessions.maxTurnsPerSession = ${limits.maxTurnsPerSession}); ${FREE_SPACE}`,
       };
     }
-    if (used.bytes + bytes > limits.maxStoredBytes) {
+    const after = used.bytes + this.reservations.total + bytes + extra;
+    if (after > limits.maxStoredBytes) {
       return {
         ok: false,
-        message: `this turn (${bytes} bytes) would bring the session's storage to ${used.bytes + bytes} bytes, over gateway.sessions.maxStoredBytes (${limits.maxStoredBytes}); ${FREE_SPACE}`,
+        message: `this turn (${bytes + extra} bytes) would bring the session's storage to ${after} bytes, over gateway.sessions.maxStoredBytes (${limits.maxStoredBytes}); ${FREE_SPACE}`,
       };
     }
     return { ok: true };
   }
 
   /**
+   * The guarded write: `write` runs only if `bytes` more fit under the bound (after what is
+   * reserved, minus what this write was promised), and `bytes` are charged to `turnId`'s row in
+   * the same transaction. `turnId` null: the bytes are counted where they are stored (parked runs).
+   * Throws `QuotaExceeded` before anything is written. A write that does not grow (bytes ≤ 0) is
+   * never refused: that is how space is given back.
+   */
+  grow<T>(turnId: string | null, bytes: number, write: () => T, what = "this write", promised?: Promised): T {
+    return this.deps.transaction(() => {
+      if (bytes > 0) {
+        const over = this.shortfall(bytes, promised);
+        if (over > 0) {
+          const max = this.deps.limits().maxStoredBytes;
+          throw quotaExceeded(what, bytes, max + over, max);
+        }
+      }
+      const out = write();
+      if (turnId !== null && bytes !== 0)
+        this.deps.sql.run("UPDATE turns SET stored_bytes = max(0, stored_bytes + ?) WHERE turn_id = ?", bytes, turnId);
+      if (promised) promised.reservation.take(promised.take);
+      return out;
+    });
+  }
+
+  /**
    * Write a tool value of `bytes` under `key` (`write` does the KV put) and account for it, in one
-   * transaction. Throws a `StorageQuotaError` when the write would grow the session over its bound;
+   * transaction. Throws `QuotaExceeded` when the write would grow the session over its bound;
    * a write that does not grow the key (replace with smaller, or equal) is always allowed.
    */
   charge(key: string, bytes: number, write: () => void): void {
-    if (!this.deps.ready()) throw new StorageQuotaError("this session was deleted; its storage is gone");
+    if (!this.deps.ready()) throw new QuotaExceeded("this session was deleted; its storage is gone");
     const { sql } = this.deps;
     this.deps.transaction(() => {
       const old = sql.one<{ bytes: number }>("SELECT bytes FROM tool_data WHERE key = ?", key)?.bytes ?? 0;
       if (bytes > old) {
-        const max = this.deps.limits().maxStoredBytes;
-        const after = this.usage().bytes - old + bytes;
-        if (after > max) {
-          throw new StorageQuotaError(
-            `session storage is full: this write (${bytes} bytes) would bring the session to ${after} bytes, over gateway.sessions.maxStoredBytes (${max}); delete tool data you no longer need, or ${FREE_SPACE}`,
-          );
+        const over = this.shortfall(bytes - old);
+        if (over > 0) {
+          const max = this.deps.limits().maxStoredBytes;
+          throw quotaExceeded("this write", bytes, max + over, max, "delete tool data you no longer need, or ");
         }
       }
       write();
@@ -109,6 +149,15 @@ export class StorageQuota {
       }
       return removed;
     });
+  }
+
+  /** Parked runs: snapshot bytes, run state and results stored for them (see RESULT_ROW_OVERHEAD). */
+  private parkedBytes(): number {
+    const { sql } = this.deps;
+    const runs = sql.one<{ b: number | null }>("SELECT SUM(stored_bytes + length(CAST(state AS BLOB))) AS b FROM runs")?.b ?? 0;
+    const results =
+      sql.one<{ b: number | null }>(`SELECT SUM(${RESULT_ROW_OVERHEAD} + coalesce(length(CAST(text AS BLOB)), 0)) AS b FROM run_results`)?.b ?? 0;
+    return runs + results;
   }
 
   private toolBytes(): number {

@@ -1,12 +1,17 @@
 import type { ChatState, TrajectoryRow } from "../../src/agent";
 import { MAX_TRAJECTORY_EVENTS, MAX_TRANSCRIPT_BYTES } from "../../src/limits";
 import type { ModelMessage } from "../../src/providers";
-import type { Sql } from "./sql";
+import type { Sql } from "../sql";
+import type { Promised, StorageQuota } from "./storage-quota";
 
 const utf8 = new TextEncoder();
 
+/** What a trajectory row counts against the quota: its columns, kind and body (the same as ROW_BYTES_SQL). */
+const rowBytes = (kind: string, body: string): number => ROW_OVERHEAD + utf8.encode(kind).length + utf8.encode(body).length;
+
 /** A trajectory row's own columns (turn id, time, sequence), counted with its kind and body. */
 const ROW_OVERHEAD = 64;
+const ROW_BYTES_SQL = `(${ROW_OVERHEAD} + length(CAST(kind AS BLOB)) + length(CAST(body AS BLOB)))`;
 
 /** Trajectory slots kept for the turn's own lifecycle once nested activity has filled the rest. */
 const NESTED_RESERVE = 200;
@@ -16,14 +21,18 @@ const NESTED_RESERVE = 200;
  * provider replay is built from, `exec` source already redacted), and its trajectory events
  * (outer calls, nested activity, model calls, snapshot lifecycle, limits). Bounded per turn:
  * the transcript by MAX_TRANSCRIPT_BYTES (the loop stops once it is full), the trajectory by
- * MAX_TRAJECTORY_EVENTS (later events are counted, not stored). Transcript and trajectory bytes
- * count against the session's storage quota with the turn row (`turns.stored_bytes`): a session
- * whose turns recorded much refuses new turns sooner. Everything goes with the turn.
+ * MAX_TRAJECTORY_EVENTS (later events are counted, not stored). Every row is written through the
+ * session's guarded write path (storage-quota.ts) and charged to the turn's row: a transcript
+ * message or /chat state that does not fit is refused (`QuotaExceeded`, nothing written); a
+ * trajectory event that does not fit makes room by removing the turn's oldest events (counted in
+ * `turns.trajectory_dropped`: the trajectory keeps a bounded tail), or is counted itself when even
+ * that would not make room. Everything goes with the turn.
  */
 export class TranscriptStore {
   constructor(
     private readonly sql: Sql,
     private readonly ready: () => boolean,
+    private readonly quota: StorageQuota,
   ) {}
 
   state(turnId: string): ChatState | undefined {
@@ -37,24 +46,47 @@ export class TranscriptStore {
     return this.ready() && this.sql.one("SELECT 1 AS x FROM turns WHERE turn_id = ?", turnId) !== undefined;
   }
 
-  saveState(turnId: string, state: ChatState): void {
+  /** Replace the turn's /chat state, charged by how much it grows; throws `QuotaExceeded` (state unchanged) when it does not fit. */
+  saveState(turnId: string, state: ChatState, promised?: Promised): void {
     if (!this.live(turnId)) return;
-    this.sql.run("INSERT OR REPLACE INTO chat_turns (turn_id, state) VALUES (?, ?)", turnId, JSON.stringify(state));
+    const text = JSON.stringify(state);
+    const old = this.sql.one<{ b: number }>("SELECT length(CAST(state AS BLOB)) AS b FROM chat_turns WHERE turn_id = ?", turnId)?.b ?? 0;
+    this.quota.grow(
+      turnId,
+      utf8.encode(text).length - old,
+      () => this.sql.run("INSERT OR REPLACE INTO chat_turns (turn_id, state) VALUES (?, ?)", turnId, text),
+      "this turn's /chat state",
+      promised,
+    );
   }
 
-  /** Store one message; false once the turn's transcript is over its bound (the message is still kept: replay stays valid). */
-  append(turnId: string, message: ModelMessage): boolean {
+  /**
+   * Store one message; false once the turn's transcript is over its bound (the message is still kept:
+   * replay stays valid). Throws `QuotaExceeded`, storing nothing, when the session cannot hold it.
+   */
+  append(turnId: string, message: ModelMessage, promised?: Promised): boolean {
+    return this.appendAll(turnId, [message], promised);
+  }
+
+  /** Store messages all together or none (one guarded write). */
+  appendAll(turnId: string, messages: readonly ModelMessage[], promised?: Promised): boolean {
     if (!this.live(turnId)) return false;
-    const text = JSON.stringify(message);
-    const bytes = utf8.encode(text).length;
-    this.sql.run("INSERT INTO transcript (turn_id, message, bytes) VALUES (?, ?, ?)", turnId, text, bytes);
-    this.charge(turnId, bytes);
+    const rows = messages.map((m) => {
+      const text = JSON.stringify(m);
+      return { text, bytes: utf8.encode(text).length };
+    });
+    const total = rows.reduce((n, r) => n + r.bytes, 0);
+    const what = rows.length === 1 ? "this transcript message" : `these ${rows.length} transcript messages`;
+    this.quota.grow(
+      turnId,
+      total,
+      () => {
+        for (const r of rows) this.sql.run("INSERT INTO transcript (turn_id, message, bytes) VALUES (?, ?, ?)", turnId, r.text, r.bytes);
+      },
+      what,
+      promised,
+    );
     return this.transcriptBytes(turnId) <= MAX_TRANSCRIPT_BYTES;
-  }
-
-  /** Count `bytes` more against the session's quota, on the turn's row (freed with the turn). */
-  private charge(turnId: string, bytes: number): void {
-    this.sql.run("UPDATE turns SET stored_bytes = stored_bytes + ? WHERE turn_id = ?", bytes, turnId);
   }
 
   transcriptBytes(turnId: string): number {
@@ -71,6 +103,7 @@ export class TranscriptStore {
    * One trajectory event; past the bound only counted. Nested activity and policy decisions stop
    * NESTED_RESERVE events early, so a turn's own lifecycle (outer calls, model calls, snapshots,
    * limits) still fits; the last slot is the `omitted` counter: never more than the bound in rows.
+   * Never refused by the storage quota: over it, the turn's oldest events make room (`dropped`).
    */
   event(turnId: string, at: number, kind: string, body: Record<string, unknown>): void {
     if (!this.live(turnId)) return;
@@ -78,8 +111,9 @@ export class TranscriptStore {
     const room = (kind === "nested" || kind === "policy" ? MAX_TRAJECTORY_EVENTS - NESTED_RESERVE : MAX_TRAJECTORY_EVENTS) - 1;
     if (n < room) {
       const text = JSON.stringify(body);
-      this.sql.run("INSERT INTO trajectory (turn_id, at, kind, body) VALUES (?, ?, ?, ?)", turnId, at, kind, text);
-      this.charge(turnId, ROW_OVERHEAD + kind.length + utf8.encode(text).length);
+      this.insertEvent(turnId, rowBytes(kind, text), () =>
+        this.sql.run("INSERT INTO trajectory (turn_id, at, kind, body) VALUES (?, ?, ?, ?)", turnId, at, kind, text),
+      );
       return;
     }
     const omitted = this.sql.one<{ seq: number; body: string }>("SELECT seq, body FROM trajectory WHERE turn_id = ? AND kind = 'omitted'", turnId);
@@ -89,9 +123,64 @@ export class TranscriptStore {
     } else {
       // The bound's last slot (see `room`): the table never holds more than MAX_TRAJECTORY_EVENTS rows.
       // Charged once at the size of a large count: the counter grows in place.
-      this.sql.run("INSERT INTO trajectory (turn_id, at, kind, body) VALUES (?, ?, 'omitted', ?)", turnId, at, JSON.stringify({ count: 1 }));
-      this.charge(turnId, ROW_OVERHEAD + "omitted".length + JSON.stringify({ count: Number.MAX_SAFE_INTEGER }).length);
+      this.insertEvent(turnId, rowBytes("omitted", JSON.stringify({ count: Number.MAX_SAFE_INTEGER })), () =>
+        this.sql.run("INSERT INTO trajectory (turn_id, at, kind, body) VALUES (?, ?, 'omitted', ?)", turnId, at, JSON.stringify({ count: 1 })),
+      );
     }
+  }
+
+  /** Write a trajectory row of `bytes`, removing the turn's oldest events first when the session cannot hold it. */
+  private insertEvent(turnId: string, bytes: number, write: () => void): void {
+    if (!this.makeRoom(turnId, bytes)) return this.countDropped(turnId, 1);
+    try {
+      this.quota.grow(turnId, bytes, write, "this trajectory event");
+    } catch {
+      // Only a quota refusal can land here (room was made just before): the event is counted, not kept.
+      this.countDropped(turnId, 1);
+    }
+  }
+
+  /**
+   * Remove the turn's oldest trajectory events (details first; never the `omitted` counter) until `bytes` more fit;
+   * false, removing nothing, when even all of them would not make enough room.
+   */
+  private makeRoom(turnId: string, bytes: number): boolean {
+    const need = this.quota.shortfall(bytes);
+    if (need <= 0) return true;
+    const own =
+      this.sql.one<{ b: number | null }>(`SELECT SUM(${ROW_BYTES_SQL}) AS b FROM trajectory WHERE turn_id = ? AND kind != 'omitted'`, turnId)?.b ?? 0;
+    if (own < need) return false;
+    let freed = 0;
+    let removed = 0;
+    // Nested calls and policy decisions first, then the rest, oldest first: the outer calls and model
+    // calls stay longest, with the most recent activity under them. In batches: rows are bounded events.
+    while (freed < need) {
+      const rows = this.sql.all<{ seq: number; b: number }>(
+        `SELECT seq, ${ROW_BYTES_SQL} AS b FROM trajectory WHERE turn_id = ? AND kind != 'omitted'
+         ORDER BY CASE WHEN kind IN ('nested', 'policy') THEN 0 ELSE 1 END, seq LIMIT 64`,
+        turnId,
+      );
+      if (rows.length === 0) break;
+      for (const r of rows) {
+        if (freed >= need) break;
+        this.quota.grow(turnId, -r.b, () => this.sql.run("DELETE FROM trajectory WHERE seq = ?", r.seq));
+        freed += r.b;
+        removed++;
+      }
+    }
+    this.countDropped(turnId, removed);
+    return freed >= need;
+  }
+
+  /** Events removed or never stored to stay within the session's quota (an integer updated in place on the turn row). */
+  private countDropped(turnId: string, n: number): void {
+    if (n > 0) this.sql.run("UPDATE turns SET trajectory_dropped = trajectory_dropped + ? WHERE turn_id = ?", n, turnId);
+  }
+
+  /** How many of the turn's trajectory events the storage quota removed (oldest first) or kept out. */
+  droppedEvents(turnId: string): number {
+    if (!this.ready()) return 0;
+    return this.sql.one<{ n: number }>("SELECT trajectory_dropped AS n FROM turns WHERE turn_id = ?", turnId)?.n ?? 0;
   }
 
   events(turnId: string): TrajectoryRow[] {

@@ -1,19 +1,44 @@
-import type { TurnCounters, TurnSpec } from "../../src/turns";
-import type { Sql } from "./sql";
+import { MAX_CALLED_TOOLS, type TurnCounters, type TurnSpec } from "../../src/turns";
+import { toolSearchId } from "../../src/tool-search";
+import type { Sql } from "../sql";
 import { DELIVERED_CALLS_LIMIT } from "../../src/limits";
+import type { StorageQuota } from "./storage-quota";
 
 export type StoredTurn = { spec: TurnSpec; counters: TurnCounters };
 
-/** A turn as it is stored; `bytes` is what it counts against the session's `maxStoredBytes`. */
-export type EncodedTurn = { spec: string; counters: string; bytes: number };
+/**
+ * A turn as it is stored. `bytes`: its row now (spec + counters, bounded by MAX_TURN_ROW_BYTES);
+ * `charged`: what it counts against the session's `maxStoredBytes` — the spec plus the counters at
+ * their largest (every count at 2^53−1, every catalog tool the turn can record in `called`), so a
+ * counter update never grows the session past what was admitted and needs no check of its own.
+ */
+export type EncodedTurn = { spec: string; counters: string; bytes: number; charged: number };
 
 const utf8 = new TextEncoder();
 
 export function encodeTurn(spec: TurnSpec, counters: TurnCounters): EncodedTurn {
   const s = JSON.stringify(spec);
   const c = JSON.stringify(counters);
-  return { spec: s, counters: c, bytes: utf8.encode(s).length + utf8.encode(c).length };
+  const specBytes = utf8.encode(s).length;
+  const countersBytes = utf8.encode(c).length;
+  return { spec: s, counters: c, bytes: specBytes + countersBytes, charged: specBytes + Math.max(countersBytes, countersCeiling(spec)) };
 }
+
+/** The largest `counters` of this turn can become (see EncodedTurn). */
+function countersCeiling(spec: TurnSpec): number {
+  const max = Number.MAX_SAFE_INTEGER;
+  const base = utf8.encode(JSON.stringify({ search: max, describe: max, call: max, called: [] })).length;
+  const entries = [...spec.catalog.entries, ...spec.catalog.direct].map(
+    (e) =>
+      utf8.encode(JSON.stringify({ tool: e.toolName, id: toolSearchId(e), source: e.source === "client" ? "client" : "openclaw", calls: max }))
+        .length + 1,
+  );
+  entries.sort((a, b) => b - a);
+  return base + entries.slice(0, MAX_CALLED_TOOLS).reduce((n, b) => n + b, 0);
+}
+
+/** A delivered-call row's own columns (sequence, turn id), counted with its call id. */
+const DELIVERED_ROW_BYTES = 64;
 
 const CACHE_LIMIT = 64;
 
@@ -27,7 +52,8 @@ export class TurnStore {
   constructor(
     private readonly sql: Sql,
     /** False while the session has stored nothing (no tables yet, or wiped): every turn is unknown. */
-    private readonly ready: () => boolean = () => true,
+    private readonly ready: () => boolean,
+    private readonly quota: StorageQuota,
   ) {}
 
   insert(spec: TurnSpec, counters: TurnCounters, row: EncodedTurn = encodeTurn(spec, counters)): void {
@@ -38,7 +64,7 @@ export class TurnStore {
       row.spec,
       row.counters,
       spec.createdAt,
-      row.bytes,
+      row.charged,
       spec.createdAt,
     );
   }
@@ -79,15 +105,33 @@ export class TurnStore {
     this.cache.clear();
   }
 
-  /** A client result for `callId` was accepted for this turn. */
+  /** What recording `callId` as delivered adds to the session (checked with the result it goes with). */
+  static deliveredBytes(callId: string): number {
+    return DELIVERED_ROW_BYTES + utf8.encode(callId).length;
+  }
+
+  /** A client result for `callId` was accepted for this turn (a guarded write; the oldest records beyond the limit go). */
   recordDelivered(turnId: string, callId: string): void {
-    this.sql.run("INSERT OR IGNORE INTO delivered_calls (turn_id, call_id) VALUES (?, ?)", turnId, callId);
+    if (this.wasDelivered(turnId, callId)) return;
+    this.quota.grow(
+      turnId,
+      TurnStore.deliveredBytes(callId),
+      () => this.sql.run("INSERT INTO delivered_calls (turn_id, call_id) VALUES (?, ?)", turnId, callId),
+      "recording this client result",
+    );
     const cutoff = this.sql.one<{ seq: number }>(
       "SELECT seq FROM delivered_calls WHERE turn_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?",
       turnId,
       DELIVERED_CALLS_LIMIT,
     );
-    if (cutoff) this.sql.run("DELETE FROM delivered_calls WHERE turn_id = ? AND seq <= ?", turnId, cutoff.seq);
+    if (!cutoff) return;
+    const freed =
+      this.sql.one<{ b: number | null }>(
+        `SELECT SUM(${DELIVERED_ROW_BYTES} + length(CAST(call_id AS BLOB))) AS b FROM delivered_calls WHERE turn_id = ? AND seq <= ?`,
+        turnId,
+        cutoff.seq,
+      )?.b ?? 0;
+    this.quota.grow(turnId, -freed, () => this.sql.run("DELETE FROM delivered_calls WHERE turn_id = ? AND seq <= ?", turnId, cutoff.seq));
   }
 
   wasDelivered(turnId: string, callId: string): boolean {

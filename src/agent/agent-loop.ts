@@ -1,5 +1,6 @@
 import { ProviderError, type ModelClient, type ModelMessage, type ModelToolCall } from "../providers";
 import { MAX_TRANSCRIPT_BYTES } from "../limits";
+import { QuotaExceeded } from "../quota";
 import type { ModelTool } from "../turns";
 import type { ChatEvent, DirectClientAdmission, PendingClientCall } from "./chat-events";
 import { addUsage, countToolCall, type ChatState } from "./chat-state";
@@ -14,6 +15,12 @@ export type ToolRun = {
   untrusted: boolean;
   /** Client calls a parked cell waits for: the loop stops and hands them to the caller. */
   pending?: PendingClientCall[];
+  /**
+   * The call's answer is not this result but a later one (Tool Search: a `tool_call` of a client
+   * tool is answered by the client's result, a `tool_search_code` cell by its resumed end): no tool
+   * message now; the loop stops with `pending`, and the answer is appended when it exists.
+   */
+  deferred?: boolean;
 };
 
 export type LoopDeps = {
@@ -39,8 +46,19 @@ export type LoopDeps = {
   runTool(call: ModelToolCall): Promise<ToolRun>;
   /** Put on record (the trajectory) a call the loop answered itself, without running it. */
   notRun(call: ModelToolCall, reason: NotRunReason): void;
-  /** Persist one message: what was stored (exec source redacted), and whether the turn's transcript is now full. */
-  append(message: ModelMessage): { message: ModelMessage; full: boolean };
+  /**
+   * Persist one message: what was stored (exec source redacted), and whether the turn's transcript
+   * is now full. The session's storage quota keeps rounds whole: an assistant message with tool
+   * calls is stored only together with room held for each call's placeholder result (`reserve`;
+   * otherwise it throws src/quota's `QuotaExceeded` and nothing is stored), and each result then
+   * goes in whole or, when the session cannot hold it, as its placeholder (`instead`; `refused`
+   * says why). `endRound` gives back what the round did not use.
+   */
+  append(
+    message: ModelMessage,
+    round?: { reserve: ModelMessage[] } | { instead: ModelMessage },
+  ): { message: ModelMessage; full: boolean; refused?: string };
+  endRound?(): void;
   emit(event: ChatEvent): void;
   /** What an outer call's input looks like in events (exec source redacted). */
   displayInput(call: ModelToolCall): unknown;
@@ -52,19 +70,21 @@ export type LoopEnd = { status: "completed"; text: string } | { status: "waiting
 
 /**
  * Why the loop answered a call without running it: its arguments are not a JSON object, the
- * transcript reached its bound earlier in the round, or the /chat call was cancelled (the caller
+ * transcript reached its bound earlier in the round, the session's storage could not hold an
+ * earlier result of the round (`quota_exceeded`), or the /chat call was cancelled (the caller
  * went away, or the turn or its session was deleted) before its turn came.
  */
-export type NotRunReason = "invalid_arguments" | "transcript_limit" | "cancelled";
+export type NotRunReason = "invalid_arguments" | "transcript_limit" | "quota_exceeded" | "cancelled";
 
 /**
  * The agent loop of one `/chat` call: call the model with the conversation so far, run its tool
  * calls one at a time through the session's tool path, feed the results back, and repeat until
  * the model answers without tool calls, client tools must run, or a bound stops it. Provider
  * replay holds only real model calls: nested activity never becomes a message. Throws only
- * `ProviderError` (the caller reports it; the transcript so far is kept): a cancelled call
- * (`signal`) ends its round, the calls not yet run answered as not run, then throws `aborted`:
- * a cancellation is never a final answer, whatever the cancelled work returned.
+ * `ProviderError` and `QuotaExceeded` (the caller reports them; the transcript so far is kept, in
+ * whole rounds): a cancelled call (`signal`) ends its round, the calls not yet run answered as
+ * not run, then throws `aborted`: a cancellation is never a final answer, whatever the cancelled
+ * work returned.
  */
 export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Promise<LoopEnd> {
   const { state } = deps;
@@ -78,23 +98,29 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
     const reply = await callModel(deps, messages);
     made++;
     const assistant: ModelMessage = { role: "assistant", content: reply.text, ...(reply.calls.length ? { toolCalls: reply.calls } : {}) };
+    // The model call is on record before its message: a message the session cannot store ends the
+    // loop (QuotaExceeded) with the transcript at the last whole round.
+    deps.saveState();
+    // Each call's result if the session's storage cannot hold the real one (room held with the message).
+    const placeholders = reply.calls.map(notStored);
     // The conversation holds what was stored (exec source redacted): the same replay within this
     // call as after a pause, and no secret goes back to the provider.
-    const kept = deps.append(assistant);
+    const kept = deps.append(assistant, { reserve: placeholders });
     messages.push(kept.message);
     // Once a stored message crosses the transcript bound, nothing more runs: the round's later
     // calls are answered without running (replay needs a result for each) and the loop stops.
     let full = kept.full;
-    deps.saveState();
+    // Set once a result had to be stored as its placeholder: the same, and the loop ends with quota_exceeded.
+    let quotaRefusal: string | undefined;
     if (reply.text !== "") lastText = reply.text;
     if (reply.calls.length === 0) {
       state.stopReason = "final";
       return { status: "completed", text: reply.text };
     }
     const pending: PendingClientCall[] = [];
-    for (const call of reply.calls) {
+    for (const [i, call] of reply.calls.entries()) {
       deps.emit({ type: "tool_call_start", callId: call.id, name: call.name, input: deps.displayInput(call) });
-      const reason = notRunReason(deps, call, full);
+      const reason = notRunReason(deps, call, full, quotaRefusal);
       let refused: ToolRun | undefined = reason !== undefined ? notRunResult(call, reason) : undefined;
       if (reason !== undefined) deps.notRun(call, reason);
       else if (deps.isClientTool(call.name)) {
@@ -115,6 +141,10 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
       const run = refused ?? (await deps.runTool(call));
       countToolCall(state, call.name, run.isError);
       if (run.pending) pending.push(...run.pending);
+      if (run.deferred && run.pending?.length) {
+        deps.emit({ type: "tool_call_end", callId: call.id, name: call.name, status: run.status, untrusted: run.untrusted, result: run.content });
+        continue;
+      }
       const result: ModelMessage = {
         role: "tool",
         toolCallId: call.id,
@@ -122,14 +152,17 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
         content: run.content,
         ...(run.isError ? { isError: true } : {}),
       };
-      const appended = deps.append(result);
+      const appended = deps.append(result, { instead: placeholders[i]! });
       messages.push(appended.message);
       if (appended.full) full = true;
+      if (appended.refused !== undefined) quotaRefusal ??= appended.refused;
       deps.emit({ type: "tool_call_end", callId: call.id, name: call.name, status: run.status, untrusted: run.untrusted, result: run.content });
     }
+    deps.endRound?.();
     deps.saveState();
     // Cancelled during the round (whatever the cancelled work answered): the turn did not finish.
     if (deps.signal.aborted) throw new ProviderError("aborted", "the /chat call was cancelled while its tools ran", 0);
+    if (quotaRefusal !== undefined) throw new QuotaExceeded(quotaRefusal);
     if (pending.length > 0) {
       state.stopReason = "client_tools";
       return { status: "waiting", pending };
@@ -142,12 +175,21 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
 }
 
 /** Why `call` is answered without running, if it is (checked in this order). */
-function notRunReason(deps: LoopDeps, call: ModelToolCall, full: boolean): NotRunReason | undefined {
+function notRunReason(deps: LoopDeps, call: ModelToolCall, full: boolean, quotaRefusal: string | undefined): NotRunReason | undefined {
   if (deps.signal.aborted) return "cancelled";
   if (full) return "transcript_limit";
+  if (quotaRefusal !== undefined) return "quota_exceeded";
   if (call.inputError !== undefined) return "invalid_arguments";
   return undefined;
 }
+
+/** A result the session's storage could not hold, as the transcript keeps it (a fixed size, reserved with its round). */
+function notStored(call: ModelToolCall): ModelMessage {
+  return { role: "tool", toolCallId: call.id, toolName: call.name, content: NOT_STORED, isError: true };
+}
+
+const NOT_STORED =
+  "error: this result was not stored: the session's storage is full (gateway.sessions.maxStoredBytes); the turn stopped after this round";
 
 function notRunResult(call: ModelToolCall, reason: NotRunReason): ToolRun {
   const content =
@@ -155,7 +197,9 @@ function notRunResult(call: ModelToolCall, reason: NotRunReason): ToolRun {
       ? "error: not run: the /chat call was cancelled before it ran"
       : reason === "transcript_limit"
         ? `error: not run: this turn's transcript reached its bound (${MAX_TRANSCRIPT_BYTES} bytes); the turn stops after this round`
-        : `error: the arguments of ${call.name} are not a JSON object (${call.inputError}); call it again with valid JSON`;
+        : reason === "quota_exceeded"
+          ? "error: not run: the session's storage is full (gateway.sessions.maxStoredBytes); the turn stops after this round"
+          : `error: the arguments of ${call.name} are not a JSON object (${call.inputError}); call it again with valid JSON`;
   return { content, isError: true, status: "failed", untrusted: false };
 }
 

@@ -1,4 +1,7 @@
 import type { CodeModePendingToolCall } from "../code-mode";
+import type { ChatErrorCode } from "../errors";
+
+export type { ChatErrorCode };
 import type { FinishReason, ModelUsage } from "../providers";
 
 /**
@@ -35,13 +38,15 @@ export type PendingClientCall = CodeModePendingToolCall & {
   providerCallId?: string;
   /** Kept by the gateway, never shown: how a directly called client tool was admitted (its log record is written when its result arrives). */
   admission?: DirectClientAdmission;
+  /** Kept by the gateway, never shown: handed out by Tool Search's `tool_call` (its result answers that call). */
+  via?: "tool_call";
 };
 
 /** The policy decision on a client tool the model called directly, and when the call started. */
 export type DirectClientAdmission = { decision: string; startedAt: number };
 
 /** A pending call as the caller sees it: the gateway's own bookkeeping stays inside. */
-export function shownCall({ providerCallId: _p, admission: _a, ...call }: PendingClientCall): PendingClientCall {
+export function shownCall({ providerCallId: _p, admission: _a, via: _v, ...call }: PendingClientCall): PendingClientCall {
   return call;
 }
 
@@ -52,21 +57,6 @@ export type ChatAnswer = {
   pendingToolCalls?: PendingClientCall[];
   meta: ChatMeta;
 };
-
-export type ChatErrorCode =
-  | "invalid_request"
-  | "not_found"
-  | "conflict"
-  | "quota_exceeded"
-  | "invalid_config"
-  | "surface_rejected"
-  | "provider_error"
-  | "provider_rate_limited"
-  | "provider_timeout"
-  | "provider_unavailable"
-  | "aborted"
-  | "session_reset"
-  | "internal_error";
 
 export type ChatError = { code: ChatErrorCode; message: string; providerStatus?: number; retryAfterSeconds?: number };
 
@@ -93,16 +83,23 @@ export function sseFrame(event: ChatEvent): string {
   return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
-/** Splits an NDJSON byte stream into events (a line never contains a raw newline: JSON escapes them). */
-export async function* readEvents(stream: ReadableStream<Uint8Array>): AsyncGenerator<ChatEvent> {
+/**
+ * Splits an NDJSON byte stream into events (a line never contains a raw newline: JSON escapes them).
+ * `stop` cancels the source at once, even while a read is pending: a generator's own `return()`
+ * waits for that read, i.e. for the source's next event, which a quiet turn may not send for minutes.
+ */
+export async function* readEvents(stream: ReadableStream<Uint8Array>, stop?: AbortSignal): AsyncGenerator<ChatEvent> {
   const decoder = new TextDecoder();
   const reader = stream.getReader();
   let buffered = "";
   let finished = false;
+  const onStop = () => void reader.cancel().catch(() => undefined);
+  if (stop?.aborted) onStop();
+  else stop?.addEventListener("abort", onStop, { once: true });
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) break;
+      if (done || stop?.aborted) break;
       buffered += decoder.decode(value, { stream: true });
       let nl: number;
       while ((nl = buffered.indexOf("\n")) >= 0) {
@@ -111,11 +108,13 @@ export async function* readEvents(stream: ReadableStream<Uint8Array>): AsyncGene
         if (line.trim() !== "") yield JSON.parse(line) as ChatEvent;
       }
     }
-    buffered += decoder.decode();
     finished = true;
+    if (stop?.aborted) return; // cancelled: a partial line is not an event
+    buffered += decoder.decode();
     if (buffered.trim() !== "") yield JSON.parse(buffered) as ChatEvent;
   } finally {
     // A consumer that stops early cancels the source (the session object then cancels the turn).
+    stop?.removeEventListener("abort", onStop);
     if (!finished) await reader.cancel().catch(() => undefined);
     reader.releaseLock();
   }

@@ -1,5 +1,18 @@
-export * from "./agent-loop";
-export * from "./chat-events";
-export * from "./chat-state";
-export * from "./model-result";
-export * from "./trajectory";
+export { runAgentLoop, type ToolRun, type LoopDeps, type LoopEnd, type NotRunReason } from "./agent-loop";
+export {
+  shownCall,
+  encodeEvent,
+  sseFrame,
+  readEvents,
+  type ChatMeta,
+  type StopReason,
+  type PendingClientCall,
+  type DirectClientAdmission,
+  type ChatAnswer,
+  type ChatError,
+  type ChatEvent,
+  type ChatErrorCode,
+} from "./chat-events";
+export { ZERO_USAGE, newChatState, addUsage, countToolCall, chatMeta, type ChatState } from "./chat-state";
+export { modelResultLimits, modelFacingResult, type ResultLimits, type ModelFacing } from "./model-result";
+export { buildTrajectory, type TrajectoryRow, type NestedEntry, type OuterCall, type Trajectory } from "./trajectory";

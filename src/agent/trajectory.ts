@@ -57,13 +57,23 @@ export type Trajectory = {
   limitsHit: Array<{ at: number; limit: string; callId?: string; detail?: string }>;
   /** Events past the per-turn bound: counted, not stored. */
   omittedEvents: number;
+  /**
+   * Events the session's storage quota removed, oldest first, to make room for newer ones (or could
+   * not store at all): what is shown is the turn's most recent events. 0 while the session has room.
+   */
+  droppedEvents: number;
 };
 
 export function buildTrajectory(
   rows: readonly TrajectoryRow[],
-  head: Omit<Trajectory, "calls" | "modelCalls" | "snapshots" | "limitsHit" | "omittedEvents">,
+  {
+    droppedEvents = 0,
+    ...head
+  }: Omit<Trajectory, "calls" | "modelCalls" | "snapshots" | "limitsHit" | "omittedEvents" | "droppedEvents"> & {
+    droppedEvents?: number;
+  },
 ): Trajectory {
-  const out: Trajectory = { ...head, calls: [], modelCalls: [], snapshots: [], limitsHit: [], omittedEvents: 0 };
+  const out: Trajectory = { ...head, calls: [], modelCalls: [], snapshots: [], limitsHit: [], omittedEvents: 0, droppedEvents };
   const calls = new Map<string, OuterCall>();
   const nested = new Map<string, NestedEntry>();
   // Policy decisions come before the call completes: kept until its nested entry exists.

@@ -39,6 +39,11 @@ export interface BridgeHandlers {
   toolName(callable: string): string;
   search(query: string, limit: number | null): Settlement;
   describe(tool: string): Settlement;
+  /**
+   * The guest read metadata written outside the gateway from its own memory (an MCP declaration
+   * file, a client tool's description): the cell's result is network-derived from now on.
+   */
+  taint?(source: string): void;
   /** Output items go to the cell's shared output budget. */
   output(kind: "text" | "json", text: string): void;
 }
@@ -109,6 +114,10 @@ export class HostBridge implements GuestHost {
   output(kind: "text" | "json", text: string): void {
     if (kind === "json" && jsonTooDeep(text)) throw `json() value nested deeper than ${MAX_JSON_DEPTH} levels`;
     this.handlers.output(kind, text);
+  }
+
+  taint(source: string): void {
+    this.handlers.taint?.(source);
   }
 
   cancel(id: number): void {

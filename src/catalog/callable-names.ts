@@ -1,12 +1,7 @@
 import { fnv1a64 } from "./opaque-id";
+import { isReservedGuestName, OBJECT_PROTOCOL_NAMES } from "../runtime";
 
-const RESERVED_WORDS = new Set(
-  (
-    "break case catch class const continue debugger default delete do else enum export extends false finally for " +
-    "function if import in instanceof new null return super switch this throw true try typeof var void while with " +
-    "yield let static implements interface package private protected public await arguments eval undefined NaN Infinity"
-  ).split(" "),
-);
+export { OBJECT_PROTOCOL_NAMES };
 
 /**
  * Globals a raw tool never overwrites: the code-mode guest API (seed "Guest runtime API"
@@ -27,21 +22,13 @@ export const SPECIALIZED_GLOBALS = new Set(
   ).split(" "),
 );
 
-/**
- * Names the global object inherits or is probed for: an own global `toString` or `constructor`
- * would shadow Object.prototype's, and `then` would make `globalThis` a thenable (`await
- * globalThis` calls the tool), `toJSON` would replace how it serializes. (`__proto__` and the
- * other `__` names are refused by their prefix.)
- */
-export const OBJECT_PROTOCOL_NAMES = new Set(
-  "constructor hasOwnProperty isPrototypeOf propertyIsEnumerable toLocaleString toString valueOf then toJSON".split(" "),
-);
-
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 export function isJsSafeName(name: string): boolean {
   return (
-    IDENT.test(name) && !RESERVED_WORDS.has(name) && !SPECIALIZED_GLOBALS.has(name) && !OBJECT_PROTOCOL_NAMES.has(name) && !name.startsWith("__")
+    // Reserved words and protocol names (runtime/reserved-names.ts): an own global `toString` would
+    // shadow Object.prototype's, `then` make `globalThis` a thenable, `toJSON` replace how it serializes.
+    IDENT.test(name) && !isReservedGuestName(name) && !SPECIALIZED_GLOBALS.has(name)
   );
 }
 

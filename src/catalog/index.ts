@@ -7,9 +7,8 @@ export { SearchIndex } from "./search-index";
 export { stem, tokenize } from "./search-tokens";
 export { isToolAllowed, type ToolPolicy } from "./tool-policy";
 export type { CatalogEntry, CatalogProjection, ClientToolSpec, McpEntryInfo, McpServerTools, ToolCatalogMetadata, ToolOrigin } from "./types";
-export * from "./build-catalog";
-export * from "./catalog";
-export * from "./opaque-id";
-export * from "./search-index";
-export * from "./search-tokens";
-export * from "./types";
+export { mcpToolName, mcpGuestKey } from "./build-catalog";
+
+export { fnv1a64 } from "./opaque-id";
+
+export { type ResolvedTool } from "./types";

@@ -11,8 +11,9 @@ import { MAX_JSON_DEPTH } from "../limits";
 const APPROVAL_POLL_MS = 1000;
 import { parseExecInput, type ExecInputResult } from "./exec-input";
 import { logRecord } from "../observability";
-import { closeWith, endCell, failed, failedWithBudget, rejected, timerPastDeadline } from "./cell-results";
+import { closeWith, endCell, failed, failedWithBudget, queuedPastDeadline, rejected, timerPastDeadline } from "./cell-results";
 import { cellBridge, type CellEnd, type CellEnvironment, type LiveCell } from "./live-cell";
+import { putToSleep, shouldSleep, SLEEP_AFTER_MS, untilDecided, wake } from "./cell-sleep";
 
 /**
  * The cell runner: `exec` (input, source checks, a VM from the pool) and the drive loop both
@@ -27,8 +28,9 @@ export async function runExec(
   env: CellEnvironment,
   parse: (raw: unknown) => ExecInputResult = (raw) => parseExecInput(raw, env.options.languages),
 ): Promise<CellEnd> {
-  // The cell's one deadline, taken before anything else it causes (see src/source/cell-budget.ts).
-  const time = new CellBudget(env.clock, env.options.timeoutMs);
+  // The cell's one deadline, counted from its admission to the session's queue (see src/source/cell-budget.ts).
+  const time = new CellBudget(env.clock, env.options.timeoutMs, env.admittedAt);
+  if (time.expiredInQueue()) return rejected(queuedPastDeadline(env.options.timeoutMs, time.queuedMs, "it was not run", env.label), "timeout", env);
   const parsed = parse(rawInput);
   if (!parsed.ok) return rejected(parsed.message, "invalid_input", env);
   const prepared = await prepareSource(parsed.input.code, parsed.input.language, time);
@@ -76,17 +78,25 @@ export async function runExec(
  * same call, so a cell awaiting several fast tools completes in one `exec`/`wait`.
  */
 export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvironment): Promise<CellEnd> {
-  const { vm, bridge } = cell;
+  // `cell.vm` is read afresh each time: a cell that sleeps through a decision gets a new VM.
+  const { bridge } = cell;
   // Approval waits pause the budget: the deadline (and the guest's own) moves by the time paused.
   let paused = env.pause?.pausedMs() ?? 0;
+  const catchUp = () => {
+    const pausedNow = env.pause?.pausedMs() ?? 0;
+    if (pausedNow > paused) {
+      deadline += pausedNow - paused;
+      cell.guard.extend(pausedNow - paused);
+      paused = pausedNow;
+    }
+  };
+  // When the loop first saw the current pause, and whether this cell can sleep through one (cell-sleep.ts).
+  let pauseSeen: number | undefined;
+  let maySleep = true;
   try {
     for (;;) {
-      const pausedNow = env.pause?.pausedMs() ?? 0;
-      if (pausedNow > paused) {
-        deadline += pausedNow - paused;
-        cell.guard.extend(pausedNow - paused);
-        paused = pausedNow;
-      }
+      catchUp();
+      if (!env.pause?.active) pauseSeen = undefined;
       // A budget spent by host-side work (charged bridge bytes) ends the cell as a timeout.
       if (cell.guard.reason) throw new GuestFaultError({ kind: "interrupted" });
       if (env.signal.aborted) {
@@ -100,12 +110,13 @@ export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvir
         // zero-delay timers spends its budget even where the clock is frozen.
         cell.guard.chargeSettles(ready.length);
         for (const { id, settlement } of ready) {
-          vm.settle(id, settlement.ok, settlement.ok ? settlement.text : settlement.message);
+          cell.vm.settle(id, settlement.ok, settlement.ok ? settlement.text : settlement.message);
         }
         continue;
       }
       // A pending operator decision keeps the original exec/wait in flight: no yield or park before it.
       if (bridge.yieldRequested && !env.pause?.active) return { kind: "suspended", reason: "yield", cell };
+      const vm = cell.vm;
       const status = vm.status();
       if (status.state === "failed" || status.state === "unserializable") {
         const message = vm.errorMessage() ?? "the program failed";
@@ -153,8 +164,28 @@ export async function driveCell(cell: LiveCell, deadline: number, env: CellEnvir
       // An operator decision (or a policy hook) is pending: the original exec/wait stays in flight (it
       // neither parks nor times out); the approval's own timeout and the cell's pause cap bound the wait.
       if (env.pause?.active) {
-        // Wake at the (moving) deadline at the latest: a short admission (hooks) must not delay a park.
-        await bridge.waitForWork(Math.min(APPROVAL_POLL_MS, Math.max(1, deadline - env.clock.now())), env.signal);
+        const now = env.clock.now();
+        pauseSeen ??= now;
+        if (maySleep && shouldSleep(cell, now - pauseSeen, now)) {
+          // A decision takes a while: give the VM's memory back until it comes.
+          const slept = await putToSleep(cell, env);
+          if (slept.kind === "awake") {
+            if (slept.always) maySleep = false;
+            continue;
+          }
+          await untilDecided(env);
+          // Cancelled while asleep: the top of the loop ends the cell as aborted (no VM to restore).
+          if (env.signal.aborted) continue;
+          catchUp();
+          const woke = await wake(cell, slept.sleeping, deadline, env);
+          if (!woke.ok) return { kind: "result", result: closeWith(cell, failedWithBudget(cell, woke.message, woke.code, env)) };
+          continue;
+        }
+        // Wake at the (moving) deadline at the latest: a short admission (hooks) must not delay a park;
+        // and once the pause has lasted long enough to sleep through (a timer due soon wakes it itself).
+        const sleepAt = pauseSeen + SLEEP_AFTER_MS;
+        const sleepIn = maySleep && now < sleepAt ? sleepAt - now : APPROVAL_POLL_MS;
+        await bridge.waitForWork(Math.min(APPROVAL_POLL_MS, sleepIn, Math.max(1, deadline - now)), env.signal);
         continue;
       }
       if (bridge.clientCallsInFlight > 0) return { kind: "suspended", reason: "pending_tools", cell };

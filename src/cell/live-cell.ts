@@ -23,15 +23,26 @@ export type CellEnvironment = {
   label?: CellLabel;
   handlers: Omit<BridgeHandlers, "output">;
   telemetry(): CodeModeTelemetry;
-  /** Operator approvals being awaited: the cell's deadline moves by `pausedMs()`, and it never parks or times out while `active`. */
-  pause?: { readonly active: boolean; pausedMs(): number };
+  /**
+   * When the cell was admitted to its session's queue (the clock's time): its deadline counts from
+   * here, not from when it starts (absent: from when it starts).
+   */
+  admittedAt?: number;
+  /**
+   * Operator approvals being awaited: the cell's deadline moves by `pausedMs()`, it never parks or
+   * times out while `active`, and it may give its VM memory back until `whenIdle()` (cell-sleep.ts).
+   */
+  pause?: { readonly active: boolean; pausedMs(): number; whenIdle(): Promise<void> };
 };
 
 export type CellLabel = { cell: string; timeoutKey: string };
 
 export const CODE_MODE_LABEL: CellLabel = { cell: "code mode cell", timeoutKey: "timeoutMs" };
 
-/** A cell that stopped with host work outstanding; the session decides whether to park it. */
+/**
+ * A cell that stopped with host work outstanding; the session decides whether to park it. `vm` is
+ * replaced when the cell sleeps through an operator decision (cell-sleep.ts): read it from here.
+ */
 export type LiveCell = { vm: GuestVm; bridge: HostBridge; budget: OutputBudget; guard: InterruptGuard };
 
 export type CellEnd = { kind: "result"; result: CodeModeResult } | { kind: "suspended"; reason: "pending_tools" | "yield"; cell: LiveCell };

@@ -41,7 +41,25 @@ export {
 } from "./parse-session-limits";
 export { AGENT_ID_PATTERN, AGENT_ID_RULE } from "./agent-id";
 export { MAX_REDACT_PATTERN_CHARS, MAX_REDACT_PATTERNS } from "./parse-logging-section";
-export * from "./code-mode-options";
-export * from "./tool-search-options";
+
+export {
+  TOOL_SEARCH_MODES,
+  TOOL_SEARCH_NUMERIC_KEYS,
+  TOOL_SEARCH_DEFAULTS,
+  TOOL_SEARCH_LIMITS,
+  type ToolSearchMode,
+  type ToolSearchNumericKey,
+  type ToolSearchSettings,
+  type ResolvedToolSearchOptions,
+} from "./tool-search-options";
 export { planSurface, resolveToolSearchOptions, type SurfacePlan } from "./resolve-tool-search";
-export * from "./approval-settings";
+export {
+  APPROVAL_TIMEOUT_DEFAULT_SECONDS,
+  APPROVAL_TIMEOUT_RANGE,
+  MAX_APPROVAL_PATTERNS,
+  APPROVALS_OFF,
+  parseApprovals,
+  resolveApprovals,
+  matchesToolPattern,
+  type ApprovalSettings,
+} from "./approval-settings";

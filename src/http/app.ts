@@ -1,17 +1,17 @@
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { SessionReply, SessionRpc } from "../../durable-objects/session/session-rpc";
+import type { SessionReply, SessionRpc } from "../session";
 import { loadGatewayConfig, RATE_LIMIT_DEFAULTS } from "../config";
 import { authenticate, loadGatewayTokens } from "./auth";
-import { HttpError, statusFor } from "./http-error";
+import { GatewayError, sessionResetMessage } from "../errors";
+import { httpStatus } from "./http-status";
 import { parseJsonBody } from "./json-body";
 import { callSessionTool } from "./session-call";
-import { chargeTenant, tenantRateLimit } from "./rate-limit";
+import { chargeTenant, tenantRateLimit, type TenantCharge } from "./rate-limit";
 import { refusePrivateMcpServers, validateApprovalDecision, validateClientResult, validateOpenTurn } from "./validate-turn";
 import { validateChat } from "./validate-chat";
 import { chatResponse } from "./chat-response";
 import { VERSION } from "../version";
-import { handleMcpRequest } from "../mcp-server";
 import { MAX_BODY_BYTES } from "../limits";
 import { logRecord, requestLog, type RequestLogVars } from "../observability";
 
@@ -46,11 +46,11 @@ async function readJson(c: Context): Promise<unknown> {
  * Configuration the gateway cannot run with: an invalid `CODEMODE_CONFIG` or an invalid
  * `GATEWAY_TOKENS` secret. Reported on `/healthz` and on every `/v1` request, naming the rule.
  */
-function configurationError(env: GatewayEnv): HttpError | undefined {
+function configurationError(env: GatewayEnv): GatewayError | undefined {
   const config = loadGatewayConfig(env);
-  if (!config.ok) return new HttpError("invalid_config", `invalid CODEMODE_CONFIG: ${config.error.message}`, config.error.path);
+  if (!config.ok) return new GatewayError("invalid_config", `invalid CODEMODE_CONFIG: ${config.error.message}`, config.error.path);
   const tokens = loadGatewayTokens(env.GATEWAY_TOKENS);
-  if (!tokens.ok) return new HttpError("invalid_config", `invalid GATEWAY_TOKENS: ${tokens.message}`, "GATEWAY_TOKENS");
+  if (!tokens.ok) return new GatewayError("invalid_config", `invalid GATEWAY_TOKENS: ${tokens.message}`, "GATEWAY_TOKENS");
   return undefined;
 }
 
@@ -62,7 +62,7 @@ function privateMcpAllowed(env: GatewayEnv): boolean {
 
 function sessionStub(c: Context<{ Bindings: GatewayEnv } & Vars>) {
   const sessionId = c.req.param("sessionId") ?? "";
-  if (!SESSION_ID.test(sessionId)) throw new HttpError("invalid_request", "sessionId must be 1-128 characters of [A-Za-z0-9._-]", "sessionId");
+  if (!SESSION_ID.test(sessionId)) throw new GatewayError("invalid_request", "sessionId must be 1-128 characters of [A-Za-z0-9._-]", "sessionId");
   // One object per tenant + session: another tenant's session is a different object.
   const id = c.env.SESSIONS.idFromName(`${c.get("tenant")}:${sessionId}`);
   return { stub: c.env.SESSIONS.get(id), sessionId };
@@ -70,7 +70,7 @@ function sessionStub(c: Context<{ Bindings: GatewayEnv } & Vars>) {
 
 function param(c: Context, name: string, pattern: RegExp): string {
   const v = c.req.param(name) ?? "";
-  if (!pattern.test(v)) throw new HttpError("not_found", `unknown ${name === "turnId" ? "turn" : "tool"}`);
+  if (!pattern.test(v)) throw new GatewayError("not_found", `unknown ${name === "turnId" ? "turn" : "tool"}`);
   return v;
 }
 
@@ -78,10 +78,26 @@ function param(c: Context, name: string, pattern: RegExp): string {
 function reply(c: Context<{ Bindings: GatewayEnv } & Vars>, r: SessionReply<unknown>, success: 200 | 201 | 202 = 200): Response {
   if (r.ok) return c.json(r.body as object, success);
   c.set("errorCode", r.reason);
-  return c.json({ error: { code: r.reason, message: r.message } }, statusFor(r.reason));
+  return c.json({ error: { code: r.reason, message: r.message } }, httpStatus(r.reason));
 }
 
-export function createApp(options: { sseHeartbeatMs?: number } = {}): Hono<{ Bindings: GatewayEnv } & Vars> {
+/** What the `/mcp` handler gets from the edge (auth, rate limit and the session namespace are the edge's). */
+export type McpRequestContext = {
+  tenant: string;
+  /** The HTTP request's id; each tool call gets `<requestId>:<n>` (its cancellation handle). */
+  requestId: string;
+  sessions: GatewayEnv["SESSIONS"];
+  /**
+   * One more unit of the tenant's rate limit, for each `tools/call` of a JSON-RPC batch after
+   * the first (the HTTP request paid for one): without it a batch of 100 calls cost one unit.
+   */
+  chargeToolCall: TenantCharge;
+};
+
+/** Code mode as an MCP server, mounted at `/mcp` by the gateway (src/mcp-server) — the edge does not import it. */
+export type McpHandler = (req: Request, ctx: McpRequestContext) => Promise<Response>;
+
+export function createApp(options: { sseHeartbeatMs?: number; mcp?: McpHandler } = {}): Hono<{ Bindings: GatewayEnv } & Vars> {
   const app = new Hono<{ Bindings: GatewayEnv } & Vars>();
   // First: every request, refused ones included, gets an id and one `request` record.
   app.use("*", requestLog());
@@ -107,7 +123,7 @@ export function createApp(options: { sseHeartbeatMs?: number } = {}): Hono<{ Bin
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
       onError: () => {
-        throw new HttpError("payload_too_large", `request body exceeds ${MAX_BODY_BYTES} bytes`);
+        throw new GatewayError("payload_too_large", `request body exceeds ${MAX_BODY_BYTES} bytes`);
       },
     }),
   );
@@ -154,7 +170,7 @@ export function createApp(options: { sseHeartbeatMs?: number } = {}): Hono<{ Bin
     const body = validateApprovalDecision(await readJson(c));
     const { stub } = sessionStub(c);
     const approvalId = c.req.param("approvalId") ?? "";
-    if (!APPROVAL_ID.test(approvalId)) throw new HttpError("not_found", "unknown approval");
+    if (!APPROVAL_ID.test(approvalId)) throw new GatewayError("not_found", "unknown approval");
     return reply(c, await stub.decideApproval(c.get("tenant"), approvalId, body));
   });
 
@@ -165,9 +181,18 @@ export function createApp(options: { sseHeartbeatMs?: number } = {}): Hono<{ Bin
     const { stub, sessionId } = sessionStub(c);
     const requestId = c.get("requestId");
     const tenant = c.get("tenant");
-    // A client that disconnects cancels the turn's active work (model call, running cell).
-    const onAbort = () =>
-      void stub.cancelRequest(requestId).catch((error: unknown) => logRecord("host_error", { where: "chat.cancel", error, requestId, tenant }));
+    // A client that disconnects cancels the turn's active work (model call, running cell). The
+    // request is ending as this runs: waitUntil keeps the cancel from being dropped with it.
+    const onAbort = () => {
+      const cancelling = stub
+        .cancelRequest(requestId)
+        .catch((error: unknown) => logRecord("host_error", { where: "chat.cancel", error, requestId, tenant }));
+      try {
+        c.executionCtx.waitUntil(cancelling);
+      } catch {
+        // No execution context (an embedding calling the app directly): the call is already under way.
+      }
+    };
     c.req.raw.signal.addEventListener("abort", onAbort);
     let stream: ReadableStream<Uint8Array>;
     try {
@@ -175,7 +200,7 @@ export function createApp(options: { sseHeartbeatMs?: number } = {}): Hono<{ Bin
     } catch (error) {
       // The session object was reset (or overloaded) before the loop started: nothing ran.
       logRecord("host_error", { where: "chat.rpc", error, requestId, tenant });
-      throw new HttpError("session_reset", "the session was reset before this call started; retry shortly");
+      throw new GatewayError("session_reset", `${sessionResetMessage("before this call started")}; retry shortly`);
     }
     return chatResponse(c, stream, { onError: (code) => c.set("errorCode", code), onCancel: onAbort, heartbeatMs: options.sseHeartbeatMs });
   });
@@ -187,23 +212,25 @@ export function createApp(options: { sseHeartbeatMs?: number } = {}): Hono<{ Bin
   });
 
   // Code mode as an MCP server (Streamable HTTP); the transport enforces its own body limit.
-  app.all("/mcp", async (c) => {
-    const tenant = c.get("tenant");
-    // The request took one unit above; a JSON-RPC batch's further tools/call take one each.
-    const chargeToolCall = () => chargeTenant(c.env.RATE_LIMITER, rateLimitSettings(c.env), tenant);
-    const res = await handleMcpRequest(c.req.raw, { tenant, requestId: c.get("requestId"), sessions: c.env.SESSIONS, chargeToolCall });
-    // Through the context, so the headers set for every answer (x-request-id) are kept.
-    return c.newResponse(res.body, res);
-  });
+  const mcp = options.mcp;
+  if (mcp)
+    app.all("/mcp", async (c) => {
+      const tenant = c.get("tenant");
+      // The request took one unit above; a JSON-RPC batch's further tools/call take one each.
+      const chargeToolCall = () => chargeTenant(c.env.RATE_LIMITER, rateLimitSettings(c.env), tenant);
+      const res = await mcp(c.req.raw, { tenant, requestId: c.get("requestId"), sessions: c.env.SESSIONS, chargeToolCall });
+      // Through the context, so the headers set for every answer (x-request-id) are kept.
+      return c.newResponse(res.body, res);
+    });
 
   app.notFound((c) => {
     c.set("errorCode", "not_found");
     return c.json({ error: { code: "not_found", message: "no such route" } }, 404);
   });
   app.onError((err, c) => {
-    if (err instanceof HttpError) {
+    if (err instanceof GatewayError) {
       c.set("errorCode", err.code);
-      return c.json(err.toJSON(), err.status, err.headers);
+      return c.json(err.toJSON(), httpStatus(err.code), err.headers);
     }
     // Unknown throws never leak a stack or internal detail; the log has the cause.
     c.set("errorCode", "internal_error");

@@ -1,4 +1,4 @@
-import { HttpError } from "./http-error";
+import { GatewayError } from "../errors";
 import { MIN_TOKEN_CHARS } from "../limits";
 
 export type TokensResult = { ok: true; tokens: Map<string, string> } | { ok: false; message: string };
@@ -48,12 +48,12 @@ function parseTokens(raw: string | undefined): TokensResult {
 /** The tenant for an `Authorization: Bearer …` header, or a 401 (a 500 when the secret is invalid). */
 export function authenticate(header: string | undefined, tokensRaw: string | undefined): string {
   const loaded = loadGatewayTokens(tokensRaw);
-  if (!loaded.ok) throw new HttpError("invalid_config", `invalid GATEWAY_TOKENS: ${loaded.message}`, "GATEWAY_TOKENS");
+  if (!loaded.ok) throw new GatewayError("invalid_config", `invalid GATEWAY_TOKENS: ${loaded.message}`, "GATEWAY_TOKENS");
   const { tokens } = loaded;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
-  if (tokens.size === 0) throw new HttpError("unauthorized", "no gateway token is configured (set GATEWAY_TOKENS)");
-  if (!match) throw new HttpError("unauthorized", "missing bearer token");
+  if (tokens.size === 0) throw new GatewayError("unauthorized", "no gateway token is configured (set GATEWAY_TOKENS)");
+  if (!match) throw new GatewayError("unauthorized", "missing bearer token");
   const tenant = tokens.get(match[1]!);
-  if (tenant === undefined) throw new HttpError("unauthorized", "invalid bearer token");
+  if (tenant === undefined) throw new GatewayError("unauthorized", "invalid bearer token");
   return tenant;
 }

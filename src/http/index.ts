@@ -1,7 +1,9 @@
 /** The public surface of src/http (other folders import from here). */
-export * from "./app";
-export * from "./auth";
-export * from "./http-error";
-export * from "./json-body";
-export * from "./validate-client-tool";
-export * from "./validate-turn";
+export { createApp, type GatewayEnv, type McpHandler, type McpRequestContext } from "./app";
+export { loadGatewayTokens, authenticate, type TokensResult } from "./auth";
+
+export { formatPath, parseJsonBody, jsonValueProblem } from "./json-body";
+export { rateLimitedMessage, type TenantCharge } from "./rate-limit";
+export { callSessionTool, type SessionStub } from "./session-call";
+export { validateClientTool } from "./validate-client-tool";
+export { validateOpenTurn, validateClientResult, validateApprovalDecision, refusePrivateMcpServers } from "./validate-turn";

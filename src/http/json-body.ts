@@ -1,6 +1,6 @@
 import { jsonTooDeep } from "../bridge";
 import { MAX_JSON_DEPTH } from "../limits";
-import { HttpError } from "./http-error";
+import { GatewayError } from "../errors";
 
 type Segment = string | number;
 
@@ -78,11 +78,11 @@ export function parseJsonBody(text: string): unknown {
   try {
     value = JSON.parse(text);
   } catch {
-    throw new HttpError("invalid_request", "body is not valid JSON", "");
+    throw new GatewayError("invalid_request", "body is not valid JSON", "");
   }
   // The linear text scan decides; the walk only locates the field for the message.
   const problem = located(value, jsonTooDeep(text));
-  if (problem) throw new HttpError("invalid_request", describe(problem.kind, problem.path || "body"), problem.path);
+  if (problem) throw new GatewayError("invalid_request", describe(problem.kind, problem.path || "body"), problem.path);
   return value;
 }
 

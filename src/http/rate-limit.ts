@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import type { RateLimitSettings } from "../config";
 import { logRecord } from "../observability";
-import { HttpError } from "./http-error";
+import { GatewayError } from "../errors";
 
 /** One unit of a tenant's request budget: taken, or refused with how long to wait. */
 export type RateVerdict = { allowed: true } | { allowed: false; retryAfterSeconds: number };
@@ -45,7 +45,7 @@ export function tenantRateLimit<B extends { RATE_LIMITER?: RateLimit }>(
     const verdict = await chargeTenant(c.env.RATE_LIMITER, settings(c.env), c.get("tenant"));
     if (!verdict.allowed) {
       const retryAfter = String(verdict.retryAfterSeconds);
-      throw new HttpError("rate_limited", rateLimitedMessage(verdict.retryAfterSeconds), undefined, { "Retry-After": retryAfter });
+      throw new GatewayError("rate_limited", rateLimitedMessage(verdict.retryAfterSeconds), undefined, { "Retry-After": retryAfter });
     }
     await next();
   };

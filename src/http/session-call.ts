@@ -1,6 +1,6 @@
-import type { SessionReply, SessionRpc } from "../../durable-objects/session/session-rpc";
+import type { SessionReply, SessionRpc } from "../session";
 import { logRecord } from "../observability";
-import { HttpError } from "./http-error";
+import { GatewayError, sessionResetMessage } from "../errors";
 
 /** A session object's stub, as the router reaches it. */
 export type SessionStub = DurableObjectStub<SessionRpc & Rpc.DurableObjectBranded>;
@@ -51,7 +51,7 @@ export async function callSessionTool(call: {
       .catch(
         (lost: unknown) => void logRecord("host_error", { where: "tool_call.lost_call", error: lost, requestId, tenant, turnId, tool: toolName }),
       );
-    if (!after) throw new HttpError("session_reset", "the session was reset during this call and is not reachable yet; retry shortly");
+    if (!after) throw new GatewayError("session_reset", `${sessionResetMessage("during this call")} and is not reachable yet; retry shortly`);
     // The lost cell's report is gateway text, not network-derived.
     if (call.forModel && after.ok) return { ok: true, body: { result: (after as unknown as { body: unknown }).body, untrusted: false } };
     return after;

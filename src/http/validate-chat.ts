@@ -1,7 +1,7 @@
-import type { ChatRequest } from "../../durable-objects/session/session-rpc";
+import type { ChatRequest } from "../session";
 import type { Sampling } from "../providers";
 import { DEFAULT_ASSISTANT_TURNS, MAX_ASSISTANT_TURNS, MAX_CHAT_MESSAGE_CHARS, MAX_CHAT_MESSAGES } from "../limits";
-import { HttpError } from "./http-error";
+import { GatewayError } from "../errors";
 import { validateOpenTurn } from "./validate-turn";
 
 const CHAT_KEYS = new Set(["messages", "turnId", "maxAssistantTurns", "temperature", "topP", "maxOutputTokens"]);
@@ -11,7 +11,7 @@ const ROLES = new Set(["system", "user", "assistant"]);
 const TURN_ID = /^[A-Za-z0-9\-]{1,64}$/;
 
 function fail(path: string, message: string): never {
-  throw new HttpError("invalid_request", message, path);
+  throw new GatewayError("invalid_request", message, path);
 }
 
 /** A message's content: a string, or an array of `{ type: "text", text }` parts (joined). */

@@ -1,7 +1,7 @@
 import { CODE_MODE_CONTROL_TOOLS, type ClientToolSpec } from "../catalog";
 import { compileSchema } from "../tools";
 import type { JsonSchema } from "../tools";
-import { HttpError } from "./http-error";
+import { GatewayError } from "../errors";
 import { MAX_DESCRIPTION_CHARS } from "../limits";
 
 /** Client tool names: what the client calls them, 1-128 characters, no control characters (C0, DEL, C1). */
@@ -19,7 +19,7 @@ const IGNORED_KEYS = new Set(["title", "annotations", "icons", "_meta", "cache_c
 const KNOWN_KEYS = new Set<string>(["name", "description", ...INPUT_SPELLINGS, ...OUTPUT_SPELLINGS, ...IGNORED_KEYS]);
 
 function fail(path: string, message: string): never {
-  throw new HttpError("invalid_request", message, path);
+  throw new GatewayError("invalid_request", message, path);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -1,13 +1,13 @@
-import type { ClientResultBody } from "../../durable-objects/session/session-rpc";
-import type { OpenTurnRequest } from "../../durable-objects/session/turn-opening";
+import type { ClientResultBody } from "../session";
+import type { OpenTurnRequest } from "../turns";
 import { AGENT_ID_PATTERN, AGENT_ID_RULE } from "../config";
 import { mcpServerProblem, privateAddress } from "../mcp";
-import { HttpError } from "./http-error";
+import { GatewayError } from "../errors";
 import { validateClientTool } from "./validate-client-tool";
 import { MAX_CLIENT_TOOLS, MAX_LIST } from "../limits";
 
 function fail(path: string, message: string): never {
-  throw new HttpError("invalid_request", message, path);
+  throw new GatewayError("invalid_request", message, path);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -1,14 +1,10 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import type { TrustedResult } from "../../durable-objects/session/session-rpc";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import type { OpenTurnAnswer, SessionFailure, SessionReply, TurnSurface } from "../../durable-objects/session/session-rpc";
-import type { GatewayEnv } from "../http/app";
-import { HttpError, statusFor } from "../http/http-error";
-import { rateLimitedMessage, type TenantCharge } from "../http/rate-limit";
-import { jsonValueProblem } from "../http/json-body";
-import { callSessionTool, type SessionStub } from "../http/session-call";
+import type { OpenTurnAnswer, SessionFailure, SessionReply, TrustedResult, TurnSurface } from "../session";
+import { GatewayError, statusOf } from "../errors";
+import { callSessionTool, jsonValueProblem, rateLimitedMessage, type McpRequestContext, type SessionStub } from "../http";
 import { MAX_BODY_BYTES } from "../limits";
 import { logRecord } from "../observability";
 import { VERSION } from "../version";
@@ -17,17 +13,6 @@ import { callToolResult } from "./call-tool-result";
 import { formatMcpSessionId, mcpCodemodeSessionId, parseMcpSessionId, type McpSessionRef } from "./mcp-session-id";
 
 /** What one `/mcp` request runs with: the authenticated tenant and the session objects. */
-export type McpRequestContext = {
-  tenant: string;
-  /** The HTTP request's id; each tool call gets `<requestId>:<n>` (its cancellation handle). */
-  requestId: string;
-  sessions: GatewayEnv["SESSIONS"];
-  /**
-   * One more unit of the tenant's rate limit, for each `tools/call` of a JSON-RPC batch after
-   * the first (the HTTP request paid for one): without it a batch of 100 calls cost one unit.
-   */
-  chargeToolCall: TenantCharge;
-};
 
 const SERVER_INFO = { name: "codemode-edge", version: VERSION };
 
@@ -119,7 +104,7 @@ async function inSession(req: Request, header: string, ctx: McpRequestContext, p
     // DELETE: the codemode session was made for this MCP session alone; all of it goes.
     onsessionclosed: async () => {
       const deleted = await stub.deleteSession();
-      if (!deleted.ok && deleted.reason !== "not_found") throw new HttpError("internal_error", deleted.message);
+      if (!deleted.ok && deleted.reason !== "not_found") throw new GatewayError("internal_error", deleted.message);
     },
   });
   const server = createServer({ ctx, ref, surface: surface.body, signal: req.signal });
@@ -175,7 +160,7 @@ function createServer(scope: SessionScope | undefined): Server {
         forModel: true,
       });
     } catch (error) {
-      if (error instanceof HttpError) throw new McpError(ErrorCode.InternalError, error.message, { code: error.code });
+      if (error instanceof GatewayError) throw new McpError(ErrorCode.InternalError, error.message, { code: error.code });
       throw error;
     }
     if (!reply.ok) {
@@ -202,7 +187,7 @@ function methodNotAllowed(): Response {
 
 /** A session reply's failure, with the status /v1 gives the same reason. */
 function gatewayError(reason: SessionFailure | "internal_error", message: string): Response {
-  return jsonRpcError(statusFor(reason), ErrorCode.InternalError, message, { code: reason });
+  return jsonRpcError(statusOf(reason), ErrorCode.InternalError, message, { code: reason });
 }
 
 function jsonRpcError(status: number, code: number, message: string, data?: unknown): Response {

@@ -22,7 +22,11 @@ import {
 import { assignMcpNames } from "./mcp-names";
 
 export type ApiFileInfo = { path: string; bytes: number; description?: string };
-export type ApiFile = ApiFileInfo & { content: string };
+/**
+ * `untrusted`: the content holds server-written text (descriptions, schemas, tool names); the
+ * guest reports reading it, so the cell's result reaches the model as network-derived.
+ */
+export type ApiFile = ApiFileInfo & { content: string; untrusted?: true };
 /** Path → file, in path order. */
 export type ApiFileTable = ReadonlyMap<string, ApiFile>;
 
@@ -71,16 +75,22 @@ export function declareMcpServers(
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-function file(path: string, content: string, description: string): [string, ApiFile] {
-  return [path, { path, bytes: encoder.encode(content).length, description, content }];
+function file(path: string, content: string, description: string, untrusted: boolean): [string, ApiFile] {
+  return [path, { path, bytes: encoder.encode(content).length, description, content, ...(untrusted ? { untrusted: true as const } : {}) }];
 }
 
 /** `mcp/index.d.ts` plus one `mcp/<server>.d.ts` per server. */
 export function buildApiFiles(servers: readonly McpDeclaredServer[]): ApiFileTable {
   const entries = [
-    file(MCP_INDEX_DTS, renderMcpIndexDts(servers), "Types shared by the MCP server files, and this turn's MCP servers"),
+    // The index holds gateway text and configured server identifiers only; server files hold what the server wrote.
+    file(MCP_INDEX_DTS, renderMcpIndexDts(servers), "Types shared by the MCP server files, and this turn's MCP servers", false),
     ...servers.map((s) =>
-      file(serverDtsPath(s), renderServerDts(s), `MCP.${s.name}: ${s.tools.length} tool${s.tools.length === 1 ? "" : "s"}, resources and prompts`),
+      file(
+        serverDtsPath(s),
+        renderServerDts(s),
+        `MCP.${s.name}: ${s.tools.length} tool${s.tools.length === 1 ? "" : "s"}, resources and prompts`,
+        true,
+      ),
     ),
   ];
   return new Map(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));

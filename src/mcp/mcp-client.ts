@@ -31,7 +31,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod/v4";
-import { checkValue, compileSchema } from "../tools/schema-validator";
+import { checkValue, compileSchema } from "../tools";
 import { VERSION } from "../version";
 import type { McpTarget } from "./mcp-config";
 import { withDeadline, type McpCallOptions } from "./mcp-deadline";

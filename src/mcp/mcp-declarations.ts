@@ -12,7 +12,7 @@
  *   differs says so in its JSDoc.
  * - Descriptions, property names, defaults and MCP names are the server's untrusted text: they
  *   appear only inside JSDoc made by mcp-jsdoc.ts (cannot close the comment, forge tags or hide
- *   text), each description cut to `MAX_DESCRIPTION_CHARS` (1000) code points.
+ *   text), each description cut to `MAX_DECLARATION_TEXT_CHARS` (1000, src/limits.ts) code points.
  * - Bounds: one tool's declaration is at most `MAX_TOOL_DECLARATION_CHARS` (8000): past it the
  *   input type becomes `Record<string, unknown>` with a pointer to `$api(…, { schema: true })`.
  *   A file is at most `MAX_DTS_FILE_CHARS` (32000, so a whole file fits the default 64 KiB

@@ -14,9 +14,12 @@
  * 4. No words at all (`""`, `"--"`, `"日本"`) gives `unnamed`.
  * 5. A result that starts with a digit, or is reserved, gets the prefix `_` (`2fa` → `_2fa`,
  *    `delete` → `_delete`). Reserved: JavaScript keywords and strict-mode reserved words,
- *    `undefined NaN Infinity eval arguments`, `Object.prototype` member names (`constructor`,
- *    `toString`, …); for tools also the namespace's own members `$api resources prompts`; for
- *    servers also `index` (the shared file `mcp/index.d.ts`).
+ *    `async of undefined NaN Infinity eval arguments`, and the protocol names the engine calls
+ *    on any object (`Object.prototype` members like `constructor`, `toString`, `hasOwnProperty`,
+ *    and `then`, `toJSON`: `await MCP.<server>` or `JSON.stringify(MCP.<server>)` must never
+ *    call a server) — the one rule of runtime/reserved-names.ts, shared with catalog globals;
+ *    for tools also the namespace's own members `$api resources prompts`; for servers also
+ *    `index` (the shared file `mcp/index.d.ts`).
  *
  * COLLISIONS (within one server's tools, or within one turn's servers): names are grouped by
  * their normalized form. A form reached by one name is that name's identifier. In a group of
@@ -27,16 +30,7 @@
  * equals another name's form). Groups are processed in code-unit order of their form.
  */
 
-const RESERVED = new Set(
-  (
-    "break case catch class const continue debugger default delete do else enum export extends false finally for " +
-    "function if import in instanceof new null return super switch this throw true try typeof var void while with " +
-    "yield let static implements interface package private protected public await async of " +
-    "undefined NaN Infinity eval arguments " +
-    "constructor hasOwnProperty isPrototypeOf propertyIsEnumerable toLocaleString toString valueOf " +
-    "__proto__ __defineGetter__ __defineSetter__ __lookupGetter__ __lookupSetter__"
-  ).split(" "),
-);
+import { isReservedGuestName } from "../runtime";
 
 /** Members of every `MCP.<server>` namespace object: a tool cannot take these names. */
 export const MCP_NAMESPACE_MEMBERS: readonly string[] = ["$api", "resources", "prompts"];
@@ -47,7 +41,7 @@ const SERVER_ONLY_RESERVED = ["index"];
 export type McpNameKind = "server" | "tool";
 
 function isReserved(name: string, kind: McpNameKind): boolean {
-  if (RESERVED.has(name)) return true;
+  if (isReservedGuestName(name)) return true;
   return kind === "tool" ? MCP_NAMESPACE_MEMBERS.includes(name) : SERVER_ONLY_RESERVED.includes(name);
 }
 

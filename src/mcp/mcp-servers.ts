@@ -2,13 +2,17 @@ import { jsonBytes, McpClient, type McpFetch, type McpToolInfo } from "./mcp-cli
 import { MAX_MCP_TOOLS_BYTES } from "../limits";
 import { resolveMcpTarget, type McpConfigOrigin, type McpServerConfig } from "./mcp-config";
 import type { McpOutcome } from "./mcp-errors";
+import { maskSentSecrets, maskSentSecretsIn, sentSecretList } from "../observability";
 import type { McpPromptsGetResult, McpPromptsListResult, McpResourcesListResult, McpResourcesReadResult, McpToolResult } from "./mcp-results";
 
 /**
  * A turn's MCP servers at run time: each operation opens its own client (a Worker cannot reuse
  * one request's I/O in another), runs, and closes. Header values are resolved here, at the
  * moment of use (`env:NAME` only for gateway-configured servers), and never leave this module:
- * they are in no result, message, snapshot, log or guest value.
+ * they are in no result, message, snapshot, log or guest value. A server that echoes a secret
+ * header back (in a result, a listing, a resource, a prompt, an error) gets it masked here, where
+ * its answer enters the gateway (observability/sent-secrets.ts): the guest, the model, the stream
+ * and storage all see `***`.
  */
 export type McpServerRecord = { name: string; origin: McpConfigOrigin } & McpServerConfig;
 
@@ -101,12 +105,25 @@ export class McpServers {
     // One deadline for the whole operation: connecting spends from the same budget as the call.
     const started = Date.now();
     const opts = { timeoutMs, ...(signal ? { signal } : {}) };
+    const secrets = sentSecretList(secretHeaderValues(record, target.target.headers));
     const connected = await McpClient.connect(target.target, { ...opts, ...(this.fetcher ? { fetch: this.fetcher } : {}) });
-    if (!connected.ok) return connected;
+    if (!connected.ok) return { ...connected, message: maskSentSecrets(connected.message, secrets) };
     try {
-      return await fn(connected.value, { ...opts, timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)) });
+      const r = await fn(connected.value, { ...opts, timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)) });
+      return r.ok ? { ok: true, value: maskSentSecretsIn(r.value, secrets) } : { ...r, message: maskSentSecrets(r.message, secrets) };
     } finally {
       await connected.value.close();
     }
   }
+}
+
+/**
+ * The header values sent to a server that are secrets: every `env:` reference of a gateway server
+ * (its literal values are the operator's settings), every value of a turn's own server (the
+ * caller's credentials, which the gateway sends on its behalf).
+ */
+function secretHeaderValues(record: McpServerRecord, resolved: Readonly<Record<string, string>>): string[] {
+  return Object.entries(record.headers ?? {})
+    .filter(([, raw]) => record.origin === "turn" || raw.startsWith("env:"))
+    .flatMap(([name]) => (resolved[name] !== undefined ? [resolved[name]] : []));
 }

@@ -22,7 +22,7 @@
  * BOUND: linear; look-backs are at most TS_ANNOTATION_TOKENS tokens.
  */
 
-import { Tok, type TokenList } from "../source/token-list";
+import { Tok, type TokenList } from "../js-tokens";
 import { isCredentialName, nameWords } from "./credential-names";
 
 type Frame = {

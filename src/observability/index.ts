@@ -15,12 +15,14 @@ export {
   type RequestFields,
 } from "./log";
 export { requestLog, type RequestLogVars } from "./request-log";
-export * from "./cell-record";
-export * from "./log";
-export * from "./debug-flags";
-export * from "./redact-secrets";
+
+export { MAX_LOG_NAMES, type CellTool, type ToolCallFields, type ImagePruneFields, type DebugFields } from "./log";
+export { DEBUG_OFF, MAX_DEBUG_SNAPSHOT_CHARS, parseDebugFlags, type DebugFlags } from "./debug-flags";
+export { redactSecrets } from "./redact-secrets";
 export { redactSource } from "./redact-source";
 export { redactedPreview } from "./redacted-preview";
+export { escapeDisguisingJson } from "./disguised-text";
 export { isCredentialName, isCredentialParam } from "./credential-names";
 export { MASK, SECRET_SHAPES, maskSecrets, type RedactOptions } from "./secret-shapes";
-export * from "./turn-debug";
+export { debugFlags, logTurnSurface, transportObserver, type TurnDebugFacts } from "./turn-debug";
+export { secretForms, sentSecretList, maskSentSecrets, maskSentSecretsIn, SentSecretStream } from "./sent-secrets";

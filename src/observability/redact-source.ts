@@ -26,9 +26,9 @@
  * that way, it is recognized and kept when redacted again.
  */
 
-import { utf8ByteLength, utf8Prefix } from "../code-mode/output-budget-utf8";
+import { utf8ByteLength, utf8Prefix } from "../code-mode";
 import { MAX_REDACTED_SOURCE_BYTES } from "../limits";
-import { tokenize, Tok } from "../source/js-scanner";
+import { tokenize, Tok } from "../js-tokens";
 import { credentialLiterals } from "./credential-literals";
 import { maskKeyedValues, maskOf, maskSecrets, type RedactOptions } from "./secret-shapes";
 

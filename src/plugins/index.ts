@@ -1,2 +1,2 @@
 /** The public surface of src/plugins (other folders import from here). */
-export * from "./demo";
+export { demoPlugin } from "./demo";

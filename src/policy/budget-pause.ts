@@ -10,6 +10,7 @@ export class BudgetPause {
   private pending = 0;
   private since = 0;
   private total = 0;
+  private idle: Array<() => void> = [];
 
   constructor(private readonly clock: Clock) {}
 
@@ -20,8 +21,19 @@ export class BudgetPause {
     return () => {
       if (ended) return;
       ended = true;
-      if (--this.pending === 0) this.total += this.clock.now() - this.since;
+      if (--this.pending === 0) {
+        this.total += this.clock.now() - this.since;
+        const waiting = this.idle;
+        this.idle = [];
+        for (const resolve of waiting) resolve();
+      }
     };
+  }
+
+  /** Settles once no decision is awaited (at once when none is). */
+  whenIdle(): Promise<void> {
+    if (this.pending === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
   }
 
   get active(): boolean {

@@ -1,6 +1,7 @@
 import type { LanguageModelV4StreamPart, LanguageModelV4Usage } from "@ai-sdk/provider";
-import type { RedactOptions } from "../observability/secret-shapes";
+import type { RedactOptions } from "../observability";
 import { systemClock, type Clock } from "../runtime";
+import { maskSentSecrets, maskSentSecretsIn, SentSecretStream, sentSecretList } from "../observability";
 import { observedFetch } from "./observed-fetch";
 import { wireNames } from "./wire-names";
 import { toProviderError, type CallEnd } from "./provider-errors";
@@ -77,6 +78,11 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
       overflowed: transport.overflowed(),
     });
 
+  // A provider echoing its key (or another registered secret) gets it masked where its reply enters
+  // (observability/sent-secrets.ts): text deltas through a hold-back stream, tool-call inputs whole.
+  const secrets = sentSecretList([model.apiKey, ...(opts.redaction?.secrets ?? [])]);
+  const textMask = new SentSecretStream(secrets);
+
   let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart> | undefined;
   try {
     let result;
@@ -106,9 +112,12 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
       if (next.done) break;
       const part = next.value;
       if (part.type === "text-delta") {
-        if (part.delta !== "") yield { type: "text-delta", text: part.delta };
+        const shown = part.delta === "" ? "" : textMask.push(part.delta);
+        if (shown !== "") yield { type: "text-delta", text: shown };
       } else if (part.type === "tool-call") {
-        yield { type: "tool-call", call: toModelToolCall(part.toolCallId, names.fromWire(part.toolName), part.input) };
+        const call = toModelToolCall(part.toolCallId, names.fromWire(part.toolName), part.input);
+        const input = typeof call.input === "string" ? maskSentSecrets(call.input, secrets) : maskSentSecretsIn(call.input, secrets);
+        yield { type: "tool-call", call: input === call.input ? call : { ...call, input } };
       } else if (part.type === "error") {
         throw fail(part.error);
       } else if (part.type === "finish") {
@@ -126,6 +135,8 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
         status,
       );
     }
+    const rest = textMask.flush();
+    if (rest !== "") yield { type: "text-delta", text: rest };
     const done: ModelEvent = { type: "finish", finishReason: reason, usage: toModelUsage(finish.usage), requestBytes: transport.requestBytes() };
     yield done;
   } finally {

@@ -1,5 +1,5 @@
 import { APICallError, EmptyResponseBodyError, InvalidResponseDataError, JSONParseError, TypeValidationError } from "@ai-sdk/provider";
-import type { RedactOptions } from "../observability/secret-shapes";
+import type { RedactOptions } from "../observability";
 import { providerMessage } from "./provider-message";
 import { retryAfterSeconds } from "./retry-after";
 import { ProviderError } from "./types";

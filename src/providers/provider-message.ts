@@ -1,6 +1,6 @@
 import { MAX_PROVIDER_MESSAGE_CHARS } from "../limits";
-import { redactSecrets } from "../observability/redact-secrets";
-import type { RedactOptions } from "../observability/secret-shapes";
+import { redactSecrets } from "../observability";
+import type { RedactOptions } from "../observability";
 
 /**
  * A provider's text (its error message, an error event in its stream) as a client may see it:

@@ -1,4 +1,5 @@
 /** The public surface of src/runs (other folders import from here). */
-export * from "./run-id";
-export * from "./run-lifecycle";
-export * from "./messages";
+export { newSessionTag, newRunId, runIdScope } from "./run-id";
+export { RunLifecycle, type CellEnvFactory, type RunDeps } from "./run-lifecycle";
+export { RUN_UNAVAILABLE, RUN_OTHER_SESSION, TOO_MANY_SUSPENDED, WAIT_IN_FLIGHT, RUN_OTHER_TURN, RUN_INTERRUPTED } from "./messages";
+export type { DeliveryRefusal } from "./deliver";

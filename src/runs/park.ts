@@ -3,6 +3,7 @@ import { closeWith, failedWithBudget, type CellEnvironment, type LiveCell } from
 import type { CodeModeErrorCode, CodeModeResult } from "../code-mode";
 import { MAX_STATE_BYTES, MAX_SUSPENDED_RUNS } from "../limits";
 import { logRecord } from "../observability";
+import { QuotaExceeded } from "../quota";
 import type { ParkedRunState } from "../snapshot-store";
 import { rawSnapshotBytes } from "../snapshot-store";
 import type { TurnSpec } from "../turns";
@@ -95,6 +96,8 @@ export async function park(
         for (const r of settled) store.storeResult(runId, r.id, r.settlement);
       });
     } catch (error) {
+      // The session's storage quota: the seed's code for a run that cannot be kept, with the quota's message.
+      if (error instanceof QuotaExceeded) throw new ParkRefused(`${error.message}; the run was dropped`, "snapshot_limit_exceeded");
       throw new ParkRefused("the parked run could not be stored; it was dropped", "internal_error", "park.store", error);
     }
     ctx.deps.scheduleExpiry(state.expiresAt);

@@ -48,9 +48,21 @@ export class RunLifecycle {
     return claim(this.ctx, spec, input);
   }
 
-  /** `wait` of a claimed run. */
-  resume(spec: TurnSpec, runId: string, makeEnv: CellEnvFactory): Promise<CodeModeResult> {
-    return resume(this.ctx, spec, runId, makeEnv, this.finish);
+  /**
+   * `wait` of a claimed run. A Tool Search cell (`toolSearch`) counts its resumed end with
+   * `toolSearchEnd` (it parks only for client calls) and reports its whole output each time: in
+   * /chat the model reads only its final answer, never the waiting ones before it.
+   */
+  resume(
+    spec: TurnSpec,
+    runId: string,
+    makeEnv: CellEnvFactory,
+    toolSearch?: (end: CellEnd, env: CellEnvironment) => CellEnd,
+  ): Promise<CodeModeResult> {
+    if (!toolSearch) return resume(this.ctx, spec, runId, makeEnv, this.finish);
+    return resume(this.ctx, spec, runId, makeEnv, (s, end, env, opts) =>
+      this.finish(s, toolSearch(end, env), env, { ...opts, delivered: undefined }),
+    );
   }
 
   /** Release a claim whose wait never ran (e.g. the turn was closed while it was queued). */

@@ -32,13 +32,15 @@ import { MAX_GUEST_TIMERS } from "../limits";
  * 2: adds HOST_OP.charge (native work metering, work-meter.ts); ABI 1 preludes never send it.
  * 3: adds GUEST_CONTROL.installToolSearch (the `tool_search_code` guest) and installTools' third
  *    argument (the turn's MCP namespace and virtual API files); only fresh VMs get either.
+ * 4: adds HOST_OP.taint: the guest reports reading network-written metadata from its own memory
+ *    (an API file marked `untrusted`, a client tool handle's description); ABI 3 preludes never send it.
  */
-export const GUEST_ABI_VERSION = 3;
+export const GUEST_ABI_VERSION = 4;
 
 /** The one host callback, registered by this stable name so `restore` can re-register it. */
 export const HOST_CALL = "__cm_host";
 /** Its first argument selects the operation. */
-export const HOST_OP = { request: 0, output: 1, cancel: 2, charge: 3 } as const;
+export const HOST_OP = { request: 0, output: 1, cancel: 2, charge: 3, taint: 4 } as const;
 /**
  * Frozen guest object the host drives the cell through. It is published under this name
  * only while the prelude runs; the host captures it with `exportHandle` (the token survives
@@ -55,6 +57,8 @@ export const GUEST_PRELUDE = String.raw`
   const hostOutput = function (kind, text) { host(${HOST_OP.output}, kind, text); };
   const hostCancel = function (id) { host(${HOST_OP.cancel}, id); };
   const hostCharge = function (units) { host(${HOST_OP.charge}, units); };
+  // Metadata written outside the gateway, read from guest memory: the cell's result becomes network-derived.
+  const hostTaint = function (source) { host(${HOST_OP.taint}, source); };
 
   // Stack-trace call sites must not hand out function objects (prelude internals sit on
   // the stack under timer callbacks and toJSON hooks): drop getFunction/getThis.
@@ -302,9 +306,18 @@ ${WORK_METER_SOURCE}
     const callableName = meta.callableName;
     const handle = function (input) { return request("call", { tool: callableName, input: input }); };
     const metadata = freeze(meta);
-    for (const key in metadata) defineProperty(handle, key, { value: metadata[key], enumerable: true });
+    // A client tool's description is the client's text: reading it taints the cell (the host is told).
+    const foreign = metadata.source === "client";
+    for (const key in metadata) {
+      const v = metadata[key];
+      if (foreign && key === "description") {
+        defineProperty(handle, key, { get: function () { hostTaint(callableName); return v; }, enumerable: true });
+      } else {
+        defineProperty(handle, key, { value: v, enumerable: true });
+      }
+    }
     defineProperty(handle, "describe", { value: function describe() { return request("describe", { tool: callableName }); } });
-    defineProperty(handle, "toJSON", { value: function toJSON() { return metadata; } });
+    defineProperty(handle, "toJSON", { value: function toJSON() { if (foreign) hostTaint(callableName); return metadata; } });
     return freeze(handle);
   }
   function makeHandles(list) {
@@ -502,6 +515,7 @@ ${WORK_METER_SOURCE}
       if (problem) return PromiseCtor.reject(new ErrorCtor("API.read: " + problem));
       const f = call(mapGet, apiFiles, path);
       if (!f) return PromiseCtor.reject(new ErrorCtor("API.read: no file " + quotedPath(path) + "; API.list() shows the files"));
+      if (f.untrusted === true) hostTaint(f.path);
       return PromiseCtor.resolve(f.content);
     },
   });

@@ -14,6 +14,8 @@ export interface GuestHost {
   request(id: number, op: string, payloadText: string): void;
   output(kind: "text" | "json", text: string): void;
   cancel(id: number): void;
+  /** The guest read network-written metadata from its own memory (ABI 4); `source` names it. */
+  taint?(source: string): void;
 }
 
 /**
@@ -39,7 +41,7 @@ export type CellStatus = {
  * least the maximum snapshot TTL after the deploy that changed it. Listed explicitly (a test
  * checks it includes GUEST_ABI_VERSION), so a bump never drops an older version by accident.
  */
-export const DRIVABLE_GUEST_ABI: readonly number[] = [1, 2, 3];
+export const DRIVABLE_GUEST_ABI: readonly number[] = [1, 2, 3, 4];
 
 /**
  * Owner of one QuickJS-WASI instance (one per exec and per resume). Every call into the
@@ -205,6 +207,9 @@ export class GuestVm {
             // Native work about to run for the guest (see work-meter.ts): refused when unpaid.
             this.guard?.chargeWork(num(args[1]));
             if (this.guard?.reason) throw "code mode cell exceeded its execution budget";
+            break;
+          case HOST_OP.taint:
+            host.taint?.(str(args[1]).slice(0, 200));
             break;
           default:
             throw "unknown host operation";

@@ -15,12 +15,22 @@ export type { ParkedRunState } from "./parked-run";
 export { buildPristineImage, pristineImage } from "./pristine-image";
 export { restoreFailure, SnapshotRestoreError, type SnapshotRestoreReason } from "./snapshot-restore-error";
 export { SNAPSHOT_SCHEMA, SnapshotStore, type SqlRunner } from "./snapshot-store";
-export * from "./engine-image";
-export * from "./image-registry";
-export * from "./image-store";
-export * from "./parked-run";
-export * from "./pristine-image";
-export * from "./snapshot-codec";
-export * from "./snapshot-format";
-export * from "./snapshot-restore-error";
-export * from "./snapshot-store";
+
+export { IMAGE_REGISTRY_NAME, isolateImageCaches } from "./image-registry";
+
+export { pristineDigest, type PristineImage } from "./pristine-image";
+export {
+  SNAPSHOT_FORMAT,
+  SnapshotFormatError,
+  writeSnapshot,
+  openSnapshot,
+  encodeMemoryDelta,
+  decodeMemoryDelta,
+  serializeSnapshot,
+  deserializeSnapshot,
+  type SnapshotBase,
+  type SnapshotHeader,
+  type OpenedSnapshot,
+} from "./snapshot-format";
+
+export { SNAPSHOT_SCHEMA_RESUMING, RESULT_ROW_OVERHEAD, type WriteGuard } from "./snapshot-store";

@@ -1,7 +1,9 @@
 import type { Settlement } from "../bridge";
 import { SNAPSHOT_CHUNK_BYTES } from "../limits";
 import type { ParkedRunState } from "./parked-run";
-import type { RunStore } from "../runs/run-context";
+
+/** A stored result row's own columns (run id, request id, flag), counted with its text. */
+export const RESULT_ROW_OVERHEAD = 48;
 
 /** The SQL surface the store needs (the session object's `Sql` helper). */
 export interface SqlRunner {
@@ -9,6 +11,17 @@ export interface SqlRunner {
   one<T>(query: string, ...params: SqlStorageValue[]): T | undefined;
   run(query: string, ...params: SqlStorageValue[]): void;
 }
+
+/**
+ * The session's guarded write path (its storage quota): `write` runs only if `bytes` more fit, else it
+ * throws (src/quota's `QuotaExceeded`) before anything is written. Parked runs are counted where they
+ * are stored, so the guard only checks. Absent: unguarded (benchmarks, unit tests).
+ */
+export type WriteGuard = <T>(bytes: number, write: () => T, what: string) => T;
+
+const unguarded: WriteGuard = (_bytes, write) => write();
+
+const utf8 = new TextEncoder();
 
 /** Set when a resume starts; a re-park clears it. Still set at claim time = the resume died. */
 export const SNAPSHOT_SCHEMA_RESUMING = ["ALTER TABLE runs ADD COLUMN resuming INTEGER NOT NULL DEFAULT 0"];
@@ -44,15 +57,26 @@ export const SNAPSHOT_SCHEMA = [
  * Parked runs in the session object's SQLite: compressed snapshot bytes in chunks under the
  * 2 MB production row limit, run state as JSON, and host results that settle while parked.
  */
-export class SnapshotStore implements RunStore {
-  constructor(private readonly sql: SqlRunner) {}
+// The run lifecycle's RunStore port (src/runs), checked structurally where the two are wired:
+// the store does not import its consumer.
+export class SnapshotStore {
+  constructor(
+    private readonly sql: SqlRunner,
+    private readonly guard: WriteGuard = unguarded,
+  ) {}
 
   count(): number {
     return this.sql.one<{ n: number }>("SELECT COUNT(*) AS n FROM runs")?.n ?? 0;
   }
 
-  /** Write (or replace) a parked run. */
+  /** Write (or replace) a parked run; refused by the guard when the session cannot hold what it adds. */
   put(state: ParkedRunState, bytes: Uint8Array): void {
+    const text = JSON.stringify(state);
+    const old = this.sql.one<{ b: number }>("SELECT stored_bytes + length(CAST(state AS BLOB)) AS b FROM runs WHERE run_id = ?", state.runId)?.b ?? 0;
+    this.guard(bytes.length + utf8.encode(text).length - old, () => this.write(state, text, bytes), "parking this run");
+  }
+
+  private write(state: ParkedRunState, text: string, bytes: Uint8Array): void {
     this.deleteChunks(state.runId);
     const chunks = Math.ceil(bytes.length / SNAPSHOT_CHUNK_BYTES);
     for (let i = 0; i < chunks; i++) {
@@ -67,7 +91,7 @@ export class SnapshotStore implements RunStore {
       state.runId,
       state.turnId,
       state.tenantId,
-      JSON.stringify(state),
+      text,
       bytes.length,
       chunks,
       state.expiresAt,
@@ -124,12 +148,13 @@ export class SnapshotStore implements RunStore {
   /** Store a host or client result; false when one was already stored for that request. */
   storeResult(runId: string, requestId: number, settlement: Settlement): boolean {
     if (this.sql.one("SELECT 1 AS x FROM run_results WHERE run_id = ? AND request_id = ?", runId, requestId)) return false;
-    this.sql.run(
-      "INSERT INTO run_results (run_id, request_id, ok, text) VALUES (?, ?, ?, ?)",
-      runId,
-      requestId,
-      settlement.ok ? 1 : 0,
-      settlement.ok ? (settlement.text ?? null) : settlement.message,
+    const text = settlement.ok ? (settlement.text ?? null) : settlement.message;
+    // Counted as the quota counts a stored result: its columns (PARKED_RESULT_OVERHEAD there) and its text.
+    const bytes = RESULT_ROW_OVERHEAD + (text === null ? 0 : utf8.encode(text).length);
+    this.guard(
+      bytes,
+      () => this.sql.run("INSERT INTO run_results (run_id, request_id, ok, text) VALUES (?, ?, ?, ?)", runId, requestId, settlement.ok ? 1 : 0, text),
+      "storing this result for the parked run",
     );
     return true;
   }

@@ -12,7 +12,7 @@
  * Linear in the number of tokens: brackets are matched with one stack, groups are skipped by
  * their matching index, and nested patterns deeper than MAX_PATTERN_DEPTH are not followed.
  */
-import { Tok, tokenize, type TokenList } from "./js-scanner";
+import { Tok, tokenize, type TokenList } from "../js-tokens";
 
 const MAX_PATTERN_DEPTH = 32;
 

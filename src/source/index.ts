@@ -6,10 +6,18 @@
 export { CellBudget } from "./cell-budget";
 export { prepareSource, type PreparedSource } from "./prepare-source";
 export { checkModuleAccess, checkShellCommand, checkSource, type SourceCheck } from "./source-checks";
-export * from "./cell-budget";
-export * from "./js-scanner";
-export * from "./line-starts";
-export * from "./prepare-source";
-export * from "./source-checks";
-export * from "./typescript-diagnostics";
-export * from "./typescript-transform";
+export {
+  COSTS,
+  describeSource,
+  estimateChecksMs,
+  estimateTranspileMs,
+  estimateGuestCompileMs,
+  type BudgetPhase,
+  type PlannedPhase,
+  type BudgetResult,
+} from "./cell-budget";
+export { lineStarts, lineAndColumn } from "./line-starts";
+
+export { MAX_NESTING } from "./source-checks";
+export { MAX_DIAGNOSTICS, UserPositions, formatDiagnostics, formatModuleSyntax, type ModuleSyntaxProblem } from "./typescript-diagnostics";
+export { transpileTypeScript, isTypeScriptCompilerLoaded, loadTypeScriptCompiler, type TranspileResult } from "./typescript-transform";

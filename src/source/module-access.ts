@@ -15,7 +15,7 @@
  */
 
 import { analyzeCell, startsMember, type CellStructure } from "./cell-structure";
-import { Tok, type TokenList } from "./js-scanner";
+import { Tok, type TokenList } from "../js-tokens";
 import { SOURCE_CHECK_OK, type SourceCheck } from "./source-check-result";
 
 /** Global objects through which a loader can be reached (`globalThis.require`). */

@@ -1,4 +1,11 @@
 /** Tool Search (seed 004): the compact catalog surface for runs without code mode. */
-export * from "./tool-search-catalog";
-export * from "./tool-search-input";
-export * from "./tool-search-surface";
+export {
+  HIT_DESCRIPTION_CHARS,
+  toolSearchId,
+  ToolSearchCatalog,
+  type ToolSearchSource,
+  type ToolSearchHit,
+  type ToolSearchDescription,
+} from "./tool-search-catalog";
+export { isToolSearchControl, parseToolSearchInput, searchLimit, type ToolSearchInput } from "./tool-search-input";
+export { TOOL_SEARCH_CONTROLS, toolSearchSurface } from "./tool-search-surface";

@@ -6,6 +6,8 @@ import { MAX_SEARCH_QUERY_CHARS } from "../limits";
  */
 export type ToolSearchInput =
   | { tool: "tool_search_code"; code: string }
+  /** Continue a cell parked on client calls (the caller, after posting their results; never the model's schema). */
+  | { tool: "tool_search_code"; runId: string }
   | { tool: "tool_search"; query: string; limit: number | null }
   | { tool: "tool_describe"; id: string }
   | { tool: "tool_call"; id: string; args: Record<string, unknown> };
@@ -28,10 +30,16 @@ export function parseToolSearchInput(
   const known = FIELDS[tool];
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return bad(`${tool} input must be an object: { ${known.join(", ")} }`);
   const input = raw as Record<string, unknown>;
-  const extra = Object.keys(input).find((k) => !known.includes(k));
+  // `runId` continues a parked tool_search_code cell: the caller's field, not in the model's schema.
+  const extra = Object.keys(input).find((k) => !known.includes(k) && !(tool === "tool_search_code" && k === "runId"));
   if (extra !== undefined) return bad(`unknown ${tool} field ${JSON.stringify(extra)}; ${tool} takes ${known.join(", ")}`);
   switch (tool) {
     case "tool_search_code": {
+      if ("runId" in input) {
+        if ("code" in input) return bad("tool_search_code takes { code } (a new cell) or { runId } (continue a parked one), not both");
+        if (typeof input.runId !== "string" || input.runId === "") return bad("tool_search_code runId must be the runId of a waiting result");
+        return { ok: true, input: { tool, runId: input.runId } };
+      }
       if (typeof input.code !== "string" || input.code.trim() === "")
         return bad("tool_search_code needs non-empty code (a JavaScript function body)");
       return { ok: true, input: { tool, code: input.code } };

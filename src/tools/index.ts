@@ -2,8 +2,8 @@ export { defineToolPlugin, type ToolPluginSpec } from "./define-tool-plugin";
 export { executeTool, type ToolOutcome } from "./executor";
 export { checkValue, compileSchema } from "./schema-validator";
 export type { JsonSchema, SessionStore, ToolContext, ToolDefinition, ToolPlugin } from "./types";
-export * from "./executor";
-export * from "./schema-validator";
-export * from "./types";
-export * from "./untrusted-content";
-export * from "./call-policy";
+
+export { type SchemaCheck } from "./schema-validator";
+export { type TurnParty, type ToolCallEvent, type BeforeToolCallResult, type ToolHooks } from "./types";
+export { UNTRUSTED_NOTICE, UNTRUSTED_OVERHEAD_BYTES, sanitizeUntrusted, wrapUntrusted, isWrappedUntrusted } from "./untrusted-content";
+export { type PolicyDecision, type Admission, type CallPolicy } from "./call-policy";

@@ -4,23 +4,24 @@
  *
  * RULES
  * - Text that came from the network (an MCP server, a tool that declares its output
- *   network-derived) reaches the model between a start and an end marker that carry a random id,
- *   after a one-line notice that it is data, not instructions.
- * - Sanitization: the marker keyword anywhere in the content (any case or spacing, look-alike
- *   letters, invisible characters in between, with or without brackets, id or END_) is replaced
- *   with `[marker removed]`, so the content can neither close the wrapper early nor open a fake
- *   trusted section. The guest still sees the
- *   original value; only the model-facing text is wrapped.
+ *   network-derived, server-written metadata) reaches the model between a start and an end marker
+ *   that carry a random id, after a one-line notice that it is data, not instructions.
+ * - Sanitization neutralizes the marker keyword in place and keeps every other character: each
+ *   occurrence of the keyword (`EXTERNAL_UNTRUSTED_CONTENT`, with or without `END_`, in any case,
+ *   spacing or separators, spelled with look-alike letters, with invisible or combining characters
+ *   inside, inside a longer word) becomes `[marker removed]`; brackets, ids, attributes and the
+ *   text around it stay. So the content can neither close the wrapper early nor open a fake
+ *   trusted section, and JSON stays JSON: a match never spans a `"` or `\`, so it lies inside one
+ *   string, and the replacement holds neither. The guest still sees the original value; only the
+ *   model-facing text is wrapped.
  * BOUND: the wrapper adds at most `UNTRUSTED_OVERHEAD_BYTES` to the sanitized text, which is never
- * longer than the original (a replacement is shorter than what it replaces).
+ * longer than the original in UTF-8 bytes (the replacement, 16 bytes, is shorter than any keyword it replaces).
  */
 
-/**
- * The marker keyword, with any run of `<` before it and any closing run after it (attributes up
- * to the line end included): the keyword alone is neutralized, whatever surrounds it, so no
- * spelling of a marker survives (one `>`, a long attribute run, no brackets at all).
- */
-const MARKER = /<*\s*(?:end[\s_-]*)?external[\s_-]*untrusted[\s_-]*content\b[^<>\n]{0,200}>*/gi;
+/** Characters a keyword's words may be separated by (never `"` or `\`: see RULES). */
+const SEP = "[\\s_\\-.~*+=|\\u00b7\\u2010-\\u2015\\u2022\\u2212]{0,8}";
+/** The keyword on the folded copy (ASCII letters), anywhere: prefixes and suffixes do not hide it. */
+const MARKER = new RegExp(`(?:end${SEP})?external${SEP}untrusted${SEP}content`, "gi");
 const REPLACEMENT = "[marker removed]";
 
 export const UNTRUSTED_NOTICE =
@@ -30,13 +31,14 @@ export const UNTRUSTED_NOTICE =
 export const UNTRUSTED_OVERHEAD_BYTES = 512;
 
 /**
- * Look-alikes fold to ASCII before matching: fullwidth forms, angle-bracket homoglyphs, Cyrillic
- * and Greek letters that look Latin; zero-width and format characters are dropped. `at[i]` is the
- * original index of folded character i, so a match in the folded copy maps back to its span.
+ * Look-alikes fold to ASCII before matching: compatibility forms and accented letters
+ * (fullwidth, mathematical and circled letters, the long s, the Kelvin sign, ligatures, É: NFKD
+ * without its marks), Cyrillic and Greek letters that look Latin; invisible (default-ignorable,
+ * format) and combining characters are dropped. `at[i]` is the original index of folded
+ * character i, so a match in the folded copy maps back to its span in the original.
  */
-const ANGLE_LEFT = new Set([0x2039, 0x00ab, 0x2329, 0x3008, 0x27e8, 0xfe64, 0x02c2, 0x1438, 0x276e]);
-const ANGLE_RIGHT = new Set([0x203a, 0x00bb, 0x232a, 0x3009, 0x27e9, 0xfe65, 0x02c3, 0x1433, 0x276f]);
-const INVISIBLE = /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]/;
+const DROPPED = /^[\p{Default_Ignorable_Code_Point}\p{Cf}\p{M}]$/u;
+const MARKS = /\p{M}/gu;
 const CONFUSABLE: Record<string, string> = {
   // Cyrillic
   А: "A",
@@ -91,23 +93,41 @@ const CONFUSABLE: Record<string, string> = {
   υ: "u",
 };
 
+/** One non-ASCII character as the matcher reads it ("" when it is dropped). */
+function foldChar(ch: string): string {
+  const confusable = CONFUSABLE[ch];
+  if (confusable !== undefined) return confusable;
+  if (DROPPED.test(ch)) return "";
+  const plain = ch.normalize("NFKD").replace(MARKS, "");
+  // Only a form that is plain letters or a separator counts (ﬀ → ff, ｅ → e, 𝐄 → E, É → E, ＿ → _):
+  // a quote or a backslash never folds in, so a match cannot take one in.
+  return plain !== ch && /^(?:[A-Za-z]+|[ _.-])$/.test(plain) ? plain : ch;
+}
+
 function fold(text: string): { folded: string; at: number[] } {
   let folded = "";
   const at: number[] = [];
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    const c = ch.charCodeAt(0);
-    if (INVISIBLE.test(ch)) continue;
-    let out = ch;
-    if (c >= 0xff01 && c <= 0xff5e) out = String.fromCharCode(c - 0xfee0);
-    else if (ANGLE_LEFT.has(c)) out = "<";
-    else if (ANGLE_RIGHT.has(c)) out = ">";
-    else if (c === 0x3000) out = " ";
-    else if (CONFUSABLE[ch] !== undefined) out = CONFUSABLE[ch]!;
+  for (let i = 0; i < text.length;) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) {
+      folded += text[i];
+      at.push(i);
+      i++;
+      continue;
+    }
+    const ch = String.fromCodePoint(text.codePointAt(i)!);
+    const out = foldChar(ch);
+    for (let k = 0; k < out.length; k++) at.push(i);
     folded += out;
-    at.push(i);
+    i += ch.length;
   }
   return { folded, at };
+}
+
+/** The original index just past the character that folded character `k` came from. */
+function endOf(text: string, at: number[], k: number): number {
+  const i = at[k]!;
+  return i + String.fromCodePoint(text.codePointAt(i)!).length;
 }
 
 export function sanitizeUntrusted(text: string): string {
@@ -116,9 +136,9 @@ export function sanitizeUntrusted(text: string): string {
   let from = 0;
   for (const m of folded.matchAll(MARKER)) {
     const start = at[m.index]!;
-    const end = at[m.index + m[0].length - 1]! + 1;
+    if (start < from) continue; // a folded expansion already consumed by the previous match
     out += text.slice(from, start) + REPLACEMENT;
-    from = end;
+    from = endOf(text, at, m.index + m[0].length - 1);
   }
   return out + text.slice(from);
 }

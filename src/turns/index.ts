@@ -1,11 +1,28 @@
 /** The public surface of src/turns (other folders import from here). */
-export * from "./quick-index";
-export * from "./run-tool";
-export * from "./surface";
-export * from "./telemetry";
-export * from "./tool-handlers";
-export * from "./turn-spec";
-export * from "./surface-check";
-export * from "./tool-search-run";
-export * from "./mcp-runtime";
-export * from "./nested-activity";
+export { renderQuickIndex } from "./quick-index";
+export { cellEnvironment, isRestartSafe, execCell, callDirectTool, type ToolRouteResult, type TurnDeps } from "./run-tool";
+export { defaultExecLanguage, modelSurface, type ModelTool, type SurfaceShape } from "./surface";
+export { turnTelemetry } from "./telemetry";
+export {
+  clientResultSettlement,
+  executeEntry,
+  turnHandlers,
+  admitClientCall,
+  afterClientResult,
+  type ToolResolver,
+  type NestedCallDeps,
+} from "./tool-handlers";
+export { MAX_CALLED_TOOLS, recordCalled, type TurnToolSearch, type TurnSpec, type TurnCounters } from "./turn-spec";
+export { checkSurface } from "./surface-check";
+export {
+  runToolSearchCode,
+  callToolSearchTool,
+  toolSearchCellSpec,
+  toolSearchCellEnvironment,
+  toolSearchEnd,
+  type ClientCallWaiting,
+  type ToolCallClientHandOut,
+} from "./tool-search-run";
+export { MCP_SERVER_OPS, mcpRuntime, mcpToolDefinition, mcpServerOp, mcpOpDefinition, type StoredMcpServer, type McpRuntime } from "./mcp-runtime";
+export { discoverMcp, planTurn, turnSurface, type OpenTurnRequest } from "./turn-opening";
+export { nestedCall, type NestedCall, type ActivitySink } from "./nested-activity";

@@ -32,10 +32,17 @@ export type TurnDeps = {
   mcp: McpServers;
   /** Completed nested calls, for the trajectory (absent: not recorded). */
   activity?: ActivitySink;
+  /**
+   * The call read server- or client-written metadata (an MCP declaration file, a description or
+   * schema of an MCP or client tool): its result is network-derived, like an MCP tool's result.
+   */
+  taint?: (source: string) => void;
   /** The turn's call policy (hooks, approvals) for nested calls of a cell (`pause`: its budget pause) or direct calls. */
   policy?: (opts: { nested: boolean; pause?: BudgetPause }) => CallPolicy;
   /** Partial updates of running tools (transient: the /chat stream shows them). */
   onUpdate?: (callId: string | undefined, tool: string, partial: unknown) => void;
+  /** When a cell of this call was admitted to the session's queue: its deadline counts from here. */
+  admittedAt?: number;
 };
 
 /** The cell environment of a turn: limits, guest tool metadata, bridge handlers, telemetry. */
@@ -52,6 +59,7 @@ export function cellEnvironment(spec: TurnSpec, counters: TurnCounters, deps: Tu
     clock: deps.clock,
     signal: deps.signal,
     vms: deps.vms,
+    ...(deps.admittedAt !== undefined ? { admittedAt: deps.admittedAt } : {}),
     tools,
     pause,
     handlers: turnHandlers(spec, catalog, counters, { ...deps, policy, now: () => deps.clock.now() }, mcp, { restartSafe }),

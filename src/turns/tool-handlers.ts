@@ -68,6 +68,15 @@ export async function executeEntry(
   return boundedResult(entry.toolName, outcome.details, maxBytes, definition.outputSchema !== undefined);
 }
 
+/**
+ * A tool whose metadata (name, description, schemas) was written outside the gateway: by an MCP
+ * server or by the client that declared it (seed 002: "Remote MCP and client metadata remains
+ * untrusted"). Reading it makes a result network-derived.
+ */
+export function writtenElsewhere(entry: CatalogEntry): boolean {
+  return entry.source === "mcp" || entry.source === "client";
+}
+
 function notReplaySafe(callableName: string): string {
   return `${callableName} is not replay-safe; restartSafe cells may only call replay-safe tools`;
 }
@@ -77,7 +86,7 @@ export function turnHandlers(
   spec: TurnSpec,
   catalog: Catalog,
   counters: TurnCounters,
-  deps: NestedCallDeps & { mcp: McpServers; activity?: ActivitySink; now?: () => number },
+  deps: NestedCallDeps & { mcp: McpServers; activity?: ActivitySink; taint?: (source: string) => void; now?: () => number },
   mcp: McpRuntime,
   opts: { restartSafe: boolean },
 ): Omit<BridgeHandlers, "output"> {
@@ -179,20 +188,28 @@ export function turnHandlers(
       counters.search++;
       if (limit !== null && (typeof limit !== "number" || !Number.isFinite(limit)))
         return { ok: false, message: "catalog.search limit must be a number" };
-      const hits = catalog.search(query, searchLimit(limit, spec.options)).map(guestMetadata);
+      const entries = catalog.search(query, searchLimit(limit, spec.options));
+      const hits = entries.map(guestMetadata);
       const text = JSON.stringify(hits);
       // Never a silent partial list: when the matching callable names do not fit the output
       // budget, reject and let the model narrow the query.
       if (utf8ByteLength(JSON.stringify(hits.map((h) => h.callableName))) > maxBytes) {
         return { ok: false, message: `catalog.search matched more tools than fit in maxOutputBytes (${maxBytes}); narrow the query or lower limit` };
       }
+      // Client-written descriptions in the hits: what the cell returns from them is untrusted.
+      const client = entries.find(writtenElsewhere);
+      if (client) deps.taint?.(client.toolName);
       return { ok: true, text };
     },
     describe(tool): Settlement {
       counters.describe++;
       const entry = catalog.lookup(tool);
       if (!entry) return { ok: false, message: `${tool || "tool"} is not an available tool` };
+      if (writtenElsewhere(entry)) deps.taint?.(entry.toolName);
       return { ok: true, text: boundedJson(guestDescription(entry), maxBytes) };
+    },
+    taint(source): void {
+      deps.taint?.(source);
     },
   };
 }

@@ -4,7 +4,8 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import { LATEST_PROTOCOL_VERSION, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { afterEach, describe, expect, it } from "vitest";
-import { handleMcpRequest, type McpRequestContext } from "../../src/mcp-server";
+import type { McpRequestContext } from "../../src/http";
+import { handleMcpRequest } from "../../src/mcp-server";
 import { api, sessionId, TOKEN_A, TOKEN_B } from "./helpers";
 
 // Code mode as an MCP server: the SDK's own client, its fetch forwarded to the gateway in workerd.

@@ -2,6 +2,7 @@ import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloud
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/http";
+import { handleMcpRequest } from "../../src/mcp-server";
 
 // This project's RATE_LIMITER allows 5 requests per tenant per 60 s window (vitest.config.ts).
 const LIMIT = 5;
@@ -38,7 +39,7 @@ describe("per-tenant request rate limit (RATE_LIMITER binding)", () => {
   });
 
   it("an embedding without the binding, or with gateway.rateLimit.enabled false, is unlimited", async () => {
-    const app = createApp();
+    const app = createApp({ mcp: handleMcpRequest });
     const send = async (bindings: Record<string, unknown>) => {
       const ctx = createExecutionContext();
       const req = new Request("http://gateway/v1/sessions/rl-unbound", { method: "DELETE", headers: { authorization: "Bearer test-token-b" } });
@@ -59,7 +60,7 @@ describe("per-tenant request rate limit (RATE_LIMITER binding)", () => {
 
   it("each tools/call of an /mcp JSON-RPC batch counts against the limit; the calls over it are refused alone, as rate_limited", async () => {
     // A tenant of its own (this file's others are spent), through the real app and RATE_LIMITER binding.
-    const app = createApp();
+    const app = createApp({ mcp: handleMcpRequest });
     const bindings = { ...env, GATEWAY_TOKENS: JSON.stringify({ "test-token-mcp-batch": "tenant-mcp-batch" }) } as any;
     const post = async (body: unknown, headers: Record<string, string> = {}) => {
       const ctx = createExecutionContext();

@@ -1,16 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { loadGatewayTokens } from "../../src/http";
-import { HttpError } from "../../src/http";
+import { GatewayError } from "../../src/errors";
 import { formatPath, parseJsonBody } from "../../src/http";
 import { validateClientTool } from "../../src/http";
 import { validateOpenTurn } from "../../src/http";
 
-/** The HttpError a call throws, as the contract's `{ code, message, path }`. */
+/** The GatewayError a call throws, as the contract's `{ code, message, path }`. */
 function refusal(fn: () => unknown): { code: string; message: string; path?: string } {
   try {
     fn();
   } catch (error) {
-    if (error instanceof HttpError) return error.toJSON().error;
+    if (error instanceof GatewayError) return error.toJSON().error;
     throw error;
   }
   throw new Error("expected a refusal");

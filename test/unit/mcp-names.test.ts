@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { assignMcpNames, normalizeMcpName } from "../../src/mcp";
+import { isJsSafeName } from "../../src/catalog";
+import { OBJECT_PROTOCOL_NAMES } from "../../src/runtime/reserved-names";
 
 describe("normalizeMcpName: the documented rule", () => {
   it.each([
@@ -30,6 +32,22 @@ describe("normalizeMcpName: the documented rule", () => {
     expect(normalizeMcpName("", "tool")).toBe("unnamed");
     expect(normalizeMcpName("--", "tool")).toBe("unnamed");
     expect(normalizeMcpName("日本", "server")).toBe("unnamed");
+  });
+
+  it("protocol names (then, toJSON, every Object.prototype member) are reserved for tools and servers alike", () => {
+    for (const kind of ["tool", "server"] as const) {
+      expect(normalizeMcpName("then", kind)).toBe("_then");
+      expect(normalizeMcpName("toJSON", kind)).toBe("_toJSON");
+      expect(normalizeMcpName("to_JSON", kind)).toBe("_toJSON");
+      expect(normalizeMcpName("has-own-property", kind)).toBe("_hasOwnProperty");
+    }
+    // One rule: every own name of Object.prototype is refused as a catalog global and renamed as an MCP member.
+    const names = [...Object.getOwnPropertyNames(Object.prototype), ...OBJECT_PROTOCOL_NAMES];
+    for (const name of names) {
+      expect(isJsSafeName(name), name).toBe(false);
+      const member = normalizeMcpName(name, "tool");
+      expect(Object.getOwnPropertyNames(Object.prototype).includes(member) || OBJECT_PROTOCOL_NAMES.has(member), name).toBe(false);
+    }
   });
 
   it("namespace members are reserved for tools only; index for servers only", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { checkModuleAccess, checkShellCommand, checkSource } from "../../src/source";
 import { MAX_NESTING } from "../../src/source";
-import { tokenize } from "../../src/source";
+import { tokenize } from "../../src/js-tokens";
 import { ORDINARY_CELLS, REFUSED_CELLS } from "../source-corpus";
 
 function rejected(result: ReturnType<typeof checkModuleAccess>): string {

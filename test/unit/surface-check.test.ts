@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { planTurn } from "../../durable-objects/session/turn-opening";
+import { planTurn } from "../../src/turns";
 import { parseGatewayConfig } from "../../src/config";
 import { demoPlugin } from "../../src/plugins/demo";
 import { defineToolPlugin } from "../../src/tools";

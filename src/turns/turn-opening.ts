@@ -1,12 +1,14 @@
-import { buildCatalog, isToolAllowed } from "../../src/catalog";
-import type { ClientToolSpec, McpServerTools } from "../../src/catalog";
-import { assignMcpNames, McpServers, type McpServerRecord } from "../../src/mcp";
-import type { StoredMcpServer } from "../../src/turns";
-import { findAgent, planSurface, resolveActivation, resolveApprovals, resolveCodeModeOptions, type GatewayConfig } from "../../src/config";
-import type { ToolPlugin } from "../../src/tools";
-import { checkSurface, MCP_SERVER_OPS, modelSurface, type ModelTool, type SurfaceShape } from "../../src/turns";
-import type { TurnSpec } from "../../src/turns";
-import type { SurfaceTelemetry } from "../../src/code-mode";
+import { buildCatalog, isToolAllowed } from "../catalog";
+import type { ClientToolSpec, McpServerTools } from "../catalog";
+import { assignMcpNames, McpServers, type McpServerRecord } from "../mcp";
+import type { StoredMcpServer } from "./mcp-runtime";
+import { findAgent, planSurface, resolveActivation, resolveApprovals, resolveCodeModeOptions, type GatewayConfig } from "../config";
+import type { ToolPlugin } from "../tools";
+import { MCP_SERVER_OPS } from "./mcp-runtime";
+import { checkSurface } from "./surface-check";
+import { modelSurface, type ModelTool, type SurfaceShape } from "./surface";
+import type { TurnSpec } from "./turn-spec";
+import type { SurfaceTelemetry } from "../code-mode";
 
 /** A validated `POST …/turns` body (the HTTP layer checks shapes; this decides policy). */
 export type OpenTurnRequest = {

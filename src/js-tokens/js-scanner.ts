@@ -19,7 +19,7 @@
 
 import { Tok, TokenList } from "./token-list";
 
-export { Tok, TokenList } from "./token-list";
+// Tok and TokenList are exported by the folder index.
 
 /** Keywords after which an expression (so a regex literal, or an object literal) may start. */
 const EXPRESSION_KEYWORDS = new Set([

@@ -1,11 +1,10 @@
-import type { Sampling } from "../../src/providers";
-import type { CodeModeTelemetry } from "../../src/code-mode";
-import type { ModelTool } from "../../src/turns";
-import type { Trajectory } from "../../src/agent";
-import type { OpenTurnRequest } from "./turn-opening";
-import type { PendingApproval } from "./approval-broker";
+import type { Sampling } from "../providers";
+import type { CodeModeTelemetry } from "../code-mode";
+import type { ModelTool, OpenTurnRequest } from "../turns";
+import type { Trajectory } from "../agent";
 
-export type { PendingApproval } from "./approval-broker";
+/** An approval waiting for an operator, as `GET …/approvals` lists it (the preview is redacted). */
+export type PendingApproval = { approvalId: string; turnId: string; tool: string; inputPreview: string; requestedAt: number };
 export type ApprovalDecision = { decision: "allow" | "deny"; reason?: string };
 
 /**
@@ -14,9 +13,9 @@ export type ApprovalDecision = { decision: "allow" | "deny"; reason?: string };
  * a failure carries a reason, and the HTTP edge alone decides which status a reason gets.
  */
 
-/** Why a session call was refused (the HTTP edge maps each to its status: http-error.ts). */
-export type SessionFailure =
-  "invalid_request" | "not_found" | "conflict" | "quota_exceeded" | "invalid_config" | "session_reset" | "surface_rejected";
+import type { SessionFailure } from "../errors";
+/** Why a session call was refused (the HTTP edge maps each to its status: src/errors). */
+export type { SessionFailure };
 
 export type SessionReply<T> = { ok: true; body: T } | { ok: false; reason: SessionFailure; message: string };
 
@@ -24,6 +23,13 @@ export type SessionReply<T> = { ok: true; body: T } | { ok: false; reason: Sessi
 export type TrustedResult = { result: unknown; untrusted: boolean };
 
 export type ClientResultBody = { callId: string; value?: unknown; error?: { message: string } };
+
+/**
+ * A client result was taken. `result`: what a Tool Search `tool_call` that handed this call out
+ * answers now that it arrived (checked like every client result); a parked cell gets it at its
+ * next `wait` (or `tool_search_code { runId }`) instead.
+ */
+export type ClientResultAnswer = { accepted: true; result?: { status: "completed"; value: unknown } | { status: "failed"; error: string } };
 
 /** `POST …/turns`: what the model would be sent, and which surface owns it (code mode, Tool Search, or neither). */
 export type OpenTurnAnswer = {
@@ -64,7 +70,7 @@ export interface SessionRpc {
   cancelRequest(requestId: string): Promise<void>;
   /** The object was reset under an exec or wait: report that cell as failed. */
   lostCall(tenantId: string, turnId: string, toolName: string, requestId?: string): Promise<SessionReply<unknown>>;
-  clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<{ accepted: true }>>;
+  clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<ClientResultAnswer>>;
   deleteTurn(tenantId: string, turnId: string): Promise<SessionReply<{ telemetry: CodeModeTelemetry }>>;
   deleteSession(): Promise<SessionReply<{ deleted: true }>>;
   /**

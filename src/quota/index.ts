@@ -1,0 +1,2 @@
+export { FREE_SPACE, QuotaExceeded, quotaExceeded } from "./quota-exceeded";
+export { Reservation, Reservations } from "./reservations";

@@ -1,0 +1,41 @@
+/**
+ * THE reserved-name rule for every name a tool or server gives to something the guest reaches:
+ * bare catalog globals (catalog/callable-names.ts) and namespace members — MCP servers under
+ * `MCP`, tools under `MCP.<server>` (mcp/mcp-names.ts). A reserved name is never taken as it is;
+ * each naming scheme renames it its own way (a hash suffix for globals, a `_` prefix for MCP
+ * members) and the declarations show the renamed spelling.
+ *
+ * Two parts:
+ * - JS_RESERVED_WORDS: keywords, strict-mode reserved words, the contextual `async`/`of`, and the
+ *   global constants and pseudo-variables (`undefined NaN Infinity eval arguments`).
+ * - OBJECT_PROTOCOL_NAMES: names the engine or the runtime read *and call* on any object: every
+ *   `Object.prototype` member (an own one shadows it), `then` (a thenable: `await MCP.x` would call
+ *   it) and `toJSON` (`JSON.stringify(MCP.x)` would call it); plus every `__`-prefixed name
+ *   (`__proto__` and the legacy accessors). Symbol-keyed protocols (`Symbol.iterator`,
+ *   `Symbol.toPrimitive`, …) cannot be named by a string, so no tool can take them.
+ */
+export const JS_RESERVED_WORDS: ReadonlySet<string> = new Set(
+  (
+    "break case catch class const continue debugger default delete do else enum export extends false finally for " +
+    "function if import in instanceof new null return super switch this throw true try typeof var void while with " +
+    "yield let static implements interface package private protected public await async of " +
+    "undefined NaN Infinity eval arguments"
+  ).split(" "),
+);
+
+export const OBJECT_PROTOCOL_NAMES: ReadonlySet<string> = new Set(
+  (
+    "constructor hasOwnProperty isPrototypeOf propertyIsEnumerable toLocaleString toString valueOf then toJSON " +
+    "__proto__ __defineGetter__ __defineSetter__ __lookupGetter__ __lookupSetter__"
+  ).split(" "),
+);
+
+/** A name the engine or runtime would read and call on an object that had it as an own member. */
+export function isProtocolName(name: string): boolean {
+  return OBJECT_PROTOCOL_NAMES.has(name) || name.startsWith("__");
+}
+
+/** Reserved for any guest-visible name: a keyword-like word or a protocol name. */
+export function isReservedGuestName(name: string): boolean {
+  return JS_RESERVED_WORDS.has(name) || isProtocolName(name);
+}
