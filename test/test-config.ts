@@ -49,6 +49,8 @@ export const TEST_CONFIG = {
       approvedirect: { tools: { codeMode: false }, approvals: { require: ["notes_write"], timeoutSeconds: 30 } },
       approvesearch: { tools: { codeMode: false, toolSearch: { mode: "tools" } }, approvals: { require: ["notes_write"], timeoutSeconds: 30 } },
       approvepark: { tools: { codeMode: { timeoutMs: 300 } }, approvals: { require: ["notes_write"], timeoutSeconds: 30 } },
+      // Resuming a parked run (the outer wait) needs an operator's approval.
+      approvewait: { approvals: { require: ["wait"], timeoutSeconds: 30 } },
       // Large VMs waiting for a decision give their memory back (test/e2e/approval-wait-memory.test.ts);
       // `quick` has 1 s to get it back, `snapcap` is too large to snapshot and keeps its VM.
       approvebig: {

@@ -13,6 +13,7 @@ import {
   type ChatState,
   type DirectClientAdmission,
   type LoopEnd,
+  type NotRunReason,
   type PendingClientCall,
   type ToolRun,
 } from "../../src/agent";
@@ -51,6 +52,8 @@ export type ChatHost = {
   turn(tenantId: string, turnId: string): { spec: TurnSpec; counters: TurnCounters } | undefined;
   surface(spec: TurnSpec): { ok: true; tools: ModelTool[] } | { ok: false; message: string };
   runOuter(tenantId: string, turnId: string, toolName: string, input: unknown, call: OuterCall): Promise<OuterReply>;
+  /** Puts on record (the trajectory) an outer call answered without running it; `code` says why. */
+  notRun(tenantId: string, turnId: string, call: { callId: string; tool: string; input: unknown; requestId: string }, code: NotRunCode): void;
   transcript: TranscriptStore;
   /** Turns a /chat call of this object instance drives right now (a stored `running` elsewhere is stale). */
   driving: Set<string>;
@@ -73,6 +76,9 @@ export type ChatHost = {
 };
 
 type Emit = (event: ChatEvent) => void;
+
+/** Why a call was answered without running: the loop's reasons, or a stopped turn's repair (`turn_stopped`). */
+export type NotRunCode = NotRunReason | "turn_stopped";
 
 const refuse = (code: ChatErrorCode, message: string): never => {
   throw new GatewayError(code, message);
@@ -124,6 +130,8 @@ async function drive(
   let turnId: string | undefined;
   let state: ChatState | undefined;
   let spec: TurnSpec | undefined;
+  // The turn's counters as last seen: a turn deleted under this call still reports its meta.
+  let counters: TurnCounters | undefined;
   let abort: AbortController | undefined;
   let driving = false;
   // Set once the loop owns the turn: a continuation refused before that leaves the stored state as it was.
@@ -165,12 +173,13 @@ async function drive(
       stopRoom = host.quota.reserve(STOP_RECORD_BYTES) ?? refuseFull();
       turnId = id;
       spec = turn.spec;
+      counters = turn.counters;
       state = stored;
       host.driving.add(id);
       driving = true;
       // Tool Search cells parked on client calls are resumed first (their answers are the model's tool messages).
       deferred = stored.pending.filter((p) => p.runId !== undefined && p.providerCallId !== undefined);
-      messages = deferred.length > 0 ? [] : repairReplay(host, id, state, host.transcript.messages(id));
+      messages = deferred.length > 0 ? [] : repairReplay(host, tenantId, id, requestId, state, host.transcript.messages(id));
       continued = true;
     } else {
       const model = resolveModel(config.config, req.model!, host.env);
@@ -186,7 +195,7 @@ async function drive(
       turnId = opened.body.turnId;
       host.driving.add(turnId);
       driving = true;
-      spec = host.turn(tenantId, turnId)!.spec;
+      ({ spec, counters } = host.turn(tenantId, turnId)!);
       state = newChatState(req.model!, model.model.contextWindow, sampling);
       stopRoom = host.quota.reserve(STOP_RECORD_BYTES);
       host.transcript.appendAll(turnId, messages);
@@ -225,7 +234,7 @@ async function drive(
       if (parked.length > 0) {
         state.stopReason = "client_tools";
         end = { status: "waiting", pending: parked };
-      } else messages = repairReplay(host, turnId, state, host.transcript.messages(turnId));
+      } else messages = repairReplay(host, tenantId, turnId, requestId, state, host.transcript.messages(turnId));
     }
     end ??= await loop(host, ctx, messages);
     state.status = end.status === "waiting" ? "waiting" : "completed";
@@ -235,8 +244,12 @@ async function drive(
     for (const p of state.pending) if (p.admission) host.transcript.callEnded(turnId, p.callId);
     emit({ type: "done", answer: answer(host, tenantId, turnId, state, resolved.model, end) });
   } catch (error) {
-    const failure = toChatError(error, abort?.signal);
     const turn = turnId !== undefined ? host.turn(tenantId, turnId) : undefined;
+    // Deleted under this call (the turn or its session): that ended it, whatever failed after.
+    const deleted = turnId !== undefined && !turn;
+    const failure: ChatError = deleted
+      ? { code: "aborted", message: "the turn (or its session) was deleted while /chat ran" }
+      : toChatError(error, abort?.signal);
     // Only while the turn still exists (deleting it, or the session, cancels the loop): the
     // transcript keeps everything before the failure, and a retryable failure may be continued.
     if (state && turnId && turn && (started || !continuedTurn(req))) {
@@ -251,14 +264,13 @@ async function drive(
     }
     if (failure.code === "internal_error")
       logRecord("host_error", { where: "chat.unexpected", error, requestId, tenant: tenantId, sessionId, turnId });
+    const shown = turn ?? (deleted && spec && counters ? { spec, counters } : undefined);
+    const ended: ChatState | undefined = state && deleted ? { ...state, status: "stopped", lastError: "aborted" } : state;
     emit({
       type: "error",
-      error:
-        turnId !== undefined && !turn && failure.code === "internal_error"
-          ? { code: "aborted", message: "the turn (or its session) was deleted while /chat ran" }
-          : failure,
+      error: failure,
       ...(turnId !== undefined ? { turnId } : {}),
-      ...(state && turn ? { meta: chatMeta(state, { codeModeEngaged: turn.spec.codeModeEngaged, counters: turn.counters }, undefined) } : {}),
+      ...(ended && shown ? { meta: chatMeta(ended, { codeModeEngaged: shown.spec.codeModeEngaged, counters: shown.counters }, undefined) } : {}),
     });
   } finally {
     stopRoom?.release();
@@ -302,9 +314,17 @@ function saveStop(host: ChatHost, turnId: string, state: ChatState, room: Reserv
  * A turn stopped mid-round (a provider failure after tools ran, a reset, a cancel) may have tool
  * calls of its last assistant message without results; providers refuse such a replay. Each gets a
  * stored error result saying its outcome is unknown (the model inspects state before repeating it),
- * and counts as a failed outer call (a reset lost the loop's count of its round).
+ * and counts as a failed outer call (a reset lost the loop's count of its round). One that never
+ * started is put on record as not run (one that started is already there, `lost` after a reset).
  */
-function repairReplay(host: ChatHost, turnId: string, state: ChatState, messages: ModelMessage[]): ModelMessage[] {
+function repairReplay(
+  host: ChatHost,
+  tenantId: string,
+  turnId: string,
+  requestId: string,
+  state: ChatState,
+  messages: ModelMessage[],
+): ModelMessage[] {
   let last = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
     if (messages[i]!.role === "assistant") {
@@ -315,20 +335,30 @@ function repairReplay(host: ChatHost, turnId: string, state: ChatState, messages
   const assistant = last >= 0 ? messages[last] : undefined;
   if (!assistant || assistant.role !== "assistant" || !assistant.toolCalls?.length) return messages;
   const answered = new Set(messages.slice(last + 1).flatMap((m) => (m.role === "tool" ? [m.toolCallId] : [])));
-  const repairs: ModelMessage[] = assistant.toolCalls
-    .filter((call) => !answered.has(call.id))
-    .map((call) => ({
-      role: "tool",
-      toolCallId: call.id,
-      toolName: call.name,
-      content: "error: the turn stopped before this call answered; its outcome is unknown. Inspect state before repeating it.",
-      isError: true,
-    }));
+  const unanswered = assistant.toolCalls.filter((call) => !answered.has(call.id));
+  const started = unanswered.length > 0 ? startedThisRound(host, turnId) : new Set<string>();
+  const repairs: ModelMessage[] = unanswered.map((call) => ({
+    role: "tool",
+    toolCallId: call.id,
+    toolName: call.name,
+    content: "error: the turn stopped before this call answered; its outcome is unknown. Inspect state before repeating it.",
+    isError: true,
+  }));
   if (repairs.length === 0) return messages;
   // All or none (one guarded write): a session too full for them refuses the continuation, storing nothing.
   host.transcript.appendAll(turnId, repairs);
+  for (const call of unanswered)
+    if (!started.has(call.id)) host.notRun(tenantId, turnId, { callId: call.id, tool: call.name, input: call.input, requestId }, "turn_stopped");
   for (const r of repairs) if (r.role === "tool") countToolCall(state, r.toolName, true);
   return [...messages, ...repairs];
+}
+
+/** Outer calls on record since the turn's last model call (the round a stopped turn was in). */
+function startedThisRound(host: ChatHost, turnId: string): Set<string> {
+  const rows = host.transcript.events(turnId);
+  let i = rows.length - 1;
+  while (i >= 0 && rows[i]!.kind !== "model_call") i--;
+  return new Set(rows.slice(i + 1).flatMap((r) => (r.kind === "outer_start" && typeof r.body.callId === "string" ? [r.body.callId] : [])));
 }
 
 type LoopCtx = {
@@ -369,6 +399,8 @@ function loop(host: ChatHost, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
       isClientTool: (name) => clientTools.has(name),
       admitClient: (call, callId) => host.admitClient(c.tenantId, c.turnId, call, { callId, requestId: c.requestId, signal: c.signal }),
       displayInput: (call) => storedInput(call.name, call.input, redaction),
+      notRun: (call, reason) =>
+        host.notRun(c.tenantId, c.turnId, { callId: call.id, tool: call.name, input: call.input, requestId: c.requestId }, reason),
       append: (message, r) => {
         const stored = storedMessage(message, redaction);
         if (r && "reserve" in r) {

@@ -35,6 +35,8 @@ export type CallScope = {
   /** Policy decisions (hooks, approvals), by invocation id. */
   record?: (callId: string | undefined, tool: string, decision: PolicyDecision, reason?: string) => void;
   onUpdate?: (invocationId: string | undefined, tool: string, partial: unknown) => void;
+  /** When the call's cell was admitted to the session's queue (its deadline counts from here). */
+  admittedAt?: number;
 };
 
 export type RedactionOptions = { secrets: readonly string[]; patterns: readonly RegExp[] };
@@ -69,6 +71,8 @@ export class OuterCallRecorder {
   private parkedRunId: string | undefined;
   /** Decisions seen for invocations under this call, for their log records. */
   private readonly decisions = new Map<string, PolicyDecision>();
+  /** Policy refused this call itself (hooks, an approval): an outer `wait` then resumed nothing. */
+  private refusedByPolicy = false;
 
   constructor(
     private readonly store: TranscriptStore,
@@ -149,6 +153,8 @@ export class OuterCallRecorder {
 
   /** A policy decision on a call under this one (or on this call itself, for a direct tool). */
   policy(invocationId: string | undefined, tool: string, decision: PolicyDecision, reason?: string): void {
+    const own = invocationId === undefined || invocationId === this.call.callId;
+    if (own && !ADMITTED.has(decision)) this.refusedByPolicy = true;
     this.decisions.set(invocationId ?? this.call.callId, decision);
     this.event("policy", {
       invocationId: invocationId ?? this.call.callId,
@@ -156,6 +162,16 @@ export class OuterCallRecorder {
       decision,
       ...(reason !== undefined ? { reason: reason.slice(0, 240) } : {}),
     });
+  }
+
+  /**
+   * A call answered without running (arguments that are not JSON, the transcript bound, a
+   * cancelled /chat call, a stopped turn's repair): on record as `not_run`, with why as its code.
+   */
+  notRun(input: unknown, code: string): void {
+    this.start(input);
+    this.store.callEnded(this.turnId, this.call.callId);
+    this.event("outer_end", { callId: this.call.callId, tool: this.toolName, status: "not_run", code, durationMs: 0 });
   }
 
   /**
@@ -192,7 +208,8 @@ export class OuterCallRecorder {
       durationMs,
       ...(this.untrusted ? { untrusted: true } : {}),
     });
-    if (resumed !== undefined) {
+    // A wait refused by policy never claimed its run: it stays parked, nothing was resumed.
+    if (resumed !== undefined && !this.refusedByPolicy) {
       const unavailable = body.status === "failed" && code === "invalid_input";
       if (unavailable) {
         if (body.error === RUN_UNAVAILABLE) this.event("snapshot", { event: "unavailable", runId, callId });
@@ -219,6 +236,9 @@ export class OuterCallRecorder {
     if (isTruncated(body.value)) this.event("limit", { limit: "maxOutputBytes", callId, detail: "the value was truncated" });
   }
 }
+
+/** Decisions that let a call run. */
+const ADMITTED: ReadonlySet<PolicyDecision> = new Set<PolicyDecision>(["allowed", "approved"]);
 
 /** Source shown in the trajectory: this much of each alias, at most. */
 const SHOWN_SOURCE_CHARS = 16 * 1024;

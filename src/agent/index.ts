@@ -1,4 +1,4 @@
-export { runAgentLoop, type ToolRun, type LoopDeps, type LoopEnd } from "./agent-loop";
+export { runAgentLoop, type ToolRun, type LoopDeps, type LoopEnd, type NotRunReason } from "./agent-loop";
 export {
   shownCall,
   encodeEvent,

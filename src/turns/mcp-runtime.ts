@@ -1,7 +1,7 @@
 import type { Settlement } from "../bridge";
 import type { Catalog, CatalogEntry } from "../catalog";
-import { boundedJson, boundedResult } from "../code-mode";
-import { apiHeader, buildApiFiles, type ApiFileTable, type McpDeclaredServer, type McpServerRecord, type McpServers } from "../mcp";
+import { boundedResult } from "../code-mode";
+import { apiHeader, boundedApiHeader, buildApiFiles, type ApiFileTable, type McpDeclaredServer, type McpServerRecord, type McpServers } from "../mcp";
 import type { ToolDefinition } from "../tools";
 import type { TurnSpec } from "./turn-spec";
 
@@ -113,7 +113,8 @@ export async function mcpServerOp(
     case "$api": {
       const declared = runtime.declared.find((d) => d.name === ident)!;
       const r = apiHeader(declared, typeof args.toolName === "string" ? args.toolName : undefined, { schema: args.schema === true });
-      return r.ok ? { ok: true, text: boundedJson(r.value, maxBytes) } : { ok: false, message: r.message };
+      // Its declared shape, bounded in its own terms (never the generic truncation marker).
+      return r.ok ? { ok: true, text: JSON.stringify(boundedApiHeader(r.value, maxBytes)) } : { ok: false, message: r.message };
     }
     case "resources/list":
     case "prompts/list": {
