@@ -16,3 +16,5 @@ export {
 export { ZERO_USAGE, newChatState, addUsage, countToolCall, chatMeta, type ChatState } from "./chat-state";
 export { modelResultLimits, modelFacingResult, type ResultLimits, type ModelFacing } from "./model-result";
 export { buildTrajectory, type TrajectoryRow, type NestedEntry, type OuterCall, type Trajectory } from "./trajectory";
+export { type ChatRequest } from "./chat-request";
+export { type OuterCallContext, type OuterReply } from "./agent-port";

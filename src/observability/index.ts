@@ -26,3 +26,4 @@ export { isCredentialName, isCredentialParam } from "./credential-names";
 export { MASK, SECRET_SHAPES, maskSecrets, type RedactOptions } from "./secret-shapes";
 export { debugFlags, logTurnSurface, transportObserver, type TurnDebugFacts } from "./turn-debug";
 export { secretForms, sentSecretList, maskSentSecrets, maskSentSecretsIn, SentSecretStream } from "./sent-secrets";
+export { storedInput, type RedactionOptions } from "./stored-input";

@@ -14,3 +14,24 @@ export {
   type TrustedResult,
   type TurnSurface,
 } from "./session-rpc";
+export { TurnService, type SessionPorts } from "./turn-service";
+export { CallRegistry, type TrackedCall } from "./call-registry";
+export { encodeTurn } from "./turn-row";
+export { registeredSecrets } from "./registered-secrets";
+export type {
+  Admission,
+  ApprovalDecisionInput,
+  ApprovalsPort,
+  EncodedTurn,
+  ExpiryPort,
+  LostApproval,
+  Promised,
+  QuotaPort,
+  Redaction,
+  SessionStoragePort,
+  StoredTurn,
+  ToolCallClient,
+  ToolCallClientsPort,
+  TranscriptPort,
+  TurnStorePort,
+} from "./ports";

@@ -1,7 +1,8 @@
-import type { Sampling } from "../providers";
 import type { CodeModeTelemetry } from "../code-mode";
-import type { ModelTool, OpenTurnRequest } from "../turns";
-import type { Trajectory } from "../agent";
+import type { ModelTool } from "../turns";
+import type { ChatRequest, Trajectory } from "../agent";
+
+export type { ChatRequest };
 
 /** An approval waiting for an operator, as `GET …/approvals` lists it (the preview is redacted). */
 export type PendingApproval = { approvalId: string; turnId: string; tool: string; inputPreview: string; requestedAt: number };
@@ -13,11 +14,9 @@ export type ApprovalDecision = { decision: "allow" | "deny"; reason?: string };
  * a failure carries a reason, and the HTTP edge alone decides which status a reason gets.
  */
 
-import type { SessionFailure } from "../errors";
+import type { SessionFailure, SessionReply } from "../errors";
 /** Why a session call was refused (the HTTP edge maps each to its status: src/errors). */
-export type { SessionFailure };
-
-export type SessionReply<T> = { ok: true; body: T } | { ok: false; reason: SessionFailure; message: string };
+export type { SessionFailure, SessionReply };
 
 /** A tool result and whether any of it came from the network (MCP, network-derived plugin tools). */
 export type TrustedResult = { result: unknown; untrusted: boolean };
@@ -45,15 +44,6 @@ export type OpenTurnAnswer = {
 
 /** An open turn's model-facing surface, as `openTurn` answered it. */
 export type TurnSurface = { codeModeEngaged: boolean; tools: ModelTool[] };
-
-/** A validated `POST …/chat` body: a new turn (`model`, `messages`, turn fields) or a continuation (`turnId`). */
-export type ChatRequest = OpenTurnRequest & {
-  messages: Array<{ role: "system" | "user" | "assistant"; content: string }>;
-  turnId?: string;
-  maxAssistantTurns: number;
-  /** `temperature`, `topP`, `maxOutputTokens` of a new turn (kept for its continuations). */
-  sampling?: Sampling;
-};
 
 export interface SessionRpc {
   openTurn(tenantId: string, sessionId: string, req: unknown): Promise<SessionReply<OpenTurnAnswer>>;

@@ -1,27 +1,13 @@
-import type { CodeModeResult } from "../../src/code-mode";
-import { NESTED_PREVIEW_BYTES } from "../../src/limits";
-import { logRecord, redactedPreview, redactSource } from "../../src/observability";
-import { RUN_UNAVAILABLE } from "../../src/runs";
-import type { ActivitySink, NestedCall } from "../../src/turns";
-import type { PolicyDecision } from "../../src/tools";
-import type { SessionReply } from "../../src/session";
-import type { TranscriptStore } from "./transcript-store";
-
-/** One outer call as the session object runs it: who called, and the /chat call it belongs to. */
-export type OuterCall = {
-  /** The provider's tool-call id in /chat; a generated `call_<uuid>` on the tools route. */
-  callId: string;
-  via: "chat" | "route";
-  requestId?: string;
-  /** The /chat call's signal: cancelling it cancels this call. */
-  parent?: AbortSignal;
-  /** Each completed nested call, as it completes (the /chat stream's `nested_call` events). */
-  onNested?: (call: NestedCall) => void;
-  /** Partial updates of running tools under this call (the /chat stream's `tool_update` events; transient). */
-  onUpdate?: (invocationId: string | undefined, tool: string, partial: unknown) => void;
-};
-
-export type OuterReply = { reply: SessionReply<unknown>; untrusted: boolean };
+import type { CodeModeResult } from "../code-mode";
+import { NESTED_PREVIEW_BYTES } from "../limits";
+import { logRecord, redactedPreview, type RedactionOptions } from "../observability";
+import { RUN_UNAVAILABLE } from "../runs";
+import type { ActivitySink, NestedCall } from "../turns";
+import type { PolicyDecision } from "../tools";
+import type { SessionReply } from "../errors";
+import type { OuterCallContext } from "../agent";
+import { storedInput } from "../observability";
+import type { TranscriptPort } from "./ports";
 
 /** What the tool dispatch needs of an outer call. */
 export type CallScope = {
@@ -39,8 +25,6 @@ export type CallScope = {
   admittedAt?: number;
 };
 
-export type RedactionOptions = { secrets: readonly string[]; patterns: readonly RegExp[] };
-
 /** The parked run an outer call resumes: code mode's `wait`, or Tool Search's `tool_search_code { runId }`. */
 export function resumedRunId(toolName: string, input: unknown): string | undefined {
   if (toolName !== "wait" && toolName !== "tool_search_code") return undefined;
@@ -49,15 +33,6 @@ export function resumedRunId(toolName: string, input: unknown): string | undefin
 }
 
 /** `exec`'s `code`/`command` as stored: redacted source (seed 002, "Source in session history"); other inputs as given. */
-export function storedInput(toolName: string, input: unknown, redaction: RedactionOptions): unknown {
-  if (toolName !== "exec") return input;
-  // Arguments that did not parse (e.g. cut off at max tokens) are still source: redacted the same way.
-  if (typeof input === "string") return redactSource(input, redaction);
-  if (typeof input !== "object" || input === null || Array.isArray(input)) return input;
-  const out: Record<string, unknown> = { ...(input as Record<string, unknown>) };
-  for (const key of ["code", "command"]) if (typeof out[key] === "string") out[key] = redactSource(out[key] as string, redaction);
-  return out;
-}
 
 /**
  * Writes one outer call's trajectory events: its start and end, every completed nested call
@@ -75,9 +50,9 @@ export class OuterCallRecorder {
   private refusedByPolicy = false;
 
   constructor(
-    private readonly store: TranscriptStore,
+    private readonly store: TranscriptPort,
     private readonly turnId: string,
-    private readonly call: OuterCall,
+    private readonly call: OuterCallContext,
     private readonly toolName: string,
     private readonly now: () => number,
     private readonly redaction: RedactionOptions,

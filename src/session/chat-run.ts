@@ -16,11 +16,11 @@ import {
   type NotRunReason,
   type PendingClientCall,
   type ToolRun,
-} from "../../src/agent";
-import type { GatewayConfig } from "../../src/config";
-import type { CodeModeResult } from "../../src/code-mode";
-import { MAX_TRANSCRIPT_BYTES, NESTED_PREVIEW_BYTES, PROVIDER_TIMEOUT_MS } from "../../src/limits";
-import { logRecord, redactedPreview } from "../../src/observability";
+} from "../agent";
+import type { GatewayConfig } from "../config";
+import type { CodeModeResult } from "../code-mode";
+import { MAX_TRANSCRIPT_BYTES, NESTED_PREVIEW_BYTES, PROVIDER_TIMEOUT_MS } from "../limits";
+import { logRecord, redactedPreview } from "../observability";
 import {
   costUsd,
   createModelClient,
@@ -30,15 +30,16 @@ import {
   type ModelToolCall,
   type ResolvedModel,
   type TransportObserver,
-} from "../../src/providers";
-import type { ModelTool, TurnCounters, TurnSpec } from "../../src/turns";
-import { storedInput, type OuterCall, type OuterReply, type RedactionOptions } from "./outer-call-recorder";
-import type { ChatRequest, OpenTurnAnswer, SessionReply } from "../../src/session";
-import { GatewayError, isRetryable, type ChatErrorCode } from "../../src/errors";
-import type { TranscriptStore } from "./transcript-store";
-import type { StorageQuota } from "./storage-quota";
-import { FREE_SPACE, QuotaExceeded, type Reservation } from "../../src/quota";
-import type { OpenTurnRequest } from "../../src/turns";
+} from "../providers";
+import type { ModelTool, TurnCounters, TurnSpec } from "../turns";
+import { storedInput, type RedactionOptions } from "../observability";
+import type { OuterCallContext, OuterReply } from "../agent";
+import type { ChatRequest, OpenTurnAnswer, SessionReply } from "./session-rpc";
+import { GatewayError, isRetryable, type ChatErrorCode } from "../errors";
+import type { QuotaPort, TranscriptPort } from "./ports";
+import type { TrackedCall } from "./call-registry";
+import { FREE_SPACE, QuotaExceeded, type Reservation } from "../quota";
+import type { OpenTurnRequest } from "../turns";
 
 /** What a /chat call needs from its session object (a narrow seam: the object stays a thin shell). */
 export type ChatHost = {
@@ -48,13 +49,13 @@ export type ChatHost = {
   /** `storedWith`: bytes stored with the turn right after it opens (admitted together with it). */
   openTurn(tenantId: string, sessionId: string, req: OpenTurnRequest, storedWith: number): Promise<SessionReply<OpenTurnAnswer>>;
   /** The session's guarded write path: room held for the records a /chat call must be able to finish. */
-  quota: Pick<StorageQuota, "reserve">;
+  quota: Pick<QuotaPort, "reserve">;
   turn(tenantId: string, turnId: string): { spec: TurnSpec; counters: TurnCounters } | undefined;
   surface(spec: TurnSpec): { ok: true; tools: ModelTool[] } | { ok: false; message: string };
-  runOuter(tenantId: string, turnId: string, toolName: string, input: unknown, call: OuterCall): Promise<OuterReply>;
+  runOuter(tenantId: string, turnId: string, toolName: string, input: unknown, call: OuterCallContext): Promise<OuterReply>;
   /** Puts on record (the trajectory) an outer call answered without running it; `code` says why. */
   notRun(tenantId: string, turnId: string, call: { callId: string; tool: string; input: unknown; requestId: string }, code: NotRunCode): void;
-  transcript: TranscriptStore;
+  transcript: TranscriptPort;
   /** Turns a /chat call of this object instance drives right now (a stored `running` elsewhere is stale). */
   driving: Set<string>;
   wasDelivered(turnId: string, callId: string): boolean;
@@ -67,8 +68,7 @@ export type ChatHost = {
     call: ModelToolCall,
     opts: { callId: string; requestId: string; signal: AbortSignal },
   ): Promise<{ ok: true; input: unknown; admission?: DirectClientAdmission } | { ok: false; message: string }>;
-  track(turnId: string, requestId: string): AbortController;
-  untrack(turnId: string, c: AbortController, requestId: string): void;
+  track(turnId: string, requestId: string): TrackedCall;
   redaction(spec: TurnSpec): RedactionOptions;
   observer(ids: { tenant: string; sessionId: string; turnId: string; requestId: string }): TransportObserver | undefined;
   /** Tests swap the provider transport; production uses the platform's fetch. */
@@ -132,7 +132,7 @@ async function drive(
   let spec: TurnSpec | undefined;
   // The turn's counters as last seen: a turn deleted under this call still reports its meta.
   let counters: TurnCounters | undefined;
-  let abort: AbortController | undefined;
+  let abort: TrackedCall | undefined;
   let driving = false;
   // Set once the loop owns the turn: a continuation refused before that leaves the stored state as it was.
   let started = false;
@@ -274,7 +274,7 @@ async function drive(
     });
   } finally {
     stopRoom?.release();
-    if (abort && turnId) host.untrack(turnId, abort, requestId);
+    abort?.untrack();
     if (driving && turnId) host.driving.delete(turnId);
   }
 }

@@ -1,0 +1,128 @@
+import type { ChatState, TrajectoryRow } from "../agent";
+import type { ApprovalRequester } from "../policy";
+import type { ModelMessage } from "../providers";
+import type { Reservation } from "../quota";
+import type { TurnCounters, TurnSpec } from "../turns";
+import type { PendingApproval } from "./session-rpc";
+
+/**
+ * What the turn service needs from the session's storage. The session Durable Object implements
+ * these over its SQLite database (durable-objects/session/*-store.ts); the service never sees
+ * SQL, and tests drive it with in-memory adapters. Each port is named after what it stores.
+ */
+
+/** Room a write was promised earlier (src/quota reservations): taken from, not checked again. */
+export type Promised = { reservation: Reservation; take: number };
+
+export type StoredTurn = { spec: TurnSpec; counters: TurnCounters };
+/**
+ * A turn as it is stored. `bytes`: its row now (spec + counters, bounded by MAX_TURN_ROW_BYTES);
+ * `charged`: what it counts against the session's `maxStoredBytes` — the spec plus the counters at
+ * their largest (every count at 2^53−1, every catalog tool the turn can record in `called`), so a
+ * counter update never grows the session past what was admitted and needs no check of its own.
+ */
+export type EncodedTurn = { spec: string; counters: string; bytes: number; charged: number };
+
+/** Turns: their spec (catalog, surface), counters, and the client results already delivered. */
+export interface TurnStorePort {
+  insert(spec: TurnSpec, counters: TurnCounters, row?: EncodedTurn): void;
+  get(tenantId: string, turnId: string): StoredTurn | undefined;
+  saveCounters(turnId: string, counters: TurnCounters): void;
+  ids(): string[];
+  forget(): void;
+  recordDelivered(turnId: string, callId: string): void;
+  wasDelivered(turnId: string, callId: string): boolean;
+  delete(turnId: string): boolean;
+}
+
+/** A turn's /chat state, transcript (messages), trajectory (events) and open outer calls. */
+export interface TranscriptPort {
+  state(turnId: string): ChatState | undefined;
+  saveState(turnId: string, state: ChatState, promised?: Promised): void;
+  append(turnId: string, message: ModelMessage, promised?: Promised): boolean;
+  appendAll(turnId: string, messages: readonly ModelMessage[], promised?: Promised): boolean;
+  transcriptBytes(turnId: string): number;
+  messages(turnId: string): ModelMessage[];
+  event(turnId: string, at: number, kind: string, body: Record<string, unknown>): void;
+  droppedEvents(turnId: string): number;
+  events(turnId: string): TrajectoryRow[];
+  parentOf(turnId: string, invocationId: string): string | undefined;
+  callStarted(turnId: string, callId: string, tool: string, at: number): void;
+  callEnded(turnId: string, callId: string): void;
+  openCalls(): Array<{ turnId: string; callId: string; tool: string; startedAt: number }>;
+  runningTurns(): string[];
+  markUntrusted(turnId: string, runId: string): void;
+  isUntrusted(runId: string): boolean;
+  deleteTurn(turnId: string): void;
+}
+
+/** A client tool a Tool Search `tool_call` handed to the caller, until its result arrives. */
+export type ToolCallClient = {
+  turnId: string;
+  callId: string;
+  parentCallId: string;
+  tool: string;
+  input: unknown;
+  decision: string;
+  startedAt: number;
+};
+
+export interface ToolCallClientsPort {
+  count(turnId: string): number;
+  add(call: ToolCallClient): boolean;
+  get(turnId: string, callId: string): ToolCallClient | undefined;
+  settle(turnId: string, callId: string): void;
+  deleteTurn(turnId: string): void;
+}
+
+export type ApprovalDecisionInput = { decision: "allow" | "deny"; reason?: string };
+
+/** An approval its predecessor left pending when the session object was reset (failed closed). */
+export type LostApproval = {
+  approvalId: string;
+  tenantId: string;
+  turnId: string;
+  tool: string;
+  inputPreview: string;
+  callId?: string;
+  parentCallId?: string;
+  requestedAt: number;
+};
+
+export type Redaction = { secrets: readonly string[]; patterns: readonly RegExp[] };
+
+/** Operator approvals: asked for by calls (the requester), listed and decided over HTTP. */
+export interface ApprovalsPort {
+  requester(scope: { tenantId: string; turnId: string; parentCallId?: string }, redaction: Redaction, turnExists?: () => boolean): ApprovalRequester;
+  list(tenantId: string): PendingApproval[];
+  decide(
+    tenantId: string,
+    approvalId: string,
+    d: ApprovalDecisionInput,
+  ): { ok: true } | { ok: false; reason: "not_found" | "conflict"; message: string };
+  deleteTurn(turnId: string): void;
+}
+
+export type Admission = { ok: true } | { ok: false; message: string };
+
+/** The session's storage quota (`gateway.sessions`): admission of a new turn, room held for later writes. */
+export interface QuotaPort {
+  usage(): { turns: number; bytes: number };
+  reserve(bytes: number): Reservation | undefined;
+  admitTurn(bytes: number, extra?: number): Admission;
+}
+
+/** Idle expiry of turns and of the whole session. */
+export interface ExpiryPort {
+  touch(turnId?: string): boolean;
+  dueTurns(): string[];
+  sessionDue(): boolean;
+  nextDeadline(): number;
+}
+
+/** The session's storage as a whole: created by its first turn, wiped by its deletion. */
+export interface SessionStoragePort {
+  readonly ready: boolean;
+  ensure(): void;
+  wipe(): Promise<void>;
+}
