@@ -1,49 +1,21 @@
-import { Catalog, type CatalogEntry } from "../catalog";
-import type { Settlement } from "../bridge";
 import { failed } from "../cell";
-import type { CodeModeResult, CodeModeTelemetry } from "../code-mode";
-import { APPROVALS_OFF, findModel, loadGatewayConfig, type SessionLimits } from "../config";
+import type { CodeModeTelemetry } from "../code-mode";
+import { findModel, loadGatewayConfig, type SessionLimits } from "../config";
 import { objectResetMessage, sessionResetMessage, type SessionReply } from "../errors";
-import { McpServers } from "../mcp";
-import { cellFields, cellTrace, debugFlags, execLanguage, logRecord, logTurnSurface, transportObserver, type CellTrace } from "../observability";
-import { admitExec, admitWait, execRan, toolCallPolicy, type ApprovalRequester, type ExecAdmission, type PluginHooks } from "../policy";
+import { cellFields, cellTrace, debugFlags, logRecord, logTurnSurface, transportObserver } from "../observability";
 import { costUsd } from "../providers";
 import { QuotaExceeded } from "../quota";
 import type { CellVms, Clock } from "../runtime";
 import type { DeliveryRefusal, RunLifecycle } from "../runs";
 import type { SnapshotStore } from "../snapshot-store";
-import { isToolSearchControl, parseToolSearchInput, TOOL_SEARCH_CONTROLS } from "../tool-search";
-import type { SessionStore, ToolCallEvent, ToolDefinition, ToolPlugin } from "../tools";
-import {
-  afterClientResult,
-  callDirectTool,
-  callToolSearchTool,
-  cellEnvironment,
-  clientResultSettlement,
-  defaultExecLanguage,
-  discoverMcp,
-  execCell,
-  isRestartSafe,
-  mcpToolDefinition,
-  planTurn,
-  runToolSearchCode,
-  toolSearchCellEnvironment,
-  toolSearchCellSpec,
-  toolSearchEnd,
-  turnSurface,
-  turnTelemetry,
-  type ClientCallWaiting,
-  type OpenTurnRequest,
-  type TurnCounters,
-  type TurnDeps,
-  type TurnSpec,
-} from "../turns";
-import { buildTrajectory, chatMeta, type ChatRequest, type ChatState, type OuterCallContext, type OuterReply, type Trajectory } from "../agent";
+import type { SessionStore, ToolPlugin } from "../tools";
+import { clientResultSettlement, discoverMcp, planTurn, turnSurface, type OpenTurnRequest, type TurnCounters, type TurnSpec } from "../turns";
+import { buildTrajectory, chatMeta, type ChatRequest, type ChatState, type Trajectory } from "../agent";
 import { MAX_TURN_ROW_BYTES } from "../limits";
 import { CallRegistry } from "./call-registry";
+import { OuterCalls } from "./outer-calls";
 import { runChat } from "./chat-run";
 import { admitDirectClientCall, settleDirectClientCall } from "./direct-client-call";
-import { OuterCallRecorder, resumedRunId, type CallScope } from "./outer-call-recorder";
 import type {
   ApprovalsPort,
   EncodedTurn,
@@ -56,7 +28,6 @@ import type {
   TranscriptPort,
   TurnStorePort,
 } from "./ports";
-import { registeredSecrets } from "./registered-secrets";
 import { recoverFromReset } from "./reset-recovery";
 import {
   notFound,
@@ -68,7 +39,7 @@ import {
   type TrustedResult,
   type TurnSurface,
 } from "./session-rpc";
-import { handOutToolCallClient, settleToolCallClient } from "./tool-call-client";
+import { settleToolCallClient } from "./tool-call-client";
 import { encodeTurn } from "./turn-row";
 
 /**
@@ -115,22 +86,16 @@ export class TurnService {
   /** Turns a /chat call of this instance is driving (a stored `running` state without one here is stale). */
   private readonly driving = new Set<string>();
   private readonly plugins: readonly ToolPlugin[];
-  private readonly definitions = new Map<string, ToolDefinition>();
-  /** Every plugin's before/after_tool_call hooks run for every call of every turn, in registration order. */
-  private readonly pluginHooks: PluginHooks[];
+  /** The one path of outer calls (tools route, /mcp, the agent loop). */
+  private readonly outer: OuterCalls;
 
   constructor(
     plugins: readonly ToolPlugin[],
     private readonly p: SessionPorts,
   ) {
     this.plugins = plugins;
-    for (const pl of plugins) for (const t of pl.tools) this.definitions.set(`${pl.id}\u0000${t.name}`, t);
-    this.pluginHooks = plugins.flatMap((pl) => (pl.hooks ? [{ pluginId: pl.id, hooks: pl.hooks }] : []));
     this.calls = new CallRegistry(() => this.p.clock());
-  }
-
-  private resolve(entry: CatalogEntry): ToolDefinition | undefined {
-    return entry.pluginId !== undefined ? this.definitions.get(`${entry.pluginId}\u0000${entry.toolName}`) : undefined;
+    this.outer = new OuterCalls(plugins, p, this.calls, (turnId) => this.touched(turnId));
   }
 
   /**
@@ -215,7 +180,7 @@ export class TurnService {
             }
           : {}),
         tools,
-        telemetry: this.telemetry(spec, counters),
+        telemetry: this.outer.telemetry(spec, counters),
       },
     };
   }
@@ -243,7 +208,7 @@ export class TurnService {
    * (`cancelRequest`); an aborted exec or wait fails with `aborted` and its run is dropped.
    */
   async callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<unknown>> {
-    const r = await this.runOuter(tenantId, turnId, toolName, input, { callId: `call_${crypto.randomUUID()}`, via: "route", requestId });
+    const r = await this.outer.run(tenantId, turnId, toolName, input, { callId: `call_${crypto.randomUUID()}`, via: "route", requestId });
     return r.reply;
   }
 
@@ -254,134 +219,8 @@ export class TurnService {
     input: unknown,
     requestId?: string,
   ): Promise<SessionReply<TrustedResult>> {
-    const r = await this.runOuter(tenantId, turnId, toolName, input, { callId: `call_${crypto.randomUUID()}`, via: "route", requestId });
+    const r = await this.outer.run(tenantId, turnId, toolName, input, { callId: `call_${crypto.randomUUID()}`, via: "route", requestId });
     return r.reply.ok ? { ok: true, body: { result: r.reply.body, untrusted: r.untrusted } } : r.reply;
-  }
-
-  /**
-   * One outer (model-visible) tool call, from the tools route or the agent loop, recorded in the
-   * turn's trajectory with its nested calls, snapshot lifecycle and limits hit.
-   */
-  private async runOuter(tenantId: string, turnId: string, toolName: string, input: unknown, call: OuterCallContext): Promise<OuterReply> {
-    const turn = this.p.turns.get(tenantId, turnId);
-    if (!turn) return { reply: notFound("unknown turn"), untrusted: false };
-    this.touched(turnId);
-    const started = this.p.clock().now();
-    const recorder = this.recorder(turn.spec, call, toolName);
-    recorder.start(input);
-    // A directly called MCP tool's result is network-derived too (not only nested ones).
-    if (
-      !turn.spec.codeModeEngaged &&
-      [...turn.spec.catalog.entries, ...turn.spec.catalog.direct].some(
-        (e) => e.toolName === toolName && (e.source === "mcp" || this.resolve(e)?.networkDerived === true),
-      )
-    )
-      recorder.untrusted = true;
-    // A wait resumes a program that may already hold network-derived values from before it parked.
-    const resumed = resumedRunId(toolName, input);
-    if (typeof resumed === "string" && this.p.transcript.isUntrusted(resumed)) recorder.untrusted = true;
-    const scope: CallScope = {
-      requestId: call.requestId,
-      parent: call.parent,
-      callId: call.callId,
-      activity: (n) => recorder.nested(n),
-      taint: (source) => recorder.taint(source),
-      record: (callId, tool, decision, reason) => recorder.policy(callId, tool, decision, reason),
-      ...(call.onUpdate ? { onUpdate: call.onUpdate } : {}),
-    };
-    const reply = await this.dispatchTool(turn, toolName, input, scope);
-    // The run may have been marked while this wait ran (a network-derived call of the parked run finished meanwhile).
-    if (typeof resumed === "string" && this.p.transcript.isUntrusted(resumed)) recorder.untrusted = true;
-    recorder.end(reply, input, this.p.clock().now() - started);
-    return { reply, untrusted: recorder.untrusted };
-  }
-
-  /** The trajectory and log writer of one outer call. */
-  private recorder(spec: TurnSpec, call: OuterCallContext, toolName: string): OuterCallRecorder {
-    return new OuterCallRecorder(
-      this.p.transcript,
-      spec.turnId,
-      call,
-      toolName,
-      () => this.p.clock().now(),
-      { secrets: this.secretsOf(spec), patterns: this.redactPatterns() },
-      { tenant: spec.tenantId, sessionId: spec.sessionId },
-      new Set(spec.catalog.entries.filter((e) => e.source === "client").map((e) => e.toolName)),
-    );
-  }
-
-  private async dispatchTool(turn: StoredTurn, toolName: string, input: unknown, ctx: CallScope): Promise<SessionReply<unknown>> {
-    const { spec } = turn;
-    const { tenantId, turnId } = spec;
-    const { requestId } = ctx;
-    if (spec.codeModeEngaged && toolName === "exec") {
-      const language = execLanguage(input, defaultExecLanguage(spec.options.languages));
-      const trace = cellTrace("exec", requestId, language);
-      const event = this.execEvent(spec, input, language);
-      const admitted = await this.admitOuter(spec, event, ctx, admitExec);
-      if (!admitted.ok) return { ok: true, body: failed(admitted.message, admitted.code, this.telemetry(spec, turn.counters)) };
-      const source = admitted.input;
-      const reply = await this.calls.serial((admittedAt) =>
-        this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => this.exec(t, source, signal, { ...ctx, admittedAt })),
-      );
-      if (reply.ok) await execRan(this.pluginHooks, { ...event, input: source }, reply.body as { status?: unknown; error?: unknown });
-      return this.logCell(spec, trace, reply);
-    }
-    if (spec.codeModeEngaged && toolName === "wait") {
-      const trace = cellTrace("wait", requestId);
-      const event: ToolCallEvent = { ...this.execEvent(spec, input, undefined), toolName: "wait", toolKind: "code_mode_wait" };
-      const admitted = await this.admitOuter(spec, event, ctx, admitWait);
-      if (!admitted.ok) return { ok: true, body: failed(admitted.message, admitted.code, this.telemetry(spec, turn.counters)) };
-      const reply = await this.wait(turn, input, trace, ctx);
-      if (reply.ok) await execRan(this.pluginHooks, event, reply.body as { status?: unknown; error?: unknown });
-      return this.logCell(spec, trace, reply);
-    }
-    const ts = spec.toolSearch;
-    if (ts && isToolSearchControl(toolName) && TOOL_SEARCH_CONTROLS[ts.mode].includes(toolName)) {
-      const trace = cellTrace(toolName, requestId, toolName === "tool_search_code" ? "javascript" : undefined);
-      if (toolName === "tool_search_code") {
-        const runId = resumedRunId(toolName, input);
-        const reply =
-          runId !== undefined
-            ? await this.resumeToolSearch(turn, input, trace, ctx)
-            : await this.calls.serial((admittedAt) =>
-                this.withTurn(tenantId, turnId, trace, ctx, async (t, signal) => {
-                  const env = toolSearchCellEnvironment(t.spec, t.counters, this.deps(t.spec, signal, { ...ctx, admittedAt }));
-                  return this.p.runs.finish(toolSearchCellSpec(t.spec), await runToolSearchCode(env, input), env, { restartSafe: false });
-                }),
-              );
-        return this.logCell(spec, trace, reply);
-      }
-      return this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => {
-        const deps = this.deps(t.spec, signal, ctx);
-        return callToolSearchTool(t.spec, t.counters, deps, toolName, input, (entry, args, telemetry) =>
-          handOutToolCallClient(
-            {
-              spec: t.spec,
-              store: this.p.toolCallClients,
-              parentCallId: ctx.callId ?? `call_${crypto.randomUUID()}`,
-              policy: deps.policy?.({ nested: true }),
-              context: deps.context,
-              signal,
-              now: () => this.p.clock().now(),
-            },
-            entry,
-            args,
-            telemetry,
-          ),
-        );
-      });
-    }
-    const abort = this.calls.track(turnId, requestId, ctx.parent);
-    const before = JSON.stringify(turn.counters);
-    try {
-      const routed = await callDirectTool(spec, toolName, input, this.deps(spec, abort.signal, ctx), turn.counters);
-      if (routed.kind === "not_found") return notFound(routed.message);
-      return { ok: true, body: routed.result };
-    } finally {
-      abort.untrack();
-      this.saveCountersIfMoved(tenantId, turnId, turn.counters, before);
-    }
   }
 
   /**
@@ -401,7 +240,7 @@ export class TurnService {
     const message =
       `${objectResetMessage(toolName)}; ` +
       "what the cell did before is unknown and it cannot be resumed. Inspect state before retrying; parked runs are kept.";
-    const body = failed(message, "internal_error", this.telemetry(turn.spec, turn.counters));
+    const body = failed(message, "internal_error", this.outer.telemetry(turn.spec, turn.counters));
     // The reset instance never wrote this cell's record: this one stands for it (its counters and duration are unknown).
     logRecord("cell", {
       ...cellFields(turn.spec, cellTrace(toolName as "exec" | "wait" | "tool_search_code", requestId), body),
@@ -446,7 +285,7 @@ export class TurnService {
           body,
         ),
       );
-      await this.afterClientResult(turn.spec, handed.tool, handed.input, body.callId, true, settlement);
+      await this.outer.afterClientResult(turn.spec, handed.tool, handed.input, body.callId, true, settlement);
       return { ok: true, body: { accepted: true, result: outcome } };
     }
     // A client tool the model called directly in /chat: its result becomes the tool message the model reads next.
@@ -467,7 +306,7 @@ export class TurnService {
           body,
         ),
       );
-      await this.afterClientResult(turn.spec, direct.tool, direct.input, body.callId, false, settled);
+      await this.outer.afterClientResult(turn.spec, direct.tool, direct.input, body.callId, false, settled);
       return { ok: true, body: { accepted: true } };
     }
     // The declared outputSchema and the size cap are applied here; a violation reaches the guest as an error at wait.
@@ -493,22 +332,8 @@ export class TurnService {
     }
     if (refused) return { ok: false, reason: refused.reason === "already_delivered" ? "conflict" : "not_found", message: refused.message };
     this.p.transcript.event(turnId, this.p.clock().now(), "client_result", { invocationId: body.callId, ok: settlement.ok });
-    if (tool?.kind === "client") await this.afterClientResult(turn.spec, tool.tool, tool.input, body.callId, true, settlement);
+    if (tool?.kind === "client") await this.outer.afterClientResult(turn.spec, tool.tool, tool.input, body.callId, true, settlement);
     return { ok: true, body: { accepted: true } };
-  }
-
-  /**
-   * Plugins' after_tool_call hooks see a client tool's result as they see any call's, once it is
-   * accepted (nested: called from a cell; otherwise called by the model directly). Observation only.
-   */
-  private async afterClientResult(spec: TurnSpec, tool: string, input: unknown, callId: string, nested: boolean, settled: Settlement): Promise<void> {
-    const entry = spec.catalog.entries.find((e) => e.source === "client" && e.toolName === tool);
-    if (!entry) return;
-    const deps = this.deps(spec, new AbortController().signal, { callId });
-    const result = settled.ok
-      ? { ok: true as const, value: settled.text === undefined ? null : (JSON.parse(settled.text) as unknown) }
-      : { ok: false as const, error: settled.message };
-    await afterClientResult(entry, input, result, deps.policy!({ nested }), { ...deps.context, signal: deps.signal, callId });
   }
 
   /** `POST …/chat`: the agent loop of one call, as NDJSON events (chat-run.ts). */
@@ -526,27 +351,34 @@ export class TurnService {
         quota: this.p.quota,
         turn: (t, id) => this.p.turns.get(t, id),
         surface: (spec) => turnSurface(spec),
-        runOuter: (t, id, name, input, call) => this.runOuter(t, id, name, input, call),
+        runOuter: (t, id, name, input, call) => this.outer.run(t, id, name, input, call),
         notRun: (t, id, call, code) => {
           const turn = this.p.turns.get(t, id);
-          if (turn) this.recorder(turn.spec, { callId: call.callId, via: "chat", requestId: call.requestId }, call.tool).notRun(call.input, code);
+          if (turn)
+            this.outer.recorder(turn.spec, { callId: call.callId, via: "chat", requestId: call.requestId }, call.tool).notRun(call.input, code);
         },
         transcript: this.p.transcript,
         driving: this.driving,
         wasDelivered: (id, callId) => this.p.turns.wasDelivered(id, callId),
         track: (id, r) => this.calls.track(id, r),
-        redaction: (spec) => ({ secrets: this.secretsOf(spec), patterns: this.redactPatterns() }),
+        redaction: (spec) => ({ secrets: this.outer.secretsOf(spec), patterns: this.outer.redactPatterns() }),
         observer: (ids) => {
           const spec = this.p.turns.get(tenantId, ids.turnId)?.spec;
-          return transportObserver(debugFlags(this.p.env().CODEMODE_DEBUG), ids, { secrets: this.secretsOf(spec), patterns: this.redactPatterns() });
+          return transportObserver(debugFlags(this.p.env().CODEMODE_DEBUG), ids, {
+            secrets: this.outer.secretsOf(spec),
+            patterns: this.outer.redactPatterns(),
+          });
         },
         runParked: (runId) => this.p.snapshots.state(runId) !== undefined,
         admitClient: async (t, id, call, { callId, requestId, signal }) => {
           const turn = this.p.turns.get(t, id);
           const entry = turn?.spec.catalog.entries.find((e) => e.source === "client" && e.toolName === call.name);
           if (!turn || !entry) return { ok: true as const, input: call.input };
-          const recorder = this.recorder(turn.spec, { callId, via: "chat", requestId }, call.name);
-          const deps = this.deps(turn.spec, signal, { callId, record: (c, tool, decision, reason) => recorder.policy(c, tool, decision, reason) });
+          const recorder = this.outer.recorder(turn.spec, { callId, via: "chat", requestId }, call.name);
+          const deps = this.outer.deps(turn.spec, signal, {
+            callId,
+            record: (c, tool, decision, reason) => recorder.policy(c, tool, decision, reason),
+          });
           return admitDirectClientCall(
             {
               entry,
@@ -607,7 +439,7 @@ export class TurnService {
         ...(state
           ? { meta: chatMeta(state, { codeModeEngaged: turn.spec.codeModeEngaged, counters: turn.counters }, costUsd(state.usage, model?.cost)) }
           : {}),
-        telemetry: this.telemetry(turn.spec, turn.counters),
+        telemetry: this.outer.telemetry(turn.spec, turn.counters),
       }),
     };
   }
@@ -627,22 +459,11 @@ export class TurnService {
     return { ok: true, body: { approvalId, decision: d.decision } };
   }
 
-  /** Values masked wherever the session stores or logs text: provider keys, MCP headers, gateway tokens. */
-  private secretsOf(spec: TurnSpec | undefined): string[] {
-    const config = loadGatewayConfig(this.p.env());
-    return registeredSecrets(this.p.env() as unknown as Record<string, unknown>, config.ok ? config.config : undefined, spec);
-  }
-
-  private redactPatterns(): RegExp[] {
-    const config = loadGatewayConfig(this.p.env());
-    return config.ok ? config.config.redactPatterns : [];
-  }
-
   async deleteTurn(tenantId: string, turnId: string): Promise<SessionReply<{ telemetry: CodeModeTelemetry }>> {
     const turn = this.p.turns.get(tenantId, turnId);
     if (!turn) return notFound("unknown turn");
     this.dropTurn(turnId);
-    return { ok: true, body: { telemetry: this.telemetry(turn.spec, turn.counters) } };
+    return { ok: true, body: { telemetry: this.outer.telemetry(turn.spec, turn.counters) } };
   }
 
   /** TTL expiry of parked runs, enforced by the alarm rather than only on the next wait. */
@@ -656,175 +477,6 @@ export class TurnService {
     }
     await this.expireIdle();
   }
-
-  /** `wait`: claimed before queueing, so a second concurrent wait for one runId fails at once. */
-  private wait(turn: StoredTurn, input: unknown, trace: CellTrace, ctx: CallScope): Promise<SessionReply<unknown>> {
-    const { spec } = turn;
-    const claim = this.p.runs.claim(spec, input);
-    if (!claim.ok)
-      return Promise.resolve({ ok: true, body: failed(claim.message, claim.code ?? "invalid_input", this.telemetry(spec, turn.counters)) });
-    trace.runId = claim.runId;
-    const closing = this.telemetry(spec, turn.counters);
-    return this.calls
-      .serial(async (admittedAt): Promise<SessionReply<unknown>> => {
-        const reply = await this.withTurn(spec.tenantId, spec.turnId, trace, ctx, (t, signal) =>
-          this.p.runs.resume(t.spec, claim.runId, (s, claimSignal, restartSafe) =>
-            cellEnvironment(s, t.counters, this.deps(s, anySignal(signal, claimSignal), { ...ctx, admittedAt }), restartSafe),
-          ),
-        );
-        // Torn down while this wait was queued: it observed the teardown.
-        if (!reply.ok && reply.reason === "not_found") return { ok: true, body: failed("the code mode run was aborted", "aborted", closing) };
-        return reply;
-      })
-      .finally(() => this.p.runs.release(claim.runId));
-  }
-
-  /**
-   * `tool_search_code { runId }`: continue a cell parked on client calls, like `wait` does a
-   * code-mode cell (same claim, queue and resume), with the Tool Search environment.
-   */
-  private resumeToolSearch(turn: StoredTurn, input: unknown, trace: CellTrace, ctx: CallScope): Promise<SessionReply<unknown>> {
-    const spec = toolSearchCellSpec(turn.spec);
-    const parsed = parseToolSearchInput("tool_search_code", input);
-    if (!parsed.ok) return Promise.resolve({ ok: true, body: failed(parsed.message, "invalid_input", this.telemetry(spec, turn.counters)) });
-    const claim = this.p.runs.claim(spec, input);
-    if (!claim.ok)
-      return Promise.resolve({ ok: true, body: failed(claim.message, claim.code ?? "invalid_input", this.telemetry(spec, turn.counters)) });
-    trace.runId = claim.runId;
-    const closing = this.telemetry(spec, turn.counters);
-    return this.calls
-      .serial(async (admittedAt): Promise<SessionReply<unknown>> => {
-        const reply = await this.withTurn(spec.tenantId, spec.turnId, trace, ctx, (t, signal) =>
-          this.p.runs.resume(
-            toolSearchCellSpec(t.spec),
-            claim.runId,
-            (s, claimSignal) => toolSearchCellEnvironment(t.spec, t.counters, this.deps(s, anySignal(signal, claimSignal), { ...ctx, admittedAt })),
-            toolSearchEnd,
-          ),
-        );
-        if (!reply.ok && reply.reason === "not_found") return { ok: true, body: failed("the tool_search_code run was aborted", "aborted", closing) };
-        return reply;
-      })
-      .finally(() => this.p.runs.release(claim.runId));
-  }
-
-  private async exec(turn: StoredTurn, input: unknown, signal: AbortSignal, scope: CallScope): Promise<CodeModeResult> {
-    const restartSafe = isRestartSafe(input);
-    const env = cellEnvironment(turn.spec, turn.counters, this.deps(turn.spec, signal, scope), restartSafe);
-    const end = await execCell(env, input);
-    return this.p.runs.finish(turn.spec, end, env, { restartSafe });
-  }
-
-  /** Re-read the turn inside the queue, track its abort signal, persist counters after. */
-  private async withTurn(
-    tenantId: string,
-    turnId: string,
-    trace: CellTrace,
-    ctx: CallScope,
-    fn: (turn: StoredTurn, signal: AbortSignal) => Promise<CodeModeResult | ClientCallWaiting>,
-  ): Promise<SessionReply<unknown>> {
-    const turn = this.p.turns.get(tenantId, turnId);
-    if (!turn) return notFound("unknown turn");
-    const { requestId } = trace;
-    const abort = this.calls.track(turnId, requestId, ctx.parent);
-    const before = JSON.stringify(turn.counters);
-    trace.ranAt = performance.now();
-    trace.before = { ...turn.counters };
-    try {
-      return { ok: true, body: await fn(turn, abort.signal) };
-    } catch (error) {
-      // A cell's failure is data, never an HTTP 500: whatever escaped is the gateway's fault.
-      logRecord("host_error", { where: "cell.unexpected", error, requestId, tenant: tenantId, sessionId: turn.spec.sessionId, turnId });
-      return { ok: true, body: failed("internal error in the code mode runtime", "internal_error", this.telemetry(turn.spec, turn.counters)) };
-    } finally {
-      abort.untrack();
-      this.saveCountersIfMoved(tenantId, turnId, turn.counters, before);
-    }
-  }
-
-  /** Only write when a counter moved: a write holds the reply until it is durable. */
-  private saveCountersIfMoved(tenantId: string, turnId: string, counters: TurnCounters, before: string): void {
-    if (JSON.stringify(counters) !== before && this.p.turns.get(tenantId, turnId)) this.p.turns.saveCounters(turnId, counters);
-  }
-
-  /** One `cell` record per exec/wait answered with a result (a 404 ran no cell). */
-  private logCell(spec: TurnSpec, trace: CellTrace, reply: SessionReply<unknown>): SessionReply<unknown> {
-    if (!reply.ok) return reply;
-    const result = reply.body as CodeModeResult;
-    const snapshotBytes = result.status === "waiting" ? this.p.snapshots.storedBytes(result.runId) : undefined;
-    logRecord("cell", cellFields(spec, trace, result, { snapshotBytes }));
-    return reply;
-  }
-
-  private telemetry(spec: TurnSpec, counters: TurnCounters): CodeModeTelemetry {
-    return turnTelemetry(spec, new Catalog(spec.catalog), counters);
-  }
-
-  /** The outer code-mode exec as hooks see it (seed 002: `code_mode_exec`, with its language). */
-  private execEvent(spec: TurnSpec, input: unknown, language: string | undefined): ToolCallEvent {
-    return {
-      toolName: "exec",
-      toolKind: "code_mode_exec",
-      ...(language === "javascript" || language === "typescript" ? { toolInputKind: language } : {}),
-      input,
-      nested: false,
-      context: { tenantId: spec.tenantId, sessionId: spec.sessionId, turnId: spec.turnId, agentId: spec.agentId, party: spec.party },
-    };
-  }
-
-  /** Hooks (and an approval, when asked for) before a cell starts or resumes; no hooks and no rule: admitted as is. */
-  private async admitOuter(spec: TurnSpec, event: ToolCallEvent, ctx: CallScope, admit: typeof admitExec): Promise<ExecAdmission> {
-    const approvals = spec.approvals ?? APPROVALS_OFF;
-    if (this.pluginHooks.length === 0 && approvals.require.length === 0) return { ok: true, input: event.input };
-    const abort = this.calls.track(spec.turnId, ctx.requestId, ctx.parent);
-    try {
-      const requester = this.requester(spec, ctx.callId);
-      const admitted = await admit({ hooks: this.pluginHooks, approvals, requester, signal: abort.signal }, event);
-      if (!admitted.ok) ctx.record?.(ctx.callId, event.toolName, admitted.decision, admitted.message);
-      return admitted;
-    } finally {
-      abort.untrack();
-    }
-  }
-
-  /** Operator approvals for calls under the outer call `parentCallId` of the turn. */
-  private requester(spec: TurnSpec, parentCallId: string | undefined): ApprovalRequester {
-    return this.p.approvals.requester(
-      { tenantId: spec.tenantId, turnId: spec.turnId, ...(parentCallId !== undefined ? { parentCallId } : {}) },
-      { secrets: this.secretsOf(spec), patterns: this.redactPatterns() },
-      () => this.p.turns.get(spec.tenantId, spec.turnId) !== undefined,
-    );
-  }
-
-  /** What a call of the turn runs with: definitions, MCP servers, its context, policy (hooks, approvals), sinks. */
-  private deps(spec: TurnSpec, signal: AbortSignal, scope: CallScope = {}): TurnDeps {
-    const mcp = new McpServers(spec.mcp?.servers ?? [], this.p.env() as unknown as Record<string, unknown>);
-    const requester = this.requester(spec, scope.callId);
-    return {
-      ...(scope.activity ? { activity: scope.activity } : {}),
-      ...(scope.taint ? { taint: scope.taint } : {}),
-      ...(scope.onUpdate ? { onUpdate: scope.onUpdate } : {}),
-      ...(scope.admittedAt !== undefined ? { admittedAt: scope.admittedAt } : {}),
-      clock: this.p.clock(),
-      signal,
-      vms: this.p.vms(),
-      mcp,
-      resolve: (entry) => (entry.mcp ? mcpToolDefinition(entry, mcp) : this.resolve(entry)),
-      policy: ({ nested, pause }) =>
-        toolCallPolicy({ hooks: this.pluginHooks, approvals: spec.approvals ?? APPROVALS_OFF, requester, pause, nested, record: scope.record }),
-      context: {
-        tenantId: spec.tenantId,
-        sessionId: spec.sessionId,
-        turnId: spec.turnId,
-        store: this.p.kv,
-        ...(spec.agentId !== undefined ? { agentId: spec.agentId } : {}),
-        ...(spec.party ? { party: spec.party } : {}),
-        ...(scope.callId !== undefined ? { callId: scope.callId } : {}),
-      },
-    };
-  }
-
-  // --- Storage lifecycle: session deletion, idle expiry, quotas (session-storage.ts, session-expiry.ts, storage-quota.ts)
 
   /** `DELETE /v1/sessions/:id`: cancel active work, then delete everything the session stored. */
   async deleteSession(): Promise<SessionReply<{ deleted: true }>> {
@@ -875,8 +527,4 @@ export class TurnService {
     // Never in the past: a deadline skipped because its turn was busy is retried a second later.
     this.p.armAlarm(Math.max(this.p.expiry.nextDeadline(), this.p.clock().now() + 1000));
   }
-}
-
-function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
-  return AbortSignal.any([a, b]);
 }
