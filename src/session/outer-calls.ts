@@ -1,3 +1,7 @@
+import type { DirectClientAdmission, NotRunCode } from "../agent";
+import type { RedactionOptions } from "../observability";
+import type { ModelToolCall } from "../providers";
+import { admitDirectClientCall } from "./direct-client-call";
 import { Catalog, type CatalogEntry } from "../catalog";
 import type { Settlement } from "../bridge";
 import { failed } from "../cell";
@@ -383,6 +387,43 @@ export class OuterCalls {
   }
 
   // --- Storage lifecycle: session deletion, idle expiry, quotas (session-storage.ts, session-expiry.ts, storage-quota.ts)
+
+  /** Secrets and patterns masked wherever this turn's text is stored or shown. */
+  redaction(spec: TurnSpec | undefined): RedactionOptions {
+    return { secrets: this.secretsOf(spec), patterns: this.redactPatterns() };
+  }
+
+  /** A client tool the model called directly: the turn's policy (hooks, approval), on record under its gateway id `callId`. */
+  async admitClient(
+    tenantId: string,
+    turnId: string,
+    call: ModelToolCall,
+    { callId, requestId, signal }: { callId: string; requestId: string; signal: AbortSignal },
+  ): Promise<{ ok: true; input: unknown; admission?: DirectClientAdmission } | { ok: false; message: string }> {
+    const turn = this.p.turns.get(tenantId, turnId);
+    const entry = turn?.spec.catalog.entries.find((e) => e.source === "client" && e.toolName === call.name);
+    if (!turn || !entry) return { ok: true as const, input: call.input };
+    const recorder = this.recorder(turn.spec, { callId, via: "chat", requestId }, call.name);
+    const deps = this.deps(turn.spec, signal, { callId, record: (c, tool, decision, reason) => recorder.policy(c, tool, decision, reason) });
+    return admitDirectClientCall(
+      {
+        entry,
+        counters: turn.counters,
+        saveCounters: () => this.p.turns.saveCounters(turnId, turn.counters),
+        recorder,
+        policy: deps.policy!({ nested: false }),
+        context: { ...deps.context, signal, callId },
+        now: () => this.p.clock().now(),
+      },
+      call.input,
+    );
+  }
+
+  /** Puts on record (the trajectory) an outer call answered without running it; `code` says why. */
+  notRun(tenantId: string, turnId: string, call: { callId: string; tool: string; input: unknown; requestId: string }, code: NotRunCode): void {
+    const turn = this.p.turns.get(tenantId, turnId);
+    if (turn) this.recorder(turn.spec, { callId: call.callId, via: "chat", requestId: call.requestId }, call.tool).notRun(call.input, code);
+  }
 }
 
 function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {

@@ -10,12 +10,11 @@ import type { DeliveryRefusal, RunLifecycle } from "../runs";
 import type { SnapshotStore } from "../snapshot-store";
 import type { SessionStore, ToolPlugin } from "../tools";
 import { clientResultSettlement, discoverMcp, planTurn, turnSurface, type OpenTurnRequest, type TurnCounters, type TurnSpec } from "../turns";
-import { buildTrajectory, chatMeta, type ChatRequest, type ChatState, type Trajectory } from "../agent";
+import { buildTrajectory, chatMeta, runChat, type ChatPort, type ChatRecords, type ChatRequest, type ChatState, type Trajectory } from "../agent";
 import { MAX_TURN_ROW_BYTES } from "../limits";
 import { CallRegistry } from "./call-registry";
 import { OuterCalls } from "./outer-calls";
-import { runChat } from "./chat-run";
-import { admitDirectClientCall, settleDirectClientCall } from "./direct-client-call";
+import { settleDirectClientCall } from "./direct-client-call";
 import type {
   ApprovalsPort,
   EncodedTurn,
@@ -336,69 +335,34 @@ export class TurnService {
     return { ok: true, body: { accepted: true } };
   }
 
-  /** `POST …/chat`: the agent loop of one call, as NDJSON events (chat-run.ts). */
+  /** `POST …/chat`: the agent loop of one call (src/agent), as NDJSON events, on this session's turns and tool path. */
   async chat(tenantId: string, sessionId: string, req: ChatRequest, requestId: string): Promise<ReadableStream<Uint8Array>> {
-    const env = this.p.env() as unknown as Record<string, unknown>;
-    return runChat(
-      {
+    const fetch = this.p.providerFetch();
+    const port: ChatPort = {
+      env: {
+        now: () => this.p.clock().now(),
         config: () => {
           const c = loadGatewayConfig(this.p.env());
           return c.ok ? c : { ok: false, message: c.error.message };
         },
-        env,
-        now: () => this.p.clock().now(),
-        openTurn: (t, s, r, storedWith) => this.openTurn(t, s, r, storedWith),
-        quota: this.p.quota,
-        turn: (t, id) => this.p.turns.get(t, id),
-        surface: (spec) => turnSurface(spec),
-        runOuter: (t, id, name, input, call) => this.outer.run(t, id, name, input, call),
-        notRun: (t, id, call, code) => {
-          const turn = this.p.turns.get(t, id);
-          if (turn)
-            this.outer.recorder(turn.spec, { callId: call.callId, via: "chat", requestId: call.requestId }, call.tool).notRun(call.input, code);
-        },
-        transcript: this.p.transcript,
-        driving: this.driving,
-        wasDelivered: (id, callId) => this.p.turns.wasDelivered(id, callId),
-        track: (id, r) => this.calls.track(id, r),
-        redaction: (spec) => ({ secrets: this.outer.secretsOf(spec), patterns: this.outer.redactPatterns() }),
-        observer: (ids) => {
-          const spec = this.p.turns.get(tenantId, ids.turnId)?.spec;
-          return transportObserver(debugFlags(this.p.env().CODEMODE_DEBUG), ids, {
-            secrets: this.outer.secretsOf(spec),
-            patterns: this.outer.redactPatterns(),
-          });
-        },
-        runParked: (runId) => this.p.snapshots.state(runId) !== undefined,
-        admitClient: async (t, id, call, { callId, requestId, signal }) => {
-          const turn = this.p.turns.get(t, id);
-          const entry = turn?.spec.catalog.entries.find((e) => e.source === "client" && e.toolName === call.name);
-          if (!turn || !entry) return { ok: true as const, input: call.input };
-          const recorder = this.outer.recorder(turn.spec, { callId, via: "chat", requestId }, call.name);
-          const deps = this.outer.deps(turn.spec, signal, {
-            callId,
-            record: (c, tool, decision, reason) => recorder.policy(c, tool, decision, reason),
-          });
-          return admitDirectClientCall(
-            {
-              entry,
-              counters: turn.counters,
-              saveCounters: () => this.p.turns.saveCounters(id, turn.counters),
-              recorder,
-              policy: deps.policy!({ nested: false }),
-              context: { ...deps.context, signal, callId },
-              now: () => this.p.clock().now(),
-            },
-            call.input,
-          );
-        },
-        ...(this.p.providerFetch() ? { fetch: this.p.providerFetch() } : {}),
+        vars: this.p.env(),
+        redaction: (spec) => this.outer.redaction(spec),
+        observer: (ids) =>
+          transportObserver(debugFlags(this.p.env().CODEMODE_DEBUG), ids, this.outer.redaction(this.p.turns.get(tenantId, ids.turnId)?.spec)),
+        ...(fetch ? { fetch } : {}),
       },
-      tenantId,
-      sessionId,
-      req,
-      requestId,
-    );
+      turns: {
+        open: (t, s, r, storedWith) => this.openTurn(t, s, r, storedWith),
+        get: (t, id) => this.p.turns.get(t, id),
+        surface: (spec) => turnSurface(spec),
+        wasDelivered: (id, callId) => this.p.turns.wasDelivered(id, callId),
+        runParked: (runId) => this.p.snapshots.state(runId) !== undefined,
+      },
+      tools: this.outer,
+      records: chatRecords(this.p.transcript, this.p.quota),
+      calls: { track: (id, r) => this.calls.track(id, r), driving: this.driving },
+    };
+    return runChat(port, tenantId, sessionId, req, requestId);
   }
 
   /**
@@ -527,4 +491,20 @@ export class TurnService {
     // Never in the past: a deadline skipped because its turn was busy is retried a second later.
     this.p.armAlarm(Math.max(this.p.expiry.nextDeadline(), this.p.clock().now() + 1000));
   }
+}
+
+/** The turn's records as the agent loop writes them: the transcript port, and room held in the quota. */
+function chatRecords(t: TranscriptPort, quota: QuotaPort): ChatRecords {
+  return {
+    state: (turnId) => t.state(turnId),
+    saveState: (turnId, state, promised) => t.saveState(turnId, state, promised),
+    append: (turnId, message, promised) => t.append(turnId, message, promised),
+    appendAll: (turnId, messages, promised) => t.appendAll(turnId, messages, promised),
+    transcriptBytes: (turnId) => t.transcriptBytes(turnId),
+    messages: (turnId) => t.messages(turnId),
+    event: (turnId, at, kind, body) => t.event(turnId, at, kind, body),
+    events: (turnId) => t.events(turnId),
+    callEnded: (turnId, callId) => t.callEnded(turnId, callId),
+    reserve: (bytes) => quota.reserve(bytes),
+  };
 }
