@@ -113,9 +113,6 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string) {
       return this.service.callTool(tenantId, turnId, toolName, input, requestId);
     }
-    callToolForModel(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string) {
-      return this.service.callToolForModel(tenantId, turnId, toolName, input, requestId);
-    }
     async cancelRequest(requestId: string): Promise<void> {
       this.service.cancelRequest(requestId);
     }

@@ -1,3 +1,4 @@
+import { Catalog } from "../catalog";
 import { runAgentLoop, type LoopEnd, type ToolRun } from "./agent-loop";
 import { encodeEvent, shownCall, type ChatAnswer, type ChatError, type ChatEvent, type PendingClientCall } from "./chat-events";
 import { chatMeta, countToolCall, newChatState, type ChatState } from "./chat-state";
@@ -318,7 +319,7 @@ function loop(host: ChatPort, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
   const redaction = host.env.redaction(c.spec);
   const limits = modelResultLimits(c.model.contextWindow);
   const visible = new Set(c.tools.map((t) => t.name));
-  const clientTools = new Set(c.spec.catalog.entries.filter((e) => e.source === "client" && visible.has(e.toolName)).map((e) => e.toolName));
+  const clientTools = new Set([...new Catalog(c.spec.catalog).clientToolNames()].filter((name) => visible.has(name)));
   const client = createModelClient(c.model, {
     timeoutMs: PROVIDER_TIMEOUT_MS,
     observer: host.env.observer({ tenant: c.tenantId, sessionId: c.sessionId, turnId: c.turnId, requestId: c.requestId }),
@@ -433,7 +434,7 @@ function toolRun(host: ChatPort, c: LoopCtx, call: ModelToolCall, outer: OuterRe
       detail: `result projected to ${facing.limit} bytes for ${c.model.ref}`,
     });
   // Only client calls go to the caller; a cell parked on slow host tools goes back to the model (it calls wait).
-  const clientNames = new Set(c.spec.catalog.entries.filter((e) => e.source === "client").map((e) => e.toolName));
+  const clientNames = new Catalog(c.spec.catalog).clientToolNames();
   const calls = body.status === "waiting" ? (body.pendingToolCalls ?? []).filter((p) => clientNames.has(p.tool)) : [];
   const runId = body.status === "waiting" ? (body as { runId?: string }).runId : undefined;
   // Tool Search has no `wait` for the model: its call is answered later, by the client's result

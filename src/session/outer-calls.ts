@@ -116,7 +116,7 @@ export class OuterCalls {
       () => this.p.clock().now(),
       { secrets: this.secretsOf(spec), patterns: this.redactPatterns() },
       { tenant: spec.tenantId, sessionId: spec.sessionId },
-      new Set(spec.catalog.entries.filter((e) => e.source === "client").map((e) => e.toolName)),
+      new Catalog(spec.catalog).clientToolNames(),
     );
   }
 
@@ -199,7 +199,7 @@ export class OuterCalls {
    * accepted (nested: called from a cell; otherwise called by the model directly). Observation only.
    */
   async afterClientResult(spec: TurnSpec, tool: string, input: unknown, callId: string, nested: boolean, settled: Settlement): Promise<void> {
-    const entry = spec.catalog.entries.find((e) => e.source === "client" && e.toolName === tool);
+    const entry = new Catalog(spec.catalog).clientTool(tool);
     if (!entry) return;
     const deps = this.deps(spec, new AbortController().signal, { callId });
     const result = settled.ok
@@ -401,7 +401,7 @@ export class OuterCalls {
     { callId, requestId, signal }: { callId: string; requestId: string; signal: AbortSignal },
   ): Promise<{ ok: true; input: unknown; admission?: DirectClientAdmission } | { ok: false; message: string }> {
     const turn = this.p.turns.get(tenantId, turnId);
-    const entry = turn?.spec.catalog.entries.find((e) => e.source === "client" && e.toolName === call.name);
+    const entry = turn ? new Catalog(turn.spec.catalog).clientTool(call.name) : undefined;
     if (!turn || !entry) return { ok: true as const, input: call.input };
     const recorder = this.recorder(turn.spec, { callId, via: "chat", requestId }, call.name);
     const deps = this.deps(turn.spec, signal, { callId, record: (c, tool, decision, reason) => recorder.policy(c, tool, decision, reason) });

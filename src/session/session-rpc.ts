@@ -53,9 +53,7 @@ export interface SessionRpc {
    * A model-visible tool of the turn: `exec`/`wait` and Tool Search's controls answer a
    * CodeModeResult-shaped value, direct tools their result.
    */
-  callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<unknown>>;
-  /** The same call, for a caller that hands the result to a model (`/mcp`): says whether it is network-derived. */
-  callToolForModel(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<TrustedResult>>;
+  callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<TrustedResult>>;
   /** The HTTP client of `requestId` went away: cancel that call's active work. */
   cancelRequest(requestId: string): Promise<void>;
   /** The object was reset under an exec or wait: report that cell as failed. */

@@ -206,18 +206,7 @@ export class TurnService {
    * `requestId` names this call so the Worker can cancel it when its client disconnects
    * (`cancelRequest`); an aborted exec or wait fails with `aborted` and its run is dropped.
    */
-  async callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<unknown>> {
-    const r = await this.outer.run(tenantId, turnId, toolName, input, { callId: `call_${crypto.randomUUID()}`, via: "route", requestId });
-    return r.reply;
-  }
-
-  async callToolForModel(
-    tenantId: string,
-    turnId: string,
-    toolName: string,
-    input: unknown,
-    requestId?: string,
-  ): Promise<SessionReply<TrustedResult>> {
+  async callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<TrustedResult>> {
     const r = await this.outer.run(tenantId, turnId, toolName, input, { callId: `call_${crypto.randomUUID()}`, via: "route", requestId });
     return r.reply.ok ? { ok: true, body: { result: r.reply.body, untrusted: r.untrusted } } : r.reply;
   }
