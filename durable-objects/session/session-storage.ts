@@ -1,6 +1,6 @@
 import { newSessionTag } from "../../src/runs";
 import type { Sql } from "../sql";
-import { applySchema } from "./sql";
+import { applySchema } from "./schema";
 
 /**
  * Whether this session has stored anything, and the end of it.
