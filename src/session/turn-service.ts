@@ -6,8 +6,7 @@ import { cellFields, cellTrace, debugFlags, logRecord, logTurnSurface, transport
 import { costUsd } from "../providers";
 import { QuotaExceeded } from "../quota";
 import type { CellVms, Clock } from "../runtime";
-import type { DeliveryRefusal, RunLifecycle } from "../runs";
-import type { SnapshotStore } from "../snapshot-store";
+import type { DeliveryRefusal, RunLifecycle, RunStore } from "../runs";
 import type { SessionStore, ToolPlugin } from "../tools";
 import { clientResultSettlement, discoverMcp, planTurn, turnSurface, type OpenTurnRequest, type TurnCounters, type TurnSpec } from "../turns";
 import { buildTrajectory, chatMeta, runChat, type ChatPort, type ChatRecords, type ChatRequest, type ChatState, type Trajectory } from "../agent";
@@ -52,7 +51,8 @@ export type SessionPorts = {
   transcript: TranscriptPort;
   toolCallClients: ToolCallClientsPort;
   approvals: ApprovalsPort;
-  snapshots: SnapshotStore;
+  /** Parked runs (the run lifecycle's store), and the stored size of one. */
+  snapshots: RunStore & { storedBytes(runId: string): number | undefined };
   runs: RunLifecycle;
   /** The session's storage quota (admission of turns, room held for later writes); the stores check their own writes. */
   quota: QuotaPort;
