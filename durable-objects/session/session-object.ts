@@ -38,8 +38,6 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     clock: Clock = clock;
     /** Injected in tests (small limits); production reads `gateway.sessions` from the config. */
     limitsOverride: SessionLimits | undefined;
-    /** Tests replace the provider transport of /chat (production: the platform's fetch). */
-    providerFetch: typeof fetch | undefined;
     readonly snapshots: SnapshotStore;
     /** Encodes parked VMs against a base a later build can rebuild (its registry is replaced in tests). */
     readonly codec: SnapshotCodec;
@@ -99,7 +97,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         clock: () => this.clock,
         vms: () => this.vms,
         limits: () => this.limits(),
-        providerFetch: () => this.providerFetch,
+        providerFetch: () => undefined,
       });
       if (sessionStorage.ready) this.service.recover(approvals.init());
     }

@@ -69,7 +69,7 @@ export type SessionPorts = {
   clock(): Clock;
   vms(): CellVms;
   limits(): SessionLimits;
-  /** The provider transport of /chat (absent: the platform's fetch). */
+  /** The provider transport of /chat (absent: the platform's fetch; in-memory tests pass their own). */
   providerFetch(): typeof fetch | undefined;
 };
 
