@@ -14,7 +14,7 @@ export {
   type TrustedResult,
   type TurnSurface,
 } from "./session-rpc";
-export { TurnService, type SessionPorts } from "./turn-service";
+export { TurnService } from "./turn-service";
 export { CallRegistry, type TrackedCall } from "./call-registry";
 export { encodeTurn } from "./turn-row";
 export { registeredSecrets } from "./registered-secrets";
@@ -28,6 +28,7 @@ export type {
   Promised,
   QuotaPort,
   Redaction,
+  SessionPorts,
   SessionStoragePort,
   StoredTurn,
   ToolCallClient,

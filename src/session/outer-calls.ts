@@ -40,7 +40,7 @@ import { registeredSecrets } from "./registered-secrets";
 import { notFound } from "./session-rpc";
 import { handOutToolCallClient } from "./tool-call-client";
 
-import type { SessionPorts } from "./turn-service";
+import type { SessionPorts } from "./ports";
 
 /**
  * The one path of an outer (model-visible) call, whoever makes it — the tools route, `/mcp`, or

@@ -1,4 +1,8 @@
 import type { ChatState, TrajectoryRow } from "../agent";
+import type { SessionLimits } from "../config";
+import type { CellVms, Clock } from "../runtime";
+import type { RunLifecycle, RunStore } from "../runs";
+import type { SessionStore } from "../tools";
 import type { ApprovalRequester } from "../policy";
 import type { ModelMessage } from "../providers";
 import type { Reservation } from "../quota";
@@ -126,3 +130,36 @@ export interface SessionStoragePort {
   ensure(): void;
   wipe(): Promise<void>;
 }
+
+/**
+ * What the turn service runs on: the session's stores (SQLite adapters in the Durable Object,
+ * in-memory ones in tests), its transaction, its alarm, and what the object resolves per call
+ * (environment, clock, VM pool, limits). Functions, not values, where a call must see the
+ * current one.
+ */
+export type SessionPorts = {
+  turns: TurnStorePort;
+  transcript: TranscriptPort;
+  toolCallClients: ToolCallClientsPort;
+  approvals: ApprovalsPort;
+  /** Parked runs (the run lifecycle's store), and the stored size of one. */
+  snapshots: RunStore & { storedBytes(runId: string): number | undefined };
+  runs: RunLifecycle;
+  /** The session's storage quota (admission of turns, room held for later writes); the stores check their own writes. */
+  quota: QuotaPort;
+  expiry: ExpiryPort;
+  sessionStorage: SessionStoragePort;
+  /** Tool data (`ctx.store`), session-scoped and counted against the quota. */
+  kv: SessionStore;
+  /** Every write inside `fn` is durable together or not at all. */
+  transaction<T>(fn: () => T): T;
+  /** Ask for an alarm at `at` (the earliest asked for wins); `alarmsWritten` resolves once asked ones are stored. */
+  armAlarm(at: number): void;
+  alarmsWritten(): Promise<void>;
+  env(): Record<string, unknown> & { CODEMODE_CONFIG?: string; CODEMODE_DEBUG?: string };
+  clock(): Clock;
+  vms(): CellVms;
+  limits(): SessionLimits;
+  /** The provider transport of /chat (absent: the platform's fetch; in-memory tests pass their own). */
+  providerFetch(): typeof fetch | undefined;
+};

@@ -5,27 +5,15 @@ import { objectResetMessage, sessionResetMessage, type SessionReply } from "../e
 import { cellFields, cellTrace, debugFlags, logRecord, logTurnSurface, transportObserver } from "../observability";
 import { costUsd } from "../providers";
 import { QuotaExceeded } from "../quota";
-import type { CellVms, Clock } from "../runtime";
-import type { DeliveryRefusal, RunLifecycle, RunStore } from "../runs";
-import type { SessionStore, ToolPlugin } from "../tools";
+import type { DeliveryRefusal } from "../runs";
+import type { ToolPlugin } from "../tools";
 import { clientResultSettlement, discoverMcp, planTurn, turnSurface, type OpenTurnRequest, type TurnCounters, type TurnSpec } from "../turns";
 import { buildTrajectory, chatMeta, runChat, type ChatPort, type ChatRecords, type ChatRequest, type ChatState, type Trajectory } from "../agent";
 import { MAX_TURN_ROW_BYTES } from "../limits";
 import { CallRegistry } from "./call-registry";
 import { OuterCalls } from "./outer-calls";
 import { settleDirectClientCall } from "./direct-client-call";
-import type {
-  ApprovalsPort,
-  EncodedTurn,
-  ExpiryPort,
-  LostApproval,
-  QuotaPort,
-  SessionStoragePort,
-  StoredTurn,
-  ToolCallClientsPort,
-  TranscriptPort,
-  TurnStorePort,
-} from "./ports";
+import type { EncodedTurn, LostApproval, QuotaPort, SessionPorts, StoredTurn, TranscriptPort } from "./ports";
 import { recoverFromReset } from "./reset-recovery";
 import {
   notFound,
@@ -39,39 +27,6 @@ import {
 } from "./session-rpc";
 import { settleToolCallClient } from "./tool-call-client";
 import { encodeTurn } from "./turn-row";
-
-/**
- * What the turn service runs on: the session's stores (SQLite adapters in the Durable Object,
- * in-memory ones in tests), its transaction, its alarm, and what the object resolves per call
- * (environment, clock, VM pool, limits). Functions, not values, where a call must see the
- * current one.
- */
-export type SessionPorts = {
-  turns: TurnStorePort;
-  transcript: TranscriptPort;
-  toolCallClients: ToolCallClientsPort;
-  approvals: ApprovalsPort;
-  /** Parked runs (the run lifecycle's store), and the stored size of one. */
-  snapshots: RunStore & { storedBytes(runId: string): number | undefined };
-  runs: RunLifecycle;
-  /** The session's storage quota (admission of turns, room held for later writes); the stores check their own writes. */
-  quota: QuotaPort;
-  expiry: ExpiryPort;
-  sessionStorage: SessionStoragePort;
-  /** Tool data (`ctx.store`), session-scoped and counted against the quota. */
-  kv: SessionStore;
-  /** Every write inside `fn` is durable together or not at all. */
-  transaction<T>(fn: () => T): T;
-  /** Ask for an alarm at `at` (the earliest asked for wins); `alarmsWritten` resolves once asked ones are stored. */
-  armAlarm(at: number): void;
-  alarmsWritten(): Promise<void>;
-  env(): Record<string, unknown> & { CODEMODE_CONFIG?: string; CODEMODE_DEBUG?: string };
-  clock(): Clock;
-  vms(): CellVms;
-  limits(): SessionLimits;
-  /** The provider transport of /chat (absent: the platform's fetch; in-memory tests pass their own). */
-  providerFetch(): typeof fetch | undefined;
-};
 
 /**
  * The session's turns, behind the session Durable Object's RPC: opening a turn, one path for
