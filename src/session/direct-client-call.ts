@@ -1,6 +1,6 @@
+import { recordClientResult } from "./client-result-record";
 import { modelFacingResult, modelResultLimits, type ChatState, type DirectClientAdmission, type PendingClientCall } from "../agent";
 import type { CatalogEntry } from "../catalog";
-import { logRecord } from "../observability";
 import { DEFAULT_CONTEXT_WINDOW } from "../providers";
 import { toolSearchId } from "../tool-search";
 import type { CallPolicy, ToolContext } from "../tools";
@@ -76,20 +76,15 @@ export function settleDirectClientCall(d: SettleDeps, chat: ChatState, call: Pen
   chat.pending = chat.pending.filter((p) => p !== call);
   d.transcript.saveState(turnId, chat);
   d.recordDelivered(call.callId);
-  const now = d.now();
-  d.transcript.event(turnId, now, "client_result", { invocationId: call.callId, ok: settlement.ok });
-  logRecord("tool_call", {
-    tenant: d.spec.tenantId,
-    sessionId: d.spec.sessionId,
-    turnId,
-    parentCallId: call.callId,
+  recordClientResult(d, {
     callId: call.callId,
+    parentCallId: call.callId,
     tool: call.tool,
     source: "direct",
-    outcome: settlement.ok ? "ok" : "error",
+    ok: settlement.ok,
     // Calls handed out by older builds kept no admission: they passed policy as `allowed` or better.
     decision: call.admission?.decision ?? "allowed",
-    ...(call.admission ? { durationMs: Math.max(0, now - call.admission.startedAt) } : {}),
+    ...(call.admission ? { startedAt: call.admission.startedAt } : {}),
   });
   return settlement;
 }

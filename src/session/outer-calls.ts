@@ -221,24 +221,11 @@ export class OuterCalls {
 
   /** `wait`: claimed before queueing, so a second concurrent wait for one runId fails at once. */
   private wait(turn: StoredTurn, input: unknown, trace: CellTrace, ctx: CallScope): Promise<SessionReply<unknown>> {
-    const { spec } = turn;
-    const claim = this.p.runs.claim(spec, input);
-    if (!claim.ok)
-      return Promise.resolve({ ok: true, body: failed(claim.message, claim.code ?? "invalid_input", this.telemetry(spec, turn.counters)) });
-    trace.runId = claim.runId;
-    const closing = this.telemetry(spec, turn.counters);
-    return this.calls
-      .serial(async (admittedAt): Promise<SessionReply<unknown>> => {
-        const reply = await this.withTurn(spec.tenantId, spec.turnId, trace, ctx, (t, signal) =>
-          this.p.runs.resume(t.spec, claim.runId, (s, claimSignal, restartSafe) =>
-            cellEnvironment(s, t.counters, this.deps(s, anySignal(signal, claimSignal), { ...ctx, admittedAt }), restartSafe),
-          ),
-        );
-        // Torn down while this wait was queued: it observed the teardown.
-        if (!reply.ok && reply.reason === "not_found") return { ok: true, body: failed("the code mode run was aborted", "aborted", closing) };
-        return reply;
-      })
-      .finally(() => this.p.runs.release(claim.runId));
+    return this.resumeRun(turn, turn.spec, input, trace, ctx, "code mode", (t, signal, runId, admittedAt) =>
+      this.p.runs.resume(t.spec, runId, (s, claimSignal, restartSafe) =>
+        cellEnvironment(s, t.counters, this.deps(s, anySignal(signal, claimSignal), { ...ctx, admittedAt }), restartSafe),
+      ),
+    );
   }
 
   /**
@@ -249,6 +236,29 @@ export class OuterCalls {
     const spec = toolSearchCellSpec(turn.spec);
     const parsed = parseToolSearchInput("tool_search_code", input);
     if (!parsed.ok) return Promise.resolve({ ok: true, body: failed(parsed.message, "invalid_input", this.telemetry(spec, turn.counters)) });
+    return this.resumeRun(turn, spec, input, trace, ctx, "tool_search_code", (t, signal, runId, admittedAt) =>
+      this.p.runs.resume(
+        toolSearchCellSpec(t.spec),
+        runId,
+        (s, claimSignal) => toolSearchCellEnvironment(t.spec, t.counters, this.deps(s, anySignal(signal, claimSignal), { ...ctx, admittedAt })),
+        toolSearchEnd,
+      ),
+    );
+  }
+
+  /**
+   * Resume a parked run: claimed before queueing (a second resume of one runId fails at once),
+   * queued like any cell, released however it ends. A teardown observed while queued is `aborted`.
+   */
+  private resumeRun(
+    turn: StoredTurn,
+    spec: TurnSpec,
+    input: unknown,
+    trace: CellTrace,
+    ctx: CallScope,
+    kind: "code mode" | "tool_search_code",
+    resume: (t: StoredTurn, signal: AbortSignal, runId: string, admittedAt: number) => Promise<CodeModeResult>,
+  ): Promise<SessionReply<unknown>> {
     const claim = this.p.runs.claim(spec, input);
     if (!claim.ok)
       return Promise.resolve({ ok: true, body: failed(claim.message, claim.code ?? "invalid_input", this.telemetry(spec, turn.counters)) });
@@ -256,15 +266,8 @@ export class OuterCalls {
     const closing = this.telemetry(spec, turn.counters);
     return this.calls
       .serial(async (admittedAt): Promise<SessionReply<unknown>> => {
-        const reply = await this.withTurn(spec.tenantId, spec.turnId, trace, ctx, (t, signal) =>
-          this.p.runs.resume(
-            toolSearchCellSpec(t.spec),
-            claim.runId,
-            (s, claimSignal) => toolSearchCellEnvironment(t.spec, t.counters, this.deps(s, anySignal(signal, claimSignal), { ...ctx, admittedAt })),
-            toolSearchEnd,
-          ),
-        );
-        if (!reply.ok && reply.reason === "not_found") return { ok: true, body: failed("the tool_search_code run was aborted", "aborted", closing) };
+        const reply = await this.withTurn(spec.tenantId, spec.turnId, trace, ctx, (t, signal) => resume(t, signal, claim.runId, admittedAt));
+        if (!reply.ok && reply.reason === "not_found") return { ok: true, body: failed(`the ${kind} run was aborted`, "aborted", closing) };
         return reply;
       })
       .finally(() => this.p.runs.release(claim.runId));

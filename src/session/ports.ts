@@ -1,10 +1,9 @@
-import type { ChatState, TrajectoryRow } from "../agent";
+import type { ChatRecords, Promised } from "../agent";
 import type { SessionLimits } from "../config";
 import type { CellVms, Clock } from "../runtime";
 import type { RunLifecycle, RunStore } from "../runs";
 import type { SessionStore } from "../tools";
 import type { ApprovalRequester } from "../policy";
-import type { ModelMessage } from "../providers";
 import type { Reservation } from "../quota";
 import type { TurnCounters, TurnSpec } from "../turns";
 import type { PendingApproval } from "./session-rpc";
@@ -15,8 +14,7 @@ import type { PendingApproval } from "./session-rpc";
  * SQL, and tests drive it with in-memory adapters. Each port is named after what it stores.
  */
 
-/** Room a write was promised earlier (src/quota reservations): taken from, not checked again. */
-export type Promised = { reservation: Reservation; take: number };
+export type { Promised };
 
 export type StoredTurn = { spec: TurnSpec; counters: TurnCounters };
 /**
@@ -40,19 +38,10 @@ export interface TurnStorePort {
 }
 
 /** A turn's /chat state, transcript (messages), trajectory (events) and open outer calls. */
-export interface TranscriptPort {
-  state(turnId: string): ChatState | undefined;
-  saveState(turnId: string, state: ChatState, promised?: Promised): void;
-  append(turnId: string, message: ModelMessage, promised?: Promised): boolean;
-  appendAll(turnId: string, messages: readonly ModelMessage[], promised?: Promised): boolean;
-  transcriptBytes(turnId: string): number;
-  messages(turnId: string): ModelMessage[];
-  event(turnId: string, at: number, kind: string, body: Record<string, unknown>): void;
+export interface TranscriptPort extends Omit<ChatRecords, "reserve"> {
   droppedEvents(turnId: string): number;
-  events(turnId: string): TrajectoryRow[];
   parentOf(turnId: string, invocationId: string): string | undefined;
   callStarted(turnId: string, callId: string, tool: string, at: number): void;
-  callEnded(turnId: string, callId: string): void;
   openCalls(): Array<{ turnId: string; callId: string; tool: string; startedAt: number }>;
   runningTurns(): string[];
   markUntrusted(turnId: string, runId: string): void;
@@ -60,12 +49,16 @@ export interface TranscriptPort {
   deleteTurn(turnId: string): void;
 }
 
-/** A client tool a Tool Search `tool_call` handed to the caller, until its result arrives. */
+/** A client tool call Tool Search's `tool_call` handed to the caller, waiting for its result. */
 export type ToolCallClient = {
   turnId: string;
+  /** The gateway id the caller answers (`ccall_…`). */
   callId: string;
+  /** The outer `tool_call` it was made under. */
   parentCallId: string;
+  /** The client tool's own name. */
   tool: string;
+  /** The input policy let through (what the caller was given). */
   input: unknown;
   decision: string;
   startedAt: number;
@@ -81,14 +74,16 @@ export interface ToolCallClientsPort {
 
 export type ApprovalDecisionInput = { decision: "allow" | "deny"; reason?: string };
 
-/** An approval its predecessor left pending when the session object was reset (failed closed). */
+/** An approval whose waiting call died with an earlier incarnation of the object. */
 export type LostApproval = {
   approvalId: string;
   tenantId: string;
   turnId: string;
   tool: string;
   inputPreview: string;
+  /** The call it was asked for (absent: the outer call itself, e.g. exec's own approval). */
   callId?: string;
+  /** The outer call it was asked under (absent in rows of older builds). */
   parentCallId?: string;
   requestedAt: number;
 };

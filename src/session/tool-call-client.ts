@@ -1,10 +1,10 @@
+import { recordClientResult } from "./client-result-record";
 import { QuotaExceeded } from "../quota";
 import { modelFacingResult, modelResultLimits, type ChatState } from "../agent";
 import type { Settlement } from "../bridge";
 import type { CatalogEntry } from "../catalog";
 import { failed } from "../cell";
 import { utf8ByteLength, type CodeModeResult, type CodeModeTelemetry } from "../code-mode";
-import { logRecord } from "../observability";
 import { DEFAULT_CONTEXT_WINDOW } from "../providers";
 import { checkValue, type CallPolicy, type ToolContext } from "../tools";
 import { admitClientCall, clientResultSettlement, type ClientCallWaiting, type TurnSpec } from "../turns";
@@ -114,19 +114,14 @@ export function settleToolCallClient(
   const chat = d.transcript.state(turnId);
   const waiting = chat?.status === "waiting" ? chat.pending.find((p) => p.via === "tool_call" && p.callId === call.callId) : undefined;
   if (chat && waiting) answerModel(d, chat, waiting.providerCallId ?? call.parentCallId, outcome, waiting);
-  const now = d.now();
-  d.transcript.event(turnId, now, "client_result", { invocationId: call.callId, ok: settlement.ok });
-  logRecord("tool_call", {
-    tenant: d.spec.tenantId,
-    sessionId: d.spec.sessionId,
-    turnId,
-    parentCallId: call.parentCallId,
+  recordClientResult(d, {
     callId: call.callId,
+    parentCallId: call.parentCallId,
     tool: call.tool,
     source: "client",
-    outcome: settlement.ok ? "ok" : "error",
+    ok: settlement.ok,
     decision: call.decision,
-    durationMs: Math.max(0, now - call.startedAt),
+    startedAt: call.startedAt,
   });
   return { settlement, outcome };
 }
