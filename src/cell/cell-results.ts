@@ -75,6 +75,8 @@ function faultResult(error: GuestFaultError, env: CellEnvironment, cell: LiveCel
       message = budgetMessage(cell.guard.reason, o.timeoutMs, env.label);
       code = "timeout";
     }
+  } else if (fault.kind === "out_of_memory" && fault.isolate) {
+    message = `${(env.label ?? CODE_MODE_LABEL).cell} could not grow its VM memory (${fault.isolate}) and its VM was terminated`;
   } else if (fault.kind === "out_of_memory") {
     message = `${(env.label ?? CODE_MODE_LABEL).cell} exceeded memoryLimitBytes (${o.memoryLimitBytes}) and its VM was terminated`;
   } else if (fault.kind === "engine_limit") {

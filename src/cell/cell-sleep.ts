@@ -94,17 +94,25 @@ export async function wake(cell: LiveCell, sleeping: SleepingCell, deadline: num
   const label = env.label ?? CODE_MODE_LABEL;
   // What a decision let through (an approved call) may be running or done: the model must know.
   const ran = "a call the decision allowed may already have run; check before retrying";
-  const room = await env.vms.pool.reserve(env.options.memoryLimitBytes, { deadline, clock: env.clock, signal: env.signal, owner: env.vms.owner });
-  if (!room.ok) {
-    if (room.reason === "aborted") return { ok: false, message: "the code mode run was aborted", code: "aborted" };
-    return {
-      ok: false,
-      message: `${label.cell} gave its VM memory back while it waited for an operator's decision and could not get it back within its deadline (${room.message}); ${ran}`,
-      code: "runtime_unavailable",
-    };
-  }
+  const roomWait = { deadline, clock: env.clock, signal: env.signal, owner: env.vms.owner };
+  const noRoom = (outcome: { reason: "aborted" } | { reason: "exhausted"; message: string }): WakeOutcome =>
+    outcome.reason === "aborted"
+      ? { ok: false, message: "the code mode run was aborted", code: "aborted" }
+      : {
+          ok: false,
+          message: `${label.cell} gave its VM memory back while it waited for an operator's decision and could not get it back within its deadline (${outcome.message}); ${ran}`,
+          code: "runtime_unavailable",
+        };
+  const room = await env.vms.pool.reserve(env.options.memoryLimitBytes, roomWait);
+  if (!room.ok) return noRoom(room);
   try {
     const { snapshot } = await codec.decode(sleeping.bytes);
+    // The restored VM holds its snapshot's memory from the start: room for all of it first.
+    const fitted = await env.vms.pool.fit(room.limits, snapshot.memory.byteLength, roomWait);
+    if (!fitted.ok) {
+      room.limits.reservation.release();
+      return noRoom(fitted);
+    }
     // The restored VM owns the reservation from here (and releases it itself if it cannot start).
     cell.vm = await GuestVm.restore(snapshot, sleeping.controlToken, room.limits, cell.guard, cell.bridge, sleeping.abi);
     return { ok: true };

@@ -91,7 +91,8 @@ export async function resume(ctx: RunContext, spec: TurnSpec, runId: string, mak
     // Room in the isolate's VM memory before anything else: a wait that gets none within its
     // deadline fails with runtime_unavailable and leaves the run parked as it was, resumable
     // by a later wait. From here the reservation is released by the restored VM, or below.
-    const room = await env.vms.pool.reserve(env.options.memoryLimitBytes, { deadline, clock: env.clock, signal: env.signal, owner: env.vms.owner });
+    const roomWait = { deadline, clock: env.clock, signal: env.signal, owner: env.vms.owner };
+    const room = await env.vms.pool.reserve(env.options.memoryLimitBytes, roomWait);
     if (!room.ok && room.reason === "exhausted") throw new ResumeStopped(room.message, "runtime_unavailable", true);
     if (!room.ok) throw new ResumeStopped("the code mode run was aborted", "aborted", false);
     reservation = room.limits.reservation;
@@ -106,6 +107,10 @@ export async function resume(ctx: RunContext, spec: TurnSpec, runId: string, mak
       const failure = restoreFailure(error);
       throw new ResumeStopped(failure.message, "internal_error", failure.keepRun, "resume.decode", error);
     }
+    // The restored VM holds its snapshot's memory from the start: room for all of it first.
+    const fitted = await env.vms.pool.fit(room.limits, parked.snapshot.memory.byteLength, roomWait);
+    if (!fitted.ok && fitted.reason === "exhausted") throw new ResumeStopped(fitted.message, "runtime_unavailable", true);
+    if (!fitted.ok) throw new ResumeStopped("the code mode run was aborted", "aborted", false);
     const results = ctx.deps.store.results(runId);
     const live = ctx.live.get(runId);
     ctx.live.delete(runId);

@@ -4,7 +4,8 @@ import type { InterruptGuard } from "./interrupt-guard";
 /** Why a guest call could not finish. */
 export type GuestFault =
   | { kind: "interrupted" }
-  | { kind: "out_of_memory" }
+  /** `isolate`: refused by the isolate's VM memory budget (its description), not by the VM's own cap. */
+  | { kind: "out_of_memory"; isolate?: string }
   /** An uncatchable engine error the program caused (string too long, stack overflow). */
   | { kind: "engine_limit"; detail: string }
   | { kind: "crashed"; detail: string };

@@ -20,9 +20,10 @@ export interface GuestHost {
 
 /**
  * `reservation`: the VM's share of the isolate's memory ledger. The VM takes it over: it is
- * released when the VM is disposed or when creating/restoring the VM fails, and raised when
- * the VM's linear memory outgrows it. Absent for VMs outside the ledger (the pristine image,
- * benchmarks, unit tests).
+ * released when the VM is disposed or when creating/restoring the VM fails, and raised to
+ * the VM's linear memory as it grows; the VM may only allocate into the isolate's room (see
+ * `fitLimit`). Absent for VMs outside the ledger (the pristine image, benchmarks, unit
+ * tests): those get `memoryLimitBytes` alone.
  */
 export type GuestLimits = { memoryLimitBytes: number; reservation?: MemoryReservation };
 
@@ -59,12 +60,18 @@ export class GuestVm {
   private ctl!: JSValueHandle;
   /** `exportHandle` token of the control object, valid in this VM and its restored snapshots. */
   controlToken = 0;
+  /** Linear memory when the allocation limit was last fitted to the isolate's room. */
+  private fittedLinear = -1;
+  /** The allocation limit last set is the isolate's room, not `cap` (an out-of-memory is the isolate's). */
+  private roomBound = false;
 
   /** `abi`: the guest ABI of the prelude in this VM's memory (a restored VM keeps its parker's). */
   private constructor(
     private readonly vm: QuickJS,
     readonly abi: number,
     private readonly reservation: MemoryReservation | undefined,
+    /** The VM's own memory cap (`memoryLimitBytes`): the room never raises it past this. */
+    private readonly cap: number,
   ) {}
 
   private static options(limits: GuestLimits, guest: () => GuestVm | undefined, deterministic = false) {
@@ -74,7 +81,12 @@ export class GuestVm {
       memoryLimit: limits.memoryLimitBytes,
       maxStackSize: GUEST_MAX_STACK_BYTES,
       // Unbound (pooled, running only the trusted prelude) means no budget yet.
-      interruptHandler: () => guest()?.guard?.handler() ?? false,
+      interruptHandler: () => {
+        const g = guest();
+        if (!g) return false;
+        g.refitOnGrowth();
+        return g.guard?.handler() ?? false;
+      },
       timezoneOffset: 0,
       onUnhandledRejection: (promise: JSValueHandle, reason: JSValueHandle, isHandled: boolean) =>
         guest()?.recordRejection(promise, reason, isHandled),
@@ -99,7 +111,7 @@ export class GuestVm {
       limits.reservation?.release();
       throw error;
     }
-    guest = new GuestVm(vm, GUEST_ABI_VERSION, limits.reservation);
+    guest = new GuestVm(vm, GUEST_ABI_VERSION, limits.reservation, limits.memoryLimitBytes);
     try {
       guest.registerHost(true);
       // Parsed once per isolate: evaluating bytecode skips most of the prelude's cost.
@@ -154,7 +166,7 @@ export class GuestVm {
       limits.reservation?.release();
       throw error;
     }
-    guest = new GuestVm(vm, abi, limits.reservation);
+    guest = new GuestVm(vm, abi, limits.reservation, limits.memoryLimitBytes);
     guest.coverLinearMemory();
     try {
       guest.registerHost(false);
@@ -246,9 +258,15 @@ export class GuestVm {
     if (this.disposed) throw new GuestFaultError({ kind: "crashed", detail: "the VM was disposed" });
     if (this.faulted) throw new GuestFaultError(this.faulted);
     try {
+      this.fitLimit();
       return fn();
     } catch (error) {
-      this.faulted = classify(error, this.guard);
+      const fault = classify(error, this.guard);
+      // Refused by the isolate's room, not by the VM's own cap: say so.
+      this.faulted =
+        fault.kind === "out_of_memory" && this.roomBound && this.reservation
+          ? { kind: "out_of_memory", isolate: this.reservation.shortage() }
+          : fault;
       if (error instanceof JSException) error.dispose();
       throw new GuestFaultError(this.faulted);
     } finally {
@@ -256,17 +274,45 @@ export class GuestVm {
     }
   }
 
+  /** This VM's linear memory in bytes (quickjs-wasi's own `WebAssembly.Memory`, pinned version). */
+  private linearBytes(): number {
+    return this.vm._getMemory().buffer.byteLength;
+  }
+
   /**
    * Linear memory never shrinks and can outgrow `memoryLimit` (fragmentation): keep the
-   * ledger's reservation at least as large as what this VM really holds. quickjs-wasi does
-   * not expose its `WebAssembly.Memory`, so it is read from the instance's exports (pinned
-   * version); when that is not there, the reservation stays as reserved.
+   * ledger's reservation at least as large as what this VM really holds.
    */
   private coverLinearMemory(): void {
     if (!this.reservation || this.disposed) return;
-    const exports = (this.vm as unknown as { exports?: { memory?: WebAssembly.Memory } | null }).exports;
-    const bytes = exports?.memory?.buffer.byteLength;
-    if (bytes !== undefined) this.reservation.cover(bytes);
+    this.reservation.cover(this.linearBytes());
+  }
+
+  /**
+   * Let the engine allocate only into what this VM may still grow by: the slack of its own
+   * reservation plus the isolate's room, never past its cap. Set before every guest call and
+   * again whenever the interrupt handler sees linear memory grown, since only one VM of the
+   * isolate runs at a time (guest calls are synchronous), the running VM may take the whole
+   * room. quickjs-wasi has no hook on `memory.grow`, so this bounds the bytes QuickJS
+   * allocates, not linear memory itself: free blocks it cannot reuse (fragmentation) and the
+   * allocator's growth step can take linear memory past the room until the next refit, which
+   * covers it (the ledger may then exceed its budget, and new VMs wait until it is released).
+   */
+  private fitLimit(): void {
+    const r = this.reservation;
+    if (!r || r.released) return;
+    const held = this.linearBytes();
+    r.cover(held);
+    this.fittedLinear = held;
+    const limit = Math.min(this.cap, this.vm.getAllocatedSize() + (r.bytes - held) + r.room());
+    this.roomBound = limit < this.cap;
+    // 0 would mean "no limit" to QuickJS: at least 1 byte (every allocation refused).
+    this.vm._getExports().qjs_set_memory_limit(Math.max(1, limit));
+  }
+
+  /** From the interrupt handler: linear memory grew since the last fit, so the room shrank. */
+  private refitOnGrowth(): void {
+    if (this.reservation && !this.disposed && this.linearBytes() !== this.fittedLinear) this.fitLimit();
   }
 
   private control(method: string, ...args: Array<string | number | boolean | undefined>): JSValueHandle {

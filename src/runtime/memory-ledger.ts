@@ -21,13 +21,10 @@ export const MIN_ISOLATE_VM_MEMORY_BYTES = 4 * MiB;
 export const MAX_ISOLATE_VM_MEMORY_BYTES = PLATFORM_ISOLATE_MEMORY_BYTES;
 
 /**
- * Linear memory a VM holds beyond its `memoryLimit`, reserved on top of it. Measured with
+ * What a VM is reserved before it exists: the linear memory a fresh VM holds. Measured with
  * quickjs-wasi 3.7.0: a fresh VM is 1.31 MiB of linear memory with 0.15 MiB allocated (static
- * data and the wasm stack, ~1.16 MiB); filled to out-of-memory with objects, strings or
- * ArrayBuffers it ends 0.31–1.31 MiB above its limit. Fragmentation goes much further: an
- * array grown to the limit left 71.75 MiB of linear memory under a 48 MiB limit, and sorting
- * it repeatedly 98.9 MiB (159.75 MiB under 64 MiB). Linear memory never shrinks, so a VM
- * whose memory outgrows its reservation has the reservation raised (`cover`).
+ * data and the wasm stack, ~1.16 MiB). From then on a VM's reservation follows its linear
+ * memory (which never shrinks), and it grows only while the isolate has room (GuestVm).
  */
 export const VM_OVERHEAD_BYTES = 1.5 * MiB;
 
@@ -40,6 +37,10 @@ export interface MemoryReservation {
    * already, so the ledger may go past its budget, and later VMs wait until it is released.
    */
   cover(bytes: number): void;
+  /** Bytes the isolate can still grant (0 when it is full or past its budget). */
+  room(): number;
+  /** The model-facing description of an isolate with no room left for this VM to grow. */
+  shortage(): string;
   /** Give the bytes back; safe to call more than once. */
   release(): void;
   /** The session object now responsible for it (a spare VM changes hands when a cell takes it). */
@@ -73,11 +74,14 @@ export function resolveIsolateVmMemoryBytes(value: unknown): number {
 }
 
 /**
- * The live QuickJS VM memory of one isolate, shared by every session object in it: each VM
- * (cell, resumed cell, spare) reserves its `memoryLimitBytes` plus `VM_OVERHEAD_BYTES` before
- * it is created or restored and gives it back when disposed, so the sum stays within
- * `budgetBytes`. A request that does not fit waits, first come first served, until room is
- * released or its deadline passes. Pure bookkeeping: it never touches a VM itself.
+ * The live QuickJS VM memory of one isolate, shared by every session object in it. Each VM
+ * (cell, resumed cell, spare) is accounted at what it holds, not at its `memoryLimitBytes`:
+ * `VM_OVERHEAD_BYTES` before a fresh VM is created, its snapshot's memory before it is
+ * restored (`raise`), then its linear memory as it grows; disposing it gives all of it back.
+ * A request that does not fit waits, first come first served, until room is released or its
+ * deadline passes. A running VM grows without waiting, only into `roomBytes` (GuestVm sets
+ * its engine's allocation limit from it), so idle cells hold only what they use and many
+ * run at once. Pure bookkeeping: it never touches a VM itself.
  */
 export class MemoryLedger {
   readonly budgetBytes: number;
@@ -99,11 +103,6 @@ export class MemoryLedger {
     return Math.min(memoryLimitBytes, this.budgetBytes - this.overheadBytes);
   }
 
-  /** What a VM with this memory limit reserves. */
-  costOf(memoryLimitBytes: number): number {
-    return this.effectiveLimit(memoryLimitBytes) + this.overheadBytes;
-  }
-
   get reservedBytes(): number {
     return this.used;
   }
@@ -111,6 +110,11 @@ export class MemoryLedger {
   /** Highest `reservedBytes` seen since the isolate started. */
   get peakBytes(): number {
     return this.peak;
+  }
+
+  /** What the isolate can still grant (0 when full, or past the budget after a cover). */
+  get roomBytes(): number {
+    return Math.max(0, this.budgetBytes - this.used);
   }
 
   get reservations(): number {
@@ -181,6 +185,21 @@ export class MemoryLedger {
   }
 
   /**
+   * Grow `reservation` to `bytes` (a VM about to be restored from a larger snapshot), waiting
+   * like `reserve`; the reservation never dips meanwhile. On failure it keeps what it had.
+   */
+  async raise(reservation: MemoryReservation, bytes: number, wait: RoomWait): Promise<RoomOutcome> {
+    const extra = bytes - reservation.bytes;
+    if (extra <= 0 || reservation.released) return { ok: true, reservation };
+    if (bytes > this.budgetBytes) return this.exhausted(bytes);
+    const room = await this.reserve(extra, wait);
+    if (!room.ok) return room.reason === "exhausted" ? this.exhausted(bytes) : room;
+    reservation.cover(bytes);
+    room.reservation.release();
+    return { ok: true, reservation };
+  }
+
+  /**
    * A new incarnation of session object `owner` starts: whatever an earlier one still held
    * (a cell cut off by a reset, whose VM nobody will dispose) or waited for is given back.
    * Its waits are only dropped from the queue: their timers died with the old incarnation.
@@ -219,6 +238,9 @@ export class MemoryLedger {
       this.used -= bytes;
       this.pump();
     },
+    room: () => this.roomBytes,
+    shortage: () =>
+      `code mode VM memory for this isolate is exhausted (${mib(this.budgetBytes)} MiB budget, ${mib(this.used)} MiB in use); try again shortly`,
   };
 
   /**
@@ -235,7 +257,7 @@ export class MemoryLedger {
   }
 }
 
-type Account = { add(bytes: number): void; remove(r: Reservation, bytes: number): void };
+type Account = { add(bytes: number): void; remove(r: Reservation, bytes: number): void; room(): number; shortage(): string };
 
 class Reservation implements MemoryReservation {
   private done = false;
@@ -254,6 +276,14 @@ class Reservation implements MemoryReservation {
     if (this.done || bytes <= this.bytes) return;
     this.ledger.add(bytes - this.bytes);
     this.bytes = bytes;
+  }
+
+  room(): number {
+    return this.done ? 0 : this.ledger.room();
+  }
+
+  shortage(): string {
+    return this.ledger.shortage();
   }
 
   release(): void {

@@ -10,6 +10,8 @@ export type VmRoom =
 
 const PROBE_LIMIT_BYTES = 4 << 20;
 
+export type RoomFit = { ok: true } | { ok: false; reason: "exhausted"; message: string } | { ok: false; reason: "aborted" };
+
 export type VmTake = { ok: true; vm: GuestVm } | { ok: false; reason: "exhausted"; message: string } | { ok: false; reason: "aborted" };
 
 /**
@@ -24,9 +26,11 @@ type Spare = { limit: number; reservation: MemoryReservation; vm: GuestVm | null
  * ledger reserved first. Keeps one warm spare VM, so an `exec` does not pay for
  * instantiating QuickJS and evaluating the prelude on its critical path. A spare is never
  * reused: it is handed to exactly one cell (isolation per exec holds), and the next spare is
- * made after that cell's answer is out. The spare counts in the ledger at what a fresh VM
- * occupies (the per-VM overhead) and grows to the cell's full share when taken; it is the
- * first thing given up when room is short. Restores take room here too, but never the spare.
+ * made after that cell's answer is out. Every VM counts in the ledger at what it holds: a
+ * fresh VM (the spare too) at the per-VM overhead, a restored one at its snapshot's memory,
+ * then whatever its linear memory grows to (GuestVm grows it only into the isolate's room).
+ * The spare is the first thing given up when room is short. Restores take room here too,
+ * but never the spare.
  *
  * One pool and one ledger per gateway (createGateway), shared by every session object of
  * the isolate.
@@ -74,13 +78,23 @@ export class VmPool {
   }
 
   /**
-   * Room for a VM with this memory limit (clamped to the budget), waiting within `wait`.
-   * The caller hands `limits` to `GuestVm.restore`, which then owns the reservation.
+   * Room for a VM with this memory limit (clamped to the budget), waiting within `wait`: what
+   * a fresh VM holds. A restore raises it to its snapshot's memory (`fit`) once decoded. The
+   * caller hands `limits` to `GuestVm.restore`, which then owns the reservation.
    */
   async reserve(memoryLimitBytes: number, wait: RoomWait): Promise<VmRoom> {
-    const outcome = await this.ledger.reserve(this.ledger.costOf(memoryLimitBytes), wait);
+    const outcome = await this.ledger.reserve(this.ledger.overheadBytes, wait);
     if (!outcome.ok) return outcome;
     return { ok: true, limits: { memoryLimitBytes: this.ledger.effectiveLimit(memoryLimitBytes), reservation: outcome.reservation } };
+  }
+
+  /**
+   * Raise reserved room to what a snapshot of `memoryBytes` will hold once restored, waiting
+   * within `wait`. On failure the room keeps what it had (its holder still releases it).
+   */
+  async fit(room: GuestLimits & { reservation: MemoryReservation }, memoryBytes: number, wait: RoomWait): Promise<RoomFit> {
+    const outcome = await this.ledger.raise(room.reservation, memoryBytes, wait);
+    return outcome.ok ? { ok: true } : outcome;
   }
 
   /** The spare for this memory limit, or a freshly prepared VM once there is room for it. */
@@ -88,20 +102,7 @@ export class VmPool {
     const spare = this.spare;
     if (spare?.vm && !spare.vm.isDisposed && spare.limit === this.ledger.effectiveLimit(memoryLimitBytes)) {
       this.spare = null;
-      // The spare held only what a fresh VM occupies; the cell's full share is reserved now,
-      // waiting like any VM would (cover first, then give back the top-up: the total never dips).
-      const full = this.ledger.costOf(memoryLimitBytes);
-      const extra = full - spare.reservation.bytes;
-      if (extra > 0) {
-        const room = await this.ledger.reserve(extra, wait);
-        if (!room.ok) {
-          spare.vm.dispose();
-          // Name what the cell needs in all, not the top-up.
-          return room.reason === "exhausted" ? (this.ledger.exhausted(full) as VmTake) : room;
-        }
-        spare.reservation.cover(full);
-        room.reservation.release();
-      }
+      // It holds what it uses, like any VM; it grows from there while the cell runs.
       spare.reservation.assign(wait.owner);
       return { ok: true, vm: spare.vm };
     }
@@ -124,9 +125,8 @@ export class VmPool {
     this.refillTimer = setTimeout(() => {
       this.refillTimer = null;
       if (this.spare) return;
-      // A spare holds what a fresh VM occupies, not its limit: it grows to its full share when
-      // a cell takes it, so keeping one warm never makes a resume give it up.
-      const reservation = this.ledger.tryReserve(Math.min(this.ledger.costOf(memoryLimitBytes), this.ledger.overheadBytes));
+      // A spare holds what a fresh VM occupies, so keeping one warm never makes a resume give it up.
+      const reservation = this.ledger.tryReserve(this.ledger.overheadBytes);
       if (!reservation) return;
       const limits = { memoryLimitBytes: this.ledger.effectiveLimit(memoryLimitBytes), reservation };
       const spare: Spare = { limit: limits.memoryLimitBytes, reservation, vm: null, dropped: false };

@@ -102,7 +102,7 @@ function world(opts: { codec?: RunCodec; ledger?: MemoryLedger } = {}) {
     if (!c.ok) return { status: "failed", error: c.message } as CodeModeResult;
     return runs.resume(SPEC, runId, () => env());
   };
-  return { clock, store, ledger, runs, deps, alarms, env, exec, wait };
+  return { clock, store, ledger, pool, runs, deps, alarms, env, exec, wait };
 }
 
 const askCell = "return 'got ' + await ask({ q: 1 })";
@@ -132,7 +132,7 @@ describe("RunLifecycle over an in-memory store", () => {
     const r = await w.exec(askCell);
     expect(r).toMatchObject({ status: "failed", code: "invalid_input", error: "too many suspended code mode runs." });
     expect(w.store.count()).toBe(MAX_SUSPENDED_RUNS);
-    expect(w.ledger.reservedBytes).toBeLessThanOrEqual(w.ledger.costOf(OPTIONS.memoryLimitBytes)); // at most the spare
+    expect(w.ledger.reservedBytes).toBe(w.pool.spareBytes); // at most the spare
   });
 
   it("a snapshot that cannot be encoded fails the cell as internal_error through the one park exit", async () => {
