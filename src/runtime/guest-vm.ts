@@ -304,7 +304,13 @@ export class GuestVm {
     const held = this.linearBytes();
     r.cover(held);
     this.fittedLinear = held;
-    const limit = Math.min(this.cap, this.vm.getAllocatedSize() + (r.bytes - held) + r.room());
+    const allocated = this.vm.getAllocatedSize();
+    let limit = Math.min(this.cap, allocated + (r.bytes - held) + r.room());
+    if (limit < this.cap && this.guard) {
+      // A cell's VM short of room: the pool's spare is given up first (never for the spare itself, unbound).
+      r.reclaim();
+      limit = Math.min(this.cap, allocated + (r.bytes - held) + r.room());
+    }
     this.roomBound = limit < this.cap;
     // 0 would mean "no limit" to QuickJS: at least 1 byte (every allocation refused).
     this.vm._getExports().qjs_set_memory_limit(Math.max(1, limit));

@@ -41,6 +41,8 @@ export interface MemoryReservation {
   room(): number;
   /** The model-facing description of an isolate with no room left for this VM to grow. */
   shortage(): string;
+  /** Room is short for this VM to grow: give up what can be given up (the pool's spare). */
+  reclaim(): void;
   /** Give the bytes back; safe to call more than once. */
   release(): void;
   /** The session object now responsible for it (a spare VM changes hands when a cell takes it). */
@@ -239,6 +241,7 @@ export class MemoryLedger {
       this.pump();
     },
     room: () => this.roomBytes,
+    reclaim: () => this.reclaim?.(),
     shortage: () =>
       `code mode VM memory for this isolate is exhausted (${mib(this.budgetBytes)} MiB budget, ${mib(this.used)} MiB in use); try again shortly`,
   };
@@ -257,7 +260,7 @@ export class MemoryLedger {
   }
 }
 
-type Account = { add(bytes: number): void; remove(r: Reservation, bytes: number): void; room(): number; shortage(): string };
+type Account = { add(bytes: number): void; remove(r: Reservation, bytes: number): void; room(): number; shortage(): string; reclaim(): void };
 
 class Reservation implements MemoryReservation {
   private done = false;
@@ -284,6 +287,10 @@ class Reservation implements MemoryReservation {
 
   shortage(): string {
     return this.ledger.shortage();
+  }
+
+  reclaim(): void {
+    if (!this.done) this.ledger.reclaim();
   }
 
   release(): void {

@@ -3,26 +3,30 @@ import { afterEach, describe, expect, it } from "vitest";
 import { api, exec, expectHealthy, footprint, freshTurn, inSession, sessionId, sessionStub, sleep, wait } from "./helpers";
 
 // Every session object of this file runs in one isolate (the Workers vitest integration), so
-// they share the gateway's VM memory ledger: 80 MiB by default. The `bigmem` agents ask for
-// 48 MiB VMs (49.5 MiB reserved with the per-VM overhead): one fits, a second does not.
+// they share the gateway's VM memory ledger: 80 MiB by default. A VM is accounted at what it
+// holds (1.5 MiB fresh, then its linear memory as it grows), not at its memoryLimitBytes: the
+// `bigmem` agents' 48 MiB limits are caps, not reservations. To find the isolate full, the
+// tests fill the ledger themselves (`fill`), as other sessions' VMs would.
 
 const MiB = 1024 * 1024;
 
 /** Any session object can read the isolate's ledger; this one never runs cells. */
 const OBSERVER = sessionId();
 
-type LedgerView = { budget: number; reserved: number; spare: number; cells: number; waiting: number; cost48: number; overhead: number };
+type LedgerView = { budget: number; reserved: number; spare: number; cells: number; vms: number; waiting: number; overhead: number };
 
 function ledger(): Promise<LedgerView> {
   return inSession(OBSERVER, (instance) => {
     const { pool } = instance.vms;
+    const held: number = instance.testHold && !instance.testHold.released ? instance.testHold.bytes : 0;
     return {
       budget: pool.ledger.budgetBytes,
       reserved: pool.ledger.reservedBytes,
       spare: pool.spareBytes,
-      cells: pool.ledger.reservedBytes - pool.spareBytes,
+      // What cells' VMs hold: neither the spare nor the test's own hold.
+      cells: pool.ledger.reservedBytes - pool.spareBytes - held,
+      vms: pool.ledger.reservations - (pool.spareBytes > 0 ? 1 : 0) - (held > 0 ? 1 : 0),
       waiting: pool.ledger.waiting,
-      cost48: pool.ledger.costOf(48 * MiB),
       overhead: pool.ledger.overheadBytes,
     };
   });
@@ -32,6 +36,19 @@ function ledger(): Promise<LedgerView> {
 function hold(bytes: number): Promise<boolean> {
   return inSession(OBSERVER, (instance) => {
     instance.testHold = instance.vms.pool.ledger.tryReserve(bytes);
+    return instance.testHold !== null;
+  });
+}
+
+/**
+ * Fill the isolate's ledger so that only `leaving` bytes of room are left and no spare can
+ * be given up (it is dropped first and cannot be refilled: a fresh VM needs 1.5 MiB).
+ */
+function fill(leaving: number): Promise<boolean> {
+  return inSession(OBSERVER, (instance) => {
+    const { pool } = instance.vms;
+    pool.dropSpare();
+    instance.testHold = pool.ledger.tryReserve(pool.ledger.roomBytes - leaving);
     return instance.testHold !== null;
   });
 }
@@ -53,17 +70,22 @@ async function until(ok: (v: LedgerView) => boolean): Promise<LedgerView> {
 }
 
 /**
- * A large cell that holds its VM (and some real memory) until the test writes the note `go`
- * into its session's storage: the test decides when it completes, not a timer.
+ * A cell that holds its VM (and some real memory) until the test writes the note `go` into
+ * its session's storage, calling a tool every 20 ms meanwhile: the test decides when it
+ * completes, not a timer.
  */
 const HOLD = `const ballast = Array.from({ length: 100000 }, (_, i) => 'b' + i);
   while ((await notes_read({ key: 'go' })).length === 0) await echo({ value: 0, delayMs: 20 });
   return ballast.length;`;
 
-async function startHolder() {
+/** A small cell idle on a slow tool until its note `go` is written: it holds ~1.5 MiB. */
+const IDLE = `while ((await notes_read({ key: 'go' })).length === 0) await echo({ value: 0, delayMs: 50 });
+  return 'done';`;
+
+async function startHolder(vmsBefore = 0, code = HOLD) {
   const { session, turnId } = await freshTurn({ agentId: "bigmem" });
-  const result = exec(session, turnId, HOLD);
-  const held = await until((v) => v.cells >= v.cost48);
+  const result = exec(session, turnId, code);
+  const held = await until((v) => v.vms > vmsBefore);
   return {
     session,
     turnId,
@@ -74,7 +96,7 @@ async function startHolder() {
 }
 
 const EXHAUSTED =
-  /^code mode VM memory for this isolate is exhausted \(80 MiB budget, [\d.]+ MiB in use, this cell needs 49\.5 MiB\); try again shortly$/;
+  /^code mode VM memory for this isolate is exhausted \(80 MiB budget, [\d.]+ MiB in use, this cell needs 1\.5 MiB\); try again shortly$/;
 
 describe("isolate VM memory ledger", () => {
   afterEach(async () => {
@@ -107,30 +129,30 @@ describe("isolate VM memory ledger", () => {
     await expectHealthy(session, turnId);
   });
 
-  it("two large cells past the budget: the second waits for the first's room, then both complete", async () => {
-    const a = await startHolder();
-    expect(a.held.reserved).toBeLessThanOrEqual(a.held.budget);
+  it("a cell that finds the isolate full waits for room, then completes; the ledger never passes its budget", async () => {
+    // Was: a second 48 MiB cell waited for the first's full reservation. Cells now hold what they
+    // use, so the isolate is filled by the test instead.
+    expect(await fill(MiB)).toBe(true);
     const b = await freshTurn({ agentId: "bigmem" });
     const second = exec(b.session, b.turnId, "return 'second'");
     const queued = await until((v) => v.waiting === 1);
-    // Only the first cell's VM holds room (the spare was given up), within the budget.
-    expect(queued.cells).toBe(queued.cost48);
+    expect(queued.cells).toBe(0);
     expect(queued.reserved).toBeLessThanOrEqual(queued.budget);
-    await a.release();
-    expect(await a.result).toMatchObject({ status: "completed", value: 100000 });
+    await unhold();
     expect(await second).toMatchObject({ status: "completed", value: "second" });
   });
 
-  it("a large cell that gets no room within its deadline fails with runtime_unavailable naming the budget; a small one still fits; every session stays healthy", async () => {
+  it("a cell that gets no room within its deadline fails with runtime_unavailable naming the budget; every session stays healthy", async () => {
+    // Was: a large cell next to a 48 MiB holder failed while an 8 MiB one fitted. Every fresh VM
+    // now needs the same 1.5 MiB, so the isolate is filled instead.
     const a = await startHolder();
+    expect(await fill(MiB)).toBe(true);
     const b = await freshTurn({ agentId: "bigmemquick" });
     const failed = await exec(b.session, b.turnId, "return 'never ran'");
     expect(failed).toMatchObject({ status: "failed", code: "runtime_unavailable" });
     expect(failed.error).toMatch(EXHAUSTED);
     expect(failed.telemetry).toBeDefined();
-    // 8 MiB (+ overhead) fits next to the 48 MiB cell.
-    const small = await freshTurn({ agentId: "tight" });
-    expect(await exec(small.session, small.turnId, "return 'small'")).toMatchObject({ status: "completed", value: "small" });
+    await unhold();
     await a.release();
     expect(await a.result).toMatchObject({ status: "completed" });
     await expectHealthy(b.session, b.turnId);
@@ -141,13 +163,12 @@ describe("isolate VM memory ledger", () => {
     const p = await freshTurn({ agentId: "bigmemquick" });
     const parked = await exec(p.session, p.turnId, "const kept = 'kept across'; await yield_control(); return kept;");
     expect(parked.status).toBe("waiting");
-    const a = await startHolder();
+    expect(await fill(MiB)).toBe(true);
     const w1 = await wait(p.session, p.turnId, parked.runId);
     expect(w1).toMatchObject({ status: "failed", code: "runtime_unavailable" });
     expect(w1.error).toMatch(EXHAUSTED);
     expect((await footprint(p.session)).runs).toBe(1);
-    await a.release();
-    await a.result;
+    await unhold();
     expect(await wait(p.session, p.turnId, parked.runId)).toMatchObject({ status: "completed", value: "kept across" });
     expect((await footprint(p.session)).runs).toBe(0);
   });
@@ -157,16 +178,16 @@ describe("isolate VM memory ledger", () => {
     const parked = await exec(p.session, p.turnId, "await yield_control(); return 'resumed';");
     // After the exec's answer the pool keeps a spare, counted at what a fresh VM occupies (1.5 MiB).
     const withSpare = await until((v) => v.spare === v.overhead);
-    // Another holder takes 30 MiB: the 49.5 MiB restore fits only without the spare (1.5 + 30 + 49.5 > 80).
-    expect(await hold(30 * MiB)).toBe(true);
-    expect((await ledger()).reserved).toBe(withSpare.spare + 30 * MiB);
+    // Another holder leaves 1 MiB: the restore fits only without the spare.
+    expect(await hold(withSpare.budget - withSpare.reserved - MiB)).toBe(true);
+    expect((await ledger()).reserved).toBe(withSpare.budget - MiB);
     // Without giving up the spare this wait would fail after its 500 ms deadline.
     expect(await wait(p.session, p.turnId, parked.runId)).toMatchObject({ status: "completed", value: "resumed" });
     await unhold();
   });
 
   it("an exec cancelled while it waits for room fails with aborted and leaves no waiter", async () => {
-    const a = await startHolder();
+    expect(await fill(MiB)).toBe(true);
     const b = await freshTurn({ agentId: "bigmem" });
     const stub = sessionStub(b.session) as any;
     const running = stub.callTool("tenant-a", b.turnId, "exec", { code: "return 'never ran'" }, "ledger-req-1");
@@ -174,22 +195,20 @@ describe("isolate VM memory ledger", () => {
     await stub.cancelRequest("ledger-req-1");
     expect((await running).body.result).toMatchObject({ status: "failed", code: "aborted" });
     expect((await ledger()).waiting).toBe(0);
-    await a.release();
-    await a.result;
+    await unhold();
     await expectHealthy(b.session, b.turnId);
   });
 
   it("a turn deleted while its wait is queued for room drops the run (aborted), as any aborted wait does", async () => {
     const p = await freshTurn({ agentId: "bigmem" });
     const parked = await exec(p.session, p.turnId, "await yield_control(); return 1;");
-    const a = await startHolder();
+    expect(await fill(MiB)).toBe(true);
     const waiting = wait(p.session, p.turnId, parked.runId);
     await until((v) => v.waiting === 1);
     expect((await api("DELETE", `/v1/sessions/${p.session}/turns/${p.turnId}`)).status).toBe(200);
     expect(await waiting).toMatchObject({ status: "failed", code: "aborted" });
     expect((await footprint(p.session)).runs).toBe(0);
-    await a.release();
-    await a.result;
+    await unhold();
   });
 
   it("cells that complete, fail, run out of memory, time out, are aborted mid-run or park all give their room back", async () => {
@@ -239,5 +258,42 @@ describe("isolate VM memory ledger", () => {
     // The object's next incarnation (its next request) gives the dead cell's room back.
     await inSession(a.session, () => undefined);
     expect((await until((v) => v.cells === 0)).cells).toBe(0);
+  });
+
+  it("sixteen sessions each with a small cell awaiting a slow tool all run at once in one isolate, and the ledger returns to zero after", async () => {
+    // 16 × 48 MiB limits: 9.6 times the budget, were each VM reserved at its limit.
+    const holders = [];
+    for (let i = 0; i < 16; i++) holders.push(await startHolder(i, IDLE));
+    const all = await ledger();
+    expect(all.vms).toBe(16);
+    expect(all.waiting).toBe(0);
+    expect(all.reserved).toBeLessThanOrEqual(all.budget);
+    // None finished before all sixteen were in flight: each waits for its own note.
+    await Promise.all(holders.map((h) => h.release()));
+    for (const h of holders) expect(await h.result).toMatchObject({ status: "completed", value: "done" });
+    const after = await until((v) => v.vms === 0);
+    expect(after.cells).toBe(0);
+    expect(after.reserved).toBe(after.spare);
+  });
+
+  it("a cell that allocates past the isolate's room fails with the memory failure naming the isolate; a cell of another session is unaffected", async () => {
+    const a = await startHolder();
+    expect(await fill(8 * MiB)).toBe(true);
+    const big = await freshTurn({ agentId: "bigmem" });
+    const r = await exec(
+      big.session,
+      big.turnId,
+      "const a = []; for (let i = 0; i < 40; i++) a.push(new Uint8Array(1024 * 1024).fill(1)); return a.length;",
+    );
+    expect(r).toMatchObject({ status: "failed" });
+    expect(r.error).toMatch(
+      /^code mode cell could not grow its VM memory \(code mode VM memory for this isolate is exhausted \(80 MiB budget, [\d.]+ MiB in use\); try again shortly\) and its VM was terminated$/,
+    );
+    // The failed cell's VM is gone and its room given back; the holder ran on throughout.
+    await until((v) => v.vms === 1);
+    await unhold();
+    await a.release();
+    expect(await a.result).toMatchObject({ status: "completed", value: 100000 });
+    await expectHealthy(big.session, big.turnId);
   });
 });
