@@ -7,15 +7,13 @@ import { mark, recordsSince } from "../support/log-capture";
 // A cell waiting for an operator's decision gives its VM memory back to the isolate (issue 20,
 // "Availability while waiting"), through HTTP → session object → VM. Every session object of this
 // file shares the isolate's 80 MiB VM memory ledger; the `approvebig*` agents (test/test-config.ts)
-// run 48 MiB VMs (49.5 MiB reserved) whose notes_write needs an approval, and `bigmem` cells need
-// the same 49.5 MiB: one fits beside the other only if the first gave its room back.
-
-const MiB = 1024 * 1024;
+// run 48 MiB VMs whose notes_write needs an approval. VMs are accounted at what they hold (not
+// their limit), so a cell asleep is seen by its VM count: none alive while it waits.
 
 /** Any session object can read the isolate's ledger; this one never runs cells. */
 const OBSERVER = sessionId();
 
-type LedgerView = { budget: number; reserved: number; cells: number; waiting: number; cost48: number };
+type LedgerView = { budget: number; reserved: number; cells: number; vms: number; waiting: number };
 
 function ledger(): Promise<LedgerView> {
   return inSession(OBSERVER, (instance) => {
@@ -25,7 +23,8 @@ function ledger(): Promise<LedgerView> {
       reserved: pool.ledger.reservedBytes,
       cells: pool.ledger.reservedBytes - pool.spareBytes,
       waiting: pool.ledger.waiting,
-      cost48: pool.ledger.costOf(48 * MiB),
+      // Cell VMs alive: VMs are accounted at what they hold, so their count says who is asleep.
+      vms: pool.ledger.reservations - (pool.spareBytes > 0 ? 1 : 0) - (instance.testHold && !instance.testHold.released ? 1 : 0),
     };
   });
 }
@@ -39,13 +38,14 @@ async function until(ok: (v: LedgerView) => boolean): Promise<LedgerView> {
   }
 }
 
-/** The waiting cell's VM is gone: no cell holds a large VM's room. */
-const asleep = () => until((v) => v.cells < v.cost48);
+/** The waiting cell's VM is gone: no cell VM is alive. */
+const asleep = () => until((v) => v.vms === 0);
 
-/** Room held by the test itself, as another session's VM would hold it. */
-function hold(bytes: number): Promise<boolean> {
+/** Room held by the test itself (all but `leaving`), as another session's VM would hold it. */
+function hold(leaving: number, opts: { dropSpare?: boolean } = {}): Promise<boolean> {
   return inSession(OBSERVER, (instance) => {
-    instance.testHold = instance.vms.pool.ledger.tryReserve(bytes);
+    if (opts.dropSpare) instance.vms.pool.dropSpare();
+    instance.testHold = instance.vms.pool.ledger.tryReserve(instance.vms.pool.ledger.roomBytes - leaving);
     return instance.testHold !== null;
   });
 }
@@ -114,7 +114,7 @@ describe("a cell waiting for an operator's decision gives its VM memory back", (
     await asleep();
     await decide(a.session, pair[0]!.approvalId, "allow");
     // One decision is still pending: the cell stays asleep.
-    expect((await ledger()).cells).toBeLessThan((await ledger()).cost48);
+    expect((await ledger()).vms).toBe(0);
     await decide(a.session, pair[1]!.approvalId, "deny", "not that one");
     const r = (await running).json;
     expect(r).toMatchObject({ status: "completed", value: [["one"], ["two", "notes_write was denied by the operator: not that one"]] });
@@ -152,14 +152,15 @@ describe("a cell waiting for an operator's decision gives its VM memory back", (
     const a = await freshTurn({ agentId: "approvebigquick" });
     const running = startExec(a.session, a.turnId, "console.log('kept output'); await notes_write({ key: 'nowake', text: 'x' }); return 'ran';");
     const [p] = await pendingApprovals(a.session);
-    const v = await asleep();
-    // Another holder takes all the room there is (the pool's spare, given up on demand, is too small).
-    expect(await hold(v.budget - v.reserved)).toBe(true);
+    await asleep();
+    // Another holder takes all the room there is, the pool's spare included (a fresh VM holds
+    // 1.5 MiB, so the spare alone would now be room enough to wake in).
+    expect(await hold(0, { dropSpare: true })).toBe(true);
     await decide(a.session, p!.approvalId, "allow");
     const r = (await running).json;
     expect(r).toMatchObject({ status: "failed", code: "runtime_unavailable", output: [{ type: "text", text: "kept output" }] });
     expect(r.error).toMatch(
-      /^code mode cell gave its VM memory back while it waited for an operator's decision and could not get it back within its deadline \(code mode VM memory for this isolate is exhausted \(80 MiB budget, [\d.]+ MiB in use, this cell needs 49\.5 MiB\); try again shortly\); a call the decision allowed may already have run; check before retrying$/,
+      /^code mode cell gave its VM memory back while it waited for an operator's decision and could not get it back within its deadline \(code mode VM memory for this isolate is exhausted \(80 MiB budget, [\d.]+ MiB in use, this cell needs [\d.]+ MiB\); try again shortly\); a call the decision allowed may already have run; check before retrying$/,
     );
     await unhold();
     await expectHealthy(a.session, a.turnId);
@@ -201,7 +202,7 @@ describe("a cell waiting for an operator's decision gives its VM memory back", (
     // Longer than a pause the cell would sleep through (cell-sleep.ts SLEEP_AFTER_MS).
     await sleep(600);
     const v = await ledger();
-    expect(v.cells).toBeGreaterThanOrEqual(v.cost48);
+    expect(v.vms).toBe(1);
     await decide(a.session, p!.approvalId, "allow");
     expect((await running).json).toMatchObject({ status: "completed", value: 7 });
   });
