@@ -204,7 +204,8 @@ function fitBytes(text: string, max: number): string {
   return `${out}…`;
 }
 
-/** How far a preview is shortened: the first level whose preview fits the bound whole is used. */
+/** How far a preview that does not fit whole is shortened: the first level whose preview fits the bound is used. */
+
 type Level = { chars: number; keyChars: number; items: number; keys: number; depth: number };
 const LEVELS: readonly Level[] = [
   { chars: 200, keyChars: 200, items: 20, keys: 50, depth: 4 },
@@ -228,11 +229,13 @@ function cut(text: string, max: number): string {
 }
 
 /**
- * What the operator sees of a call to approve. A hostile caller may pad one field to push the
- * one that matters (recipient, amount) out of view, so the preview never loses a key silently:
- * strings (after their secrets are masked), key names and lists are shortened level by level,
- * evenly across the input, until the whole fits NESTED_PREVIEW_BYTES; past the last level keys
- * are dropped with an explicit "N more keys" marker. Then it is redacted and bounded like any preview.
+ * What the operator sees of a call to approve: the whole input, redacted (and its disguising
+ * characters escaped) like any preview, whenever that fits NESTED_PREVIEW_BYTES — nothing is cut
+ * below the bound. Only a larger input is shortened, and then never silently: a hostile caller
+ * may pad one field to push the one that matters (recipient, amount) out of view, so strings
+ * (after their secrets are masked), key names and lists are shortened level by level, evenly
+ * across the input, until the whole fits; past the last level keys are dropped with an explicit
+ * "N more keys" marker.
  */
 export function approvalPreview(input: unknown, redaction: { secrets: readonly string[]; patterns: readonly RegExp[] }): string {
   const clip = (v: unknown, depth: number, level: Level): unknown => {
@@ -256,7 +259,8 @@ export function approvalPreview(input: unknown, redaction: { secrets: readonly s
     if (keys.length > level.keys) put("…", `${keys.length - level.keys} more keys`);
     return out;
   };
-  let preview = "";
+  let preview = redactedPreview(input, NESTED_PREVIEW_BYTES, redaction);
+  if (!preview.endsWith(" bytes omitted]")) return preview;
   for (const level of LEVELS) {
     preview = redactedPreview(clip(input, 0, level), NESTED_PREVIEW_BYTES, redaction);
     if (!preview.endsWith(" bytes omitted]")) return preview;

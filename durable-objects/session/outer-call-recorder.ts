@@ -35,6 +35,8 @@ export type CallScope = {
   /** Policy decisions (hooks, approvals), by invocation id. */
   record?: (callId: string | undefined, tool: string, decision: PolicyDecision, reason?: string) => void;
   onUpdate?: (invocationId: string | undefined, tool: string, partial: unknown) => void;
+  /** When the call's cell was admitted to the session's queue (its deadline counts from here). */
+  admittedAt?: number;
 };
 
 export type RedactionOptions = { secrets: readonly string[]; patterns: readonly RegExp[] };

@@ -155,9 +155,14 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         });
     }
 
-    /** Cells of one session run one at a time (input gates open while tools are awaited). */
-    private serial<T>(fn: () => Promise<T>): Promise<T> {
-      const next = this.queue.then(fn, fn);
+    /**
+     * Cells of one session run one at a time (input gates open while tools are awaited). `fn`
+     * gets the time the work was admitted: queued work shares the execution deadline (seed 002).
+     */
+    private serial<T>(fn: (admittedAt: number) => Promise<T>): Promise<T> {
+      const admittedAt = this.clock.now();
+      const run = () => fn(admittedAt);
+      const next = this.queue.then(run, run);
       // The queue only orders cells; each caller gets (and reports) its own failure.
       this.queue = next.catch(() => undefined);
       return next;
@@ -333,7 +338,9 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         const admitted = await this.admitOuter(spec, event, ctx, admitExec);
         if (!admitted.ok) return { ok: true, body: failed(admitted.message, admitted.code, this.telemetry(spec, turn.counters)) };
         const source = admitted.input;
-        const reply = await this.serial(() => this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => this.exec(t, source, signal, ctx)));
+        const reply = await this.serial((admittedAt) =>
+          this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => this.exec(t, source, signal, { ...ctx, admittedAt })),
+        );
         if (reply.ok) await execRan(pluginHooks, { ...event, input: source }, reply.body as { status?: unknown; error?: unknown });
         return this.logCell(spec, trace, reply);
       }
@@ -354,9 +361,9 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
           const reply =
             runId !== undefined
               ? await this.resumeToolSearch(turn, input, trace, ctx)
-              : await this.serial(() =>
+              : await this.serial((admittedAt) =>
                   this.withTurn(tenantId, turnId, trace, ctx, async (t, signal) => {
-                    const env = toolSearchCellEnvironment(t.spec, t.counters, this.deps(t.spec, signal, ctx));
+                    const env = toolSearchCellEnvironment(t.spec, t.counters, this.deps(t.spec, signal, { ...ctx, admittedAt }));
                     return this.runs.finish(toolSearchCellSpec(t.spec), await runToolSearchCode(env, input), env, { restartSafe: false });
                   }),
                 );
@@ -679,10 +686,10 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         return Promise.resolve({ ok: true, body: failed(claim.message, claim.code ?? "invalid_input", this.telemetry(spec, turn.counters)) });
       trace.runId = claim.runId;
       const closing = this.telemetry(spec, turn.counters);
-      return this.serial(async (): Promise<SessionReply<unknown>> => {
+      return this.serial(async (admittedAt): Promise<SessionReply<unknown>> => {
         const reply = await this.withTurn(spec.tenantId, spec.turnId, trace, ctx, (t, signal) =>
           this.runs.resume(t.spec, claim.runId, (s, claimSignal, restartSafe) =>
-            cellEnvironment(s, t.counters, this.deps(s, anySignal(signal, claimSignal), ctx), restartSafe),
+            cellEnvironment(s, t.counters, this.deps(s, anySignal(signal, claimSignal), { ...ctx, admittedAt }), restartSafe),
           ),
         );
         // Torn down while this wait was queued: it observed the teardown.
@@ -704,12 +711,12 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         return Promise.resolve({ ok: true, body: failed(claim.message, claim.code ?? "invalid_input", this.telemetry(spec, turn.counters)) });
       trace.runId = claim.runId;
       const closing = this.telemetry(spec, turn.counters);
-      return this.serial(async (): Promise<SessionReply<unknown>> => {
+      return this.serial(async (admittedAt): Promise<SessionReply<unknown>> => {
         const reply = await this.withTurn(spec.tenantId, spec.turnId, trace, ctx, (t, signal) =>
           this.runs.resume(
             toolSearchCellSpec(t.spec),
             claim.runId,
-            (s, claimSignal) => toolSearchCellEnvironment(t.spec, t.counters, this.deps(s, anySignal(signal, claimSignal), ctx)),
+            (s, claimSignal) => toolSearchCellEnvironment(t.spec, t.counters, this.deps(s, anySignal(signal, claimSignal), { ...ctx, admittedAt })),
             toolSearchEnd,
           ),
         );
@@ -814,6 +821,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         ...(scope.activity ? { activity: scope.activity } : {}),
         ...(scope.taint ? { taint: scope.taint } : {}),
         ...(scope.onUpdate ? { onUpdate: scope.onUpdate } : {}),
+        ...(scope.admittedAt !== undefined ? { admittedAt: scope.admittedAt } : {}),
         clock: this.clock,
         signal,
         vms: this.vms,

@@ -83,16 +83,23 @@ export function sseFrame(event: ChatEvent): string {
   return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
-/** Splits an NDJSON byte stream into events (a line never contains a raw newline: JSON escapes them). */
-export async function* readEvents(stream: ReadableStream<Uint8Array>): AsyncGenerator<ChatEvent> {
+/**
+ * Splits an NDJSON byte stream into events (a line never contains a raw newline: JSON escapes them).
+ * `stop` cancels the source at once, even while a read is pending: a generator's own `return()`
+ * waits for that read, i.e. for the source's next event, which a quiet turn may not send for minutes.
+ */
+export async function* readEvents(stream: ReadableStream<Uint8Array>, stop?: AbortSignal): AsyncGenerator<ChatEvent> {
   const decoder = new TextDecoder();
   const reader = stream.getReader();
   let buffered = "";
   let finished = false;
+  const onStop = () => void reader.cancel().catch(() => undefined);
+  if (stop?.aborted) onStop();
+  else stop?.addEventListener("abort", onStop, { once: true });
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) break;
+      if (done || stop?.aborted) break;
       buffered += decoder.decode(value, { stream: true });
       let nl: number;
       while ((nl = buffered.indexOf("\n")) >= 0) {
@@ -101,11 +108,13 @@ export async function* readEvents(stream: ReadableStream<Uint8Array>): AsyncGene
         if (line.trim() !== "") yield JSON.parse(line) as ChatEvent;
       }
     }
-    buffered += decoder.decode();
     finished = true;
+    if (stop?.aborted) return; // cancelled: a partial line is not an event
+    buffered += decoder.decode();
     if (buffered.trim() !== "") yield JSON.parse(buffered) as ChatEvent;
   } finally {
     // A consumer that stops early cancels the source (the session object then cancels the turn).
+    stop?.removeEventListener("abort", onStop);
     if (!finished) await reader.cancel().catch(() => undefined);
     reader.releaseLock();
   }

@@ -21,6 +21,17 @@ export function rejected(error: string, code: CodeModeErrorCode, env: CellEnviro
   return { kind: "result", result: failed(projected.error, code, env.telemetry()) };
 }
 
+/**
+ * A cell whose deadline passed while it was queued behind other cells of its session (seed 002:
+ * queued work shares the execution deadline); `outcome` says what happened instead of running.
+ */
+export function queuedPastDeadline(timeoutMs: number, queuedMs: number, outcome: string, label: CellLabel = CODE_MODE_LABEL): string {
+  return (
+    `${label.cell} waited ${Math.round(queuedMs)} ms behind other cells of this session and its deadline ` +
+    `(${label.timeoutKey} ${timeoutMs}, counted from when it was queued) passed before it could start; ${outcome}`
+  );
+}
+
 export function timerPastDeadline(timeoutMs: number, label: CellLabel = CODE_MODE_LABEL): string {
   return (
     `${label.cell} would wait past its deadline (${label.timeoutKey} ${timeoutMs}) for its own timers; ` +

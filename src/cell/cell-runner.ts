@@ -11,7 +11,7 @@ import { MAX_JSON_DEPTH } from "../limits";
 const APPROVAL_POLL_MS = 1000;
 import { parseExecInput, type ExecInputResult } from "./exec-input";
 import { logRecord } from "../observability";
-import { closeWith, endCell, failed, failedWithBudget, rejected, timerPastDeadline } from "./cell-results";
+import { closeWith, endCell, failed, failedWithBudget, queuedPastDeadline, rejected, timerPastDeadline } from "./cell-results";
 import { cellBridge, type CellEnd, type CellEnvironment, type LiveCell } from "./live-cell";
 import { putToSleep, shouldSleep, SLEEP_AFTER_MS, untilDecided, wake } from "./cell-sleep";
 
@@ -28,8 +28,9 @@ export async function runExec(
   env: CellEnvironment,
   parse: (raw: unknown) => ExecInputResult = (raw) => parseExecInput(raw, env.options.languages),
 ): Promise<CellEnd> {
-  // The cell's one deadline, taken before anything else it causes (see src/source/cell-budget.ts).
-  const time = new CellBudget(env.clock, env.options.timeoutMs);
+  // The cell's one deadline, counted from its admission to the session's queue (see src/source/cell-budget.ts).
+  const time = new CellBudget(env.clock, env.options.timeoutMs, env.admittedAt);
+  if (time.expiredInQueue()) return rejected(queuedPastDeadline(env.options.timeoutMs, time.queuedMs, "it was not run", env.label), "timeout", env);
   const parsed = parse(rawInput);
   if (!parsed.ok) return rejected(parsed.message, "invalid_input", env);
   const prepared = await prepareSource(parsed.input.code, parsed.input.language, time);

@@ -24,6 +24,11 @@ export type CellEnvironment = {
   handlers: Omit<BridgeHandlers, "output">;
   telemetry(): CodeModeTelemetry;
   /**
+   * When the cell was admitted to its session's queue (the clock's time): its deadline counts from
+   * here, not from when it starts (absent: from when it starts).
+   */
+  admittedAt?: number;
+  /**
    * Operator approvals being awaited: the cell's deadline moves by `pausedMs()`, it never parks or
    * times out while `active`, and it may give its VM memory back until `whenIdle()` (cell-sleep.ts).
    */

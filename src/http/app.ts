@@ -181,9 +181,18 @@ export function createApp(options: { sseHeartbeatMs?: number; mcp?: McpHandler }
     const { stub, sessionId } = sessionStub(c);
     const requestId = c.get("requestId");
     const tenant = c.get("tenant");
-    // A client that disconnects cancels the turn's active work (model call, running cell).
-    const onAbort = () =>
-      void stub.cancelRequest(requestId).catch((error: unknown) => logRecord("host_error", { where: "chat.cancel", error, requestId, tenant }));
+    // A client that disconnects cancels the turn's active work (model call, running cell). The
+    // request is ending as this runs: waitUntil keeps the cancel from being dropped with it.
+    const onAbort = () => {
+      const cancelling = stub
+        .cancelRequest(requestId)
+        .catch((error: unknown) => logRecord("host_error", { where: "chat.cancel", error, requestId, tenant }));
+      try {
+        c.executionCtx.waitUntil(cancelling);
+      } catch {
+        // No execution context (an embedding calling the app directly): the call is already under way.
+      }
+    };
     c.req.raw.signal.addEventListener("abort", onAbort);
     let stream: ReadableStream<Uint8Array>;
     try {

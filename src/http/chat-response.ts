@@ -26,7 +26,9 @@ export async function chatResponse(
   hooks: { onError(code: string): void; onCancel(): void; heartbeatMs?: number },
 ): Promise<Response> {
   const onError = hooks.onError;
-  const events = readEvents(stream);
+  // Fires once when the SSE client is gone: stops reading the session object's stream at once.
+  const gone = new AbortController();
+  const events = readEvents(stream, gone.signal);
   let turnId: string | undefined;
   // The session object's stream broke (the object was reset: CPU or memory limit, deploy): the
   // turn is kept and may be continued with { turnId }; never a 500 or a stream that just stops.
@@ -69,36 +71,51 @@ export async function chatResponse(
   const encoder = new TextEncoder();
   const every = Math.min(HEARTBEAT_RANGE.max, Math.max(HEARTBEAT_RANGE.min, Math.floor(hooks.heartbeatMs ?? SSE_HEARTBEAT_MS)));
   let beat: number | null = null;
+  let finished = false;
+  // The client went away (the stream was cancelled, or a write to it failed): stop the heartbeat,
+  // cancel the turn's active work (model call, running cell) and stop reading the session
+  // object's stream, whose cancel cancels the turn too (a second path, should the first be lost).
+  const depart = () => {
+    clearInterval(beat);
+    if (finished || gone.signal.aborted) return;
+    gone.abort();
+    hooks.onCancel();
+  };
   const body = new ReadableStream<Uint8Array>({
     async start(controller) {
-      controller.enqueue(encoder.encode(sseFrame(first.value)));
-      beat = setInterval(() => {
+      // A write that fails is a departed client: the runtime cancels the stream once it cannot
+      // deliver to the client, and every later enqueue throws.
+      const write = (bytes: Uint8Array): boolean => {
+        if (gone.signal.aborted) return false;
         try {
-          controller.enqueue(HEARTBEAT);
+          controller.enqueue(bytes);
+          return true;
         } catch {
-          clearInterval(beat); // closed or cancelled meanwhile
+          depart();
+          return false;
         }
-      }, every);
+      };
+      write(encoder.encode(sseFrame(first.value)));
+      beat = setInterval(() => write(HEARTBEAT), every);
       try {
         for (;;) {
           const r = await next();
+          if (gone.signal.aborted) return;
           if (r === "lost") {
-            controller.enqueue(encoder.encode(sseFrame(lost())));
+            write(encoder.encode(sseFrame(lost())));
             break;
           }
           if (r.done) break;
-          controller.enqueue(encoder.encode(sseFrame(r.value)));
+          if (!write(encoder.encode(sseFrame(r.value)))) return;
         }
+        finished = true;
         controller.close();
       } finally {
         clearInterval(beat);
       }
     },
-    async cancel() {
-      // The client went away: cancel the turn's active work, and stop reading the session object's stream.
-      clearInterval(beat);
-      hooks.onCancel();
-      await events.return(undefined);
+    cancel() {
+      depart();
     },
   });
   return c.newResponse(body, 200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" });

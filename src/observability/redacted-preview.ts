@@ -8,7 +8,10 @@
  *     `credentials` …) every string, number and bigint leaf becomes `"***"`; `true`, `false`
  *     and `null` stay (they are settings, not secrets);
  *   - every other string and every key masked by the shared text masks (secret-shapes.ts:
- *     recognizable tokens, registered secrets, configured patterns, `password=…` pairs).
+ *     recognizable tokens, registered secrets, configured patterns, `password=…` pairs);
+ *   - characters that can disguise text (bidirectional controls, invisible format characters,
+ *     fillers: disguised-text.ts) written as JSON escapes (`\u202E`), in keys and values alike:
+ *     the text shows them instead of applying them, and is still JSON of the same value.
  * - It is display-only and never parsed back: anything JSON cannot say is written as a marker
  *   instead of throwing. A cycle is `"[Circular]"`, nesting past MAX_JSON_DEPTH is `"[Too deep]"`,
  *   a getter or `toJSON` that throws is `"[Unreadable]"`; a bigint is written as its digits;
@@ -23,6 +26,7 @@
 import { utf8ByteLength, utf8Prefix } from "../code-mode";
 import { MAX_JSON_DEPTH } from "../limits";
 import { isCredentialName } from "./credential-names";
+import { escapeDisguisingJson } from "./disguised-text";
 import { MASK, maskKeyedValues, maskSecrets, type RedactOptions } from "./secret-shapes";
 
 const MASKED = JSON.stringify(MASK);
@@ -60,7 +64,7 @@ class PreviewWriter {
   }
 
   private text(s: string): string {
-    return JSON.stringify(maskKeyedValues(maskSecrets(s, this.opts)));
+    return escapeDisguisingJson(JSON.stringify(maskKeyedValues(maskSecrets(s, this.opts))));
   }
 
   /** JSON text of `value`, or undefined where JSON drops it (an object member that is undefined). */

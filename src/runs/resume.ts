@@ -1,5 +1,5 @@
 import type { HostBridge } from "../bridge";
-import { cellBridge, driveCell, failed, type CellEnd, type CellEnvironment, type LiveCell } from "../cell";
+import { cellBridge, driveCell, failed, queuedPastDeadline, type CellEnd, type CellEnvironment, type LiveCell } from "../cell";
 import { OutputBudget } from "../code-mode";
 import type { CodeModeErrorCode, CodeModeResult } from "../code-mode";
 import { logRecord } from "../observability";
@@ -79,10 +79,18 @@ export async function resume(ctx: RunContext, spec: TurnSpec, runId: string, mak
   let cell: LiveCell | undefined;
   try {
     if (!state) throw new ResumeStopped(RUN_UNAVAILABLE, "invalid_input", false);
+    // The wait's deadline counts from its admission to the session's queue: one whose deadline
+    // passed there never resumes the program, and the run stays parked for a later wait.
+    const now = ctx.deps.now();
+    const admittedAt = Math.min(now, env.admittedAt ?? now);
+    const deadline = admittedAt + spec.options.timeoutMs;
+    if (deadline <= now) {
+      const outcome = "the run was not resumed and stays parked; call wait again";
+      throw new ResumeStopped(queuedPastDeadline(spec.options.timeoutMs, now - admittedAt, outcome), "timeout", true);
+    }
     // Room in the isolate's VM memory before anything else: a wait that gets none within its
     // deadline fails with runtime_unavailable and leaves the run parked as it was, resumable
     // by a later wait. From here the reservation is released by the restored VM, or below.
-    const deadline = ctx.deps.now() + spec.options.timeoutMs;
     const room = await env.vms.pool.reserve(env.options.memoryLimitBytes, { deadline, clock: env.clock, signal: env.signal, owner: env.vms.owner });
     if (!room.ok && room.reason === "exhausted") throw new ResumeStopped(room.message, "runtime_unavailable", true);
     if (!room.ok) throw new ResumeStopped("the code mode run was aborted", "aborted", false);
@@ -108,7 +116,8 @@ export async function resume(ctx: RunContext, spec: TurnSpec, runId: string, mak
       if (lost) throw new ResumeStopped(lost, "internal_error", false);
     }
     const budget = live?.budget ?? OutputBudget.fromJSON(state.budget);
-    const guard = new InterruptGuard({ now: () => ctx.deps.now() }, deadline, spec.options.timeoutMs);
+    // The tick budget is what is left of timeoutMs after the queue (its measure on a frozen clock).
+    const guard = new InterruptGuard({ now: () => ctx.deps.now() }, deadline, spec.options.timeoutMs - (now - admittedAt));
     bridge = live ? live.bridge.reattach() : cellBridge(env, budget);
     // Timers in due order (overdue ones fire in that order), client calls awaiting results.
     for (const p of duePendingOrder(state.pending)) bridge.adopt(p);

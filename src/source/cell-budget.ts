@@ -5,7 +5,9 @@
  * Everything a cell causes — the source checks, the TypeScript compiler start, the transform,
  * compiling the cell in QuickJS, and the run — is paid from the same `timeoutMs`.
  *
- * The deadline is taken once from the injected clock when the cell starts. The clock alone
+ * The deadline is taken once from the injected clock when the cell is admitted to its session's
+ * queue (`admittedAt`; by default when the budget is made): a cell queued behind another cell of
+ * the same session has only what is left of its `timeoutMs` when it starts. The clock alone
  * cannot keep the budget: production Workers freeze `Date.now()` during synchronous code
  * (EDGE-NOTES.md), and every phase before the VM is synchronous and cannot be interrupted. So
  * each phase also has a size-based cost estimate (COSTS below):
@@ -66,16 +68,26 @@ const ADVICE: Record<BudgetPhase, string> = {
 export type BudgetResult<T> = { ok: true; value: T } | { ok: false; message: string };
 
 export class CellBudget {
-  /** `clock.now() + timeoutMs` when the cell started; never recomputed. */
+  /** `admittedAt + timeoutMs`; never recomputed. */
   readonly deadline: number;
+  /** Time spent queued behind other cells of the session before this budget was made. */
+  readonly queuedMs: number;
   /** Work charged beyond what the clock saw (all of it on a frozen clock). */
   private unseenMs = 0;
 
   constructor(
     private readonly clock: Clock,
     readonly timeoutMs: number,
+    admittedAt: number = clock.now(),
   ) {
-    this.deadline = clock.now() + timeoutMs;
+    const now = clock.now();
+    this.queuedMs = Math.max(0, now - admittedAt);
+    this.deadline = Math.min(now, admittedAt) + timeoutMs;
+  }
+
+  /** Whether the deadline passed while the cell was queued: it must not start at all. */
+  expiredInQueue(): boolean {
+    return this.queuedMs > 0 && this.remainingMs() <= 0;
   }
 
   /** Milliseconds left: the clock's view less the work it could not see. */
@@ -90,12 +102,13 @@ export class CellBudget {
 
   /**
    * The milliseconds the guard's tick budget stands for (its measure on a frozen clock):
-   * `timeoutMs` less the work the clock did not see. Work the clock did see is already off
-   * `guestDeadline()`; taking it off the ticks too would charge it twice where the clock moves,
-   * and on a frozen clock (production) there is none.
+   * `timeoutMs` less the time spent queued and the work the clock did not see. The cell's own
+   * work the clock did see is already off `guestDeadline()`; taking it off the ticks too would
+   * charge it twice where the clock moves, and on a frozen clock (production) there is none.
+   * Queued time is not this cell's work: it only shrinks what is left of the shared deadline.
    */
   guestBudgetMs(): number {
-    return this.timeoutMs - this.unseenMs;
+    return this.timeoutMs - this.queuedMs - this.unseenMs;
   }
 
   /** A refusal message if `estimateMs` of `phase` cannot fit in what remains, else undefined. */

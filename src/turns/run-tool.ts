@@ -41,6 +41,8 @@ export type TurnDeps = {
   policy?: (opts: { nested: boolean; pause?: BudgetPause }) => CallPolicy;
   /** Partial updates of running tools (transient: the /chat stream shows them). */
   onUpdate?: (callId: string | undefined, tool: string, partial: unknown) => void;
+  /** When a cell of this call was admitted to the session's queue: its deadline counts from here. */
+  admittedAt?: number;
 };
 
 /** The cell environment of a turn: limits, guest tool metadata, bridge handlers, telemetry. */
@@ -57,6 +59,7 @@ export function cellEnvironment(spec: TurnSpec, counters: TurnCounters, deps: Tu
     clock: deps.clock,
     signal: deps.signal,
     vms: deps.vms,
+    ...(deps.admittedAt !== undefined ? { admittedAt: deps.admittedAt } : {}),
     tools,
     pause,
     handlers: turnHandlers(spec, catalog, counters, { ...deps, policy, now: () => deps.clock.now() }, mcp, { restartSafe }),

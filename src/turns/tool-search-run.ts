@@ -179,6 +179,7 @@ export function toolSearchCellEnvironment(spec: TurnSpec, counters: TurnCounters
     clock: deps.clock,
     signal: deps.signal,
     vms: deps.vms,
+    ...(deps.admittedAt !== undefined ? { admittedAt: deps.admittedAt } : {}),
     tools: { toolSearch: true },
     handlers,
     pause,

@@ -48,6 +48,30 @@ describe("CellBudget", () => {
     expect(budget.guestBudgetMs()).toBe(400);
   });
 
+  it("queued work shares the deadline: counted from admission, the tick budget is what the queue left", () => {
+    const clock = manualClock(1_000);
+    const admittedAt = clock.now();
+    clock.advance(300); // waiting behind another cell of the session
+    const budget = new CellBudget(clock, 400, admittedAt);
+    expect(budget.queuedMs).toBe(300);
+    expect(budget.deadline).toBe(1_400);
+    expect(budget.remainingMs()).toBe(100);
+    expect(budget.guestBudgetMs()).toBe(100);
+    expect(budget.expiredInQueue()).toBe(false);
+    // Refused up front: a phase that needs more than the queue left.
+    expect(budget.admit("source checks", 150, "checking x")).toContain("and 100 ms were left, so the cell was not run");
+  });
+
+  it("a deadline that passed in the queue is expired before anything runs; one taken at start never is", () => {
+    const clock = manualClock(0);
+    const admittedAt = clock.now();
+    clock.advance(400);
+    expect(new CellBudget(clock, 400, admittedAt).expiredInQueue()).toBe(true);
+    expect(new CellBudget(clock, 400).expiredInQueue()).toBe(false);
+    // An admission time ahead of the clock (a clock swapped meanwhile) counts as now.
+    expect(new CellBudget(clock, 400, clock.now() + 5_000).deadline).toBe(800);
+  });
+
   it("refuses a phase up front when its estimate does not fit, naming it", () => {
     const budget = new CellBudget(frozenClock(0), 100);
     expect(budget.admit("source checks", 99, "checking x")).toBeUndefined();
