@@ -17,9 +17,9 @@ process.env.CODEMODE_FAKE_PROVIDER_PORT_KIT ??= String(await freeLoopbackPort())
 const KIT_FAKE_PROVIDER_PORT = Number(process.env.CODEMODE_FAKE_PROVIDER_PORT_KIT);
 
 /**
- * Every project runs inside workerd through the Workers vitest integration. `requestsPerMinute`
- * replaces the per-tenant RATE_LIMITER limit of wrangler.toml: far above what a suite sends for
- * the functional projects, tiny for the one that proves the 429.
+ * Every project but `unit` runs inside workerd through the Workers vitest integration.
+ * `requestsPerMinute` replaces the per-tenant RATE_LIMITER limit of wrangler.toml: far above what a
+ * suite sends for the functional projects, tiny for the one that proves the 429.
  */
 function workers(options: { main?: string; requestsPerMinute: number; fakeProviderPort?: number; privateMcp?: boolean }) {
   return cloudflareTest({
@@ -67,6 +67,23 @@ function withoutDanglingSourceMaps(): Plugin {
   };
 }
 
+/**
+ * Unit tests that need workerd: they start a QuickJS VM (its wasm module loads only under
+ * workerd), import `cloudflare:workers`, or talk to a server a globalSetup starts. Every other file
+ * under test/unit runs in the Node `unit` project, in seconds; a unit test that starts a VM fails
+ * there naming this list (test/support/quickjs-wasm-unavailable.ts).
+ */
+const UNIT_IN_WORKERD = [
+  "test/unit/catalog/catalog.test.ts",
+  "test/unit/mcp/mcp-client.test.ts",
+  "test/unit/runs/run-lifecycle.test.ts",
+  "test/unit/runtime/guest-abi.test.ts",
+  "test/unit/runtime/memory-ledger.test.ts",
+  "test/unit/snapshot-store/pristine-image.test.ts",
+  "test/unit/snapshot-store/snapshot-codec.test.ts",
+  "test/unit/source/typescript-transform.test.ts",
+];
+
 /** Gateway log lines go to memory, not the terminal (test/support/log-capture.ts); tests read them. */
 const LOG_CAPTURE = ["./test/support/log-capture.ts"];
 
@@ -88,6 +105,27 @@ const FAKE_PROVIDERS = ["./test/support/fake-providers.mjs"];
 export default defineConfig({
   test: {
     projects: [
+      // Pure modules in plain Node, no workerd: the inner loop (`npm run test:unit`). The engine's
+      // wasm import resolves to a stand-in that refuses to start a VM.
+      {
+        plugins: [withoutDanglingSourceMaps()],
+        resolve: {
+          alias: [
+            {
+              find: /^quickjs-wasi\/quickjs\.wasm$/,
+              replacement: "/test/support/quickjs-wasm-unavailable.ts",
+            },
+          ],
+        },
+        test: {
+          name: "unit",
+          environment: "node",
+          setupFiles: LOG_CAPTURE,
+          include: ["test/unit/**/*.test.ts"],
+          exclude: UNIT_IN_WORKERD,
+          testTimeout: 30_000,
+        },
+      },
       // The shipped entry (src/index.ts: demo plugin).
       {
         plugins: [withoutDanglingSourceMaps(), workers({ requestsPerMinute: 1_000_000 })],
@@ -95,7 +133,7 @@ export default defineConfig({
           name: "gateway",
           setupFiles: LOG_CAPTURE,
           globalSetup: [...MCP_EVERYTHING, ...MCP_HOSTILE, ...FAKE_PROVIDERS],
-          include: ["test/unit/**/*.test.ts", "test/e2e/**/*.test.ts"],
+          include: [...UNIT_IN_WORKERD, "test/e2e/**/*.test.ts"],
           testTimeout: 30_000,
         },
       },
