@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { exec, freshTurn, expectHealthy, footprint } from "./helpers";
+import { exec, expectHealthy, footprint, freshTurn } from "./helpers";
 
 describe("the JSON bridge and the executor path", () => {
   it("nested tool errors are catchable plain Errors with no host details", async () => {

@@ -1,6 +1,6 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, cellRunning, exec, expectHealthy, footprint, freshTurn, inSession, openTurn, untilInSession, wait, sleep } from "./helpers";
+import { api, cellRunning, exec, expectHealthy, footprint, freshTurn, inSession, openTurn, sleep, untilInSession, wait } from "./helpers";
 import { mark, recordsSince } from "../support/log-capture";
 
 /**
