@@ -4,18 +4,17 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { describe, expect, it } from "vitest";
-import { api, exec, openTurn, sessionId, sleep } from "../e2e/helpers";
-import { chat, requests, script, toolResults } from "../e2e/chat-helpers";
+import { api, openTurn, sessionId, sleep } from "../e2e/helpers";
 import { decide, pendingApprovals } from "../e2e/approval-helpers";
 
-// Hostile-tester pass over issue 12 through the kit embedding (test/kit/entry.ts: the `kit-policy`
-// plugin's hooks, kit_transfer that requires approval by declaration, kit_fetch whose output is
-// network-derived). `holds:` tests are regression tests for attacks that failed.
+// Operator approvals on the kit embedding's surfaces (test/kit/entry.ts: the `kit-policy` plugin's
+// kit_transfer requires approval by declaration, its hooks demand approval for some reads):
+// Tool Search cells and tool_call, parallel calls, and an exec over /mcp.
 
 const TRANSFER = "plugin:kit-policy:kit_transfer";
 
 describe("Tool Search cells pause for approvals too", () => {
-  it("holds: tool_search_code (400 ms codeTimeoutMs) waits past its deadline for a declared approval and completes after the allow", async () => {
+  it("tool_search_code (400 ms codeTimeoutMs) waits past its deadline for a declared approval and completes after the allow", async () => {
     const session = sessionId();
     const turnId = await openTurn(session, { agentId: "searchfast", senderId: "u-1", channel: "cli" });
     const running = api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/tool_search_code`, {
@@ -30,7 +29,7 @@ describe("Tool Search cells pause for approvals too", () => {
     expect(r.value.callId).toMatch(/^call_/);
   });
 
-  it("holds: a tool_search_code body that spins while its approval is pending still times out on its budget; the approval is cancelled", async () => {
+  it("a tool_search_code body that spins while its approval is pending still times out on its budget; the approval is cancelled", async () => {
     const session = sessionId();
     const turnId = await openTurn(session, { agentId: "searchfast" });
     const r = await api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/tool_search_code`, {
@@ -43,7 +42,7 @@ describe("Tool Search cells pause for approvals too", () => {
     expect((await api("GET", `/v1/sessions/${session}/approvals`)).json).toEqual([]);
   }, 20_000);
 
-  it("holds: structured tool_call (mode tools) of a tool that declares approval is refused on deny", async () => {
+  it("structured tool_call (mode tools) of a tool that declares approval is refused on deny", async () => {
     const session = sessionId();
     const turnId = await openTurn(session, { agentId: "searchtools" });
     const call = api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/tool_call`, { id: TRANSFER, args: { amount: 9 } });
@@ -54,7 +53,7 @@ describe("Tool Search cells pause for approvals too", () => {
 });
 
 describe("one decision serves exactly one call", () => {
-  it("holds: 16 parallel declared-approval calls, all allowed at once: each runs once, with its own invocation id", async () => {
+  it("16 parallel declared-approval calls, all allowed at once: each runs once, with its own invocation id", async () => {
     const session = sessionId();
     const turnId = await openTurn(session, { agentId: "bigmem" });
     const running = api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, {
@@ -71,7 +70,7 @@ describe("one decision serves exactly one call", () => {
     for (const p of pending.slice(0, 3)) expect((await decide(session, p.approvalId, "allow")).status).toBe(409);
   });
 
-  it("holds: a hook-demanded approval is asked on every call, also when the same input repeats in one batch", async () => {
+  it("a hook-demanded approval is asked on every call, also when the same input repeats in one batch", async () => {
     const session = sessionId();
     const turnId = await openTurn(session, { agentId: "bigmem" });
     const running = api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, {
@@ -85,66 +84,13 @@ describe("one decision serves exactly one call", () => {
   });
 });
 
-describe("exec hooks and the code/command aliases", () => {
-  it("holds: a hook that rewrites only `code` while `command` holds the same source fails closed (the aliases no longer match)", async () => {
-    const session = sessionId();
-    const turnId = await openTurn(session);
-    const src = "// REWRITE_ME\nreturn 'original source ran'";
-    const r = await api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, { code: src, command: src });
-    expect(r.json).toMatchObject({ status: "failed", code: "invalid_input" });
-    expect(JSON.stringify(r.json)).not.toContain("original source ran");
-  });
-
-  it("holds: mismatched aliases never run either one, whatever a hook saw", async () => {
-    const session = sessionId();
-    const turnId = await openTurn(session);
-    const r = await api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, {
-      code: "return 'code ran'",
-      command: "// BLOCK_ME\nreturn 'command ran'",
-    });
-    expect(r.json.status).toBe("failed");
-    expect(JSON.stringify(r.json)).not.toMatch(/code ran|command ran/);
-  });
-
-  it("holds: a blocked cell is recorded as blocked_by_hook and its source never ran (the exec hook runs before the VM)", async () => {
-    const session = sessionId();
-    const turnId = await openTurn(session);
-    const r = await exec(session, turnId, "// BLOCK_ME\nawait notes_write({ key: 'blocked', text: 'x' }); return 1;");
-    expect(r.status).toBe("failed");
-    expect((await exec(session, turnId, "return await notes_read({ key: 'blocked' })")).value).toEqual([]);
-    const t = await api("GET", `/v1/sessions/${session}/turns/${turnId}/trajectory`);
-    expect(t.json.calls[0]).toMatchObject({ tool: "exec", decision: "blocked_by_hook" });
-  });
-});
-
-describe("untrusted output through Tool Search and /mcp", () => {
-  it("holds: a network-derived tool called from tool_search_code reaches the model wrapped", async () => {
-    const session = sessionId();
-    const s = await script([
-      {
-        toolCalls: [
-          {
-            id: "t1",
-            name: "tool_search_code",
-            input: { code: "return await openclaw.tools.call('plugin:kit-policy:kit_fetch', { url: 'https://example.test' })" },
-          },
-        ],
-      },
-      { text: "ok" },
-    ]);
-    const r = await chat(session, { model: "fakeoai/gpt-fake", agentId: "search", messages: [{ role: "user", content: `${s.marker} go` }] });
-    expect(r.json.status).toBe("completed");
-    const [t] = toolResults((await requests(s.id))[1]!);
-    expect(t!.content).toMatch(/^SECURITY NOTICE/);
-    expect(t!.content.match(/<<<END_EXTERNAL_UNTRUSTED_CONTENT/g)).toHaveLength(1);
-  });
-
-  it("holds: over /mcp, a declared approval waits in the MCP session, is listed and decided over /v1, and the exec completes", async () => {
+describe("approvals over /mcp", () => {
+  it("over /mcp, a declared approval waits in the MCP session, is listed and decided over /v1, and the exec completes", async () => {
     const transport = new StreamableHTTPClientTransport(new URL("http://gateway/mcp"), {
       fetch: (url, init) => SELF.fetch(url.toString(), init),
       requestInit: { headers: { authorization: "Bearer test-token-a" } },
     });
-    const client = new Client({ name: "kit-attack", version: "1.0.0" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+    const client = new Client({ name: "kit-approvals", version: "1.0.0" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
     await client.connect(transport);
     try {
       const session = `mcp-${transport.sessionId!.split(".")[0]}`;
