@@ -4,7 +4,8 @@ import { api, exec, freshTurn, inSession, openTurn, sessionId, wait } from "./he
 const openRaw = (body: unknown) => api("POST", `/v1/sessions/${sessionId()}/turns`, body);
 const clientResult = (session: string, turnId: string, body: unknown) => api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, body);
 
-describe("client tool names (seed: Tool names and collisions)", () => {
+// Seed: Tool names and collisions.
+describe("client tool names", () => {
   it("names with spaces and other characters are accepted; the guest callable is normalized; pendingToolCalls shows the tool's own name", async () => {
     const { session, turnId } = await freshTurn({
       clientTools: [
@@ -247,7 +248,8 @@ describe("client tool output schemas are enforced when the result is delivered",
 });
 
 describe("a repeated client result", () => {
-  it("is a 409 even after the resume consumed it and the run completed (was 404 unknown callId)", async () => {
+  // Was: 404 unknown callId once the resume had consumed the result.
+  it("is a 409 even after the resume consumed it and the run completed", async () => {
     const { session, turnId } = await freshTurn({ clientTools: [{ name: "ask_user" }] });
     const r = await exec(session, turnId, "return await ask_user({ q: 'ok?' })");
     const callId = r.pendingToolCalls[0].callId;

@@ -24,7 +24,8 @@ import {
 const UNAVAILABLE = "code mode run is unavailable or expired.";
 const OTHER_SESSION = "code mode run belongs to a different session.";
 
-describe("suspension and resume (seed E2E 12-15)", () => {
+// Seed E2E 12-15.
+describe("suspension and resume", () => {
   it("a nested call that resolves after exec returns waiting is delivered by wait, with output after restore", async () => {
     const { session, turnId } = await freshTurn({ agentId: "park" });
     const r = await exec(

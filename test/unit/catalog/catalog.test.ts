@@ -26,7 +26,8 @@ function plugin(id: string, origin: ToolPlugin["origin"], tools: ToolDefinition[
   return defineToolPlugin({ id, name: id, description: id, origin, tools: () => tools });
 }
 
-describe("callable names (seed: Tool names and collisions)", () => {
+// Seed: Tool names and collisions.
+describe("callable names", () => {
   const table: Array<[string, string | RegExp]> = [
     ["web_search", "web_search"],
     ["sessions_spawn", "sessions_spawn"],

@@ -634,7 +634,8 @@ describe("auto activation and catalogs", () => {
     expect(findModel(config({}), "openai/extra")).toBeUndefined();
   });
 
-  it("rows for one upstream model state a tier once any sibling does (seed: models shipped by more than one provider)", () => {
+  // Seed: models shipped by more than one provider.
+  it("rows for one upstream model state a tier once any sibling does", () => {
     // A user row for a model the bundled catalogs tier, without a tier of its own: refused, naming the key.
     expect(rejection({ models: { providers: { openai: { models: [{ id: "gpt-5.6" }] } } } })).toEqual({
       path: "models.providers.openai.models[0].compat.codeMode",
@@ -909,7 +910,8 @@ describe("loadGatewayConfig", () => {
   });
 });
 
-describe("tools.toolSearch (seed 004)", () => {
+// Seed 004 (Tool Search).
+describe("tools.toolSearch", () => {
   it("is off by default; true, or any object without enabled: false, turns it on with seed 004's defaults", () => {
     expect(resolveToolSearchOptions(config({}))).toEqual({
       enabled: false,

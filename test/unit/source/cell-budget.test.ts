@@ -130,7 +130,7 @@ describe("CellBudget", () => {
   });
 });
 
-describe("prepareSource: every phase within the one budget (item 2)", () => {
+describe("prepareSource: every phase within the one budget", () => {
   it("refuses a megabyte of `;` under timeoutMs 100 before checking it", async () => {
     let reads = 0;
     const clock: Clock = { now: () => (reads++, 0) };

@@ -190,7 +190,7 @@ describe("checkShellCommand", () => {
   });
 });
 
-describe("the corpus of ordinary code and module/shell patterns (item 10)", () => {
+describe("the corpus of ordinary code and module/shell patterns", () => {
   it("has at least 30 of each", () => {
     expect(ORDINARY_CELLS.length).toBeGreaterThanOrEqual(30);
     expect(REFUSED_CELLS.length).toBeGreaterThanOrEqual(30);
@@ -276,7 +276,7 @@ describe("the scanner is linear and compact", () => {
   });
 });
 
-describe("checkShellCommand: bounded and iterative (item 3)", () => {
+describe("checkShellCommand: bounded and iterative", () => {
   it("decides thousands of `;` or `|` segments without recursion", () => {
     for (const source of ["ls;".repeat(5000), "ls | ".repeat(5000) + "ls", "cd a && ".repeat(5000) + "make", "ls; ".repeat(200_000)]) {
       expect(rejected(checkShellCommand(source))).toContain("looks like a shell command");
