@@ -64,6 +64,8 @@ export const TEST_CONFIG = {
       approvesearch: { tools: { codeMode: false, toolSearch: { mode: "tools" } }, approvals: { require: ["notes_write"], timeoutSeconds: 30 } },
       // A 300 ms exec deadline: runs park, and a gated call after a wait resume asks again.
       approvepark: { tools: { codeMode: { timeoutMs: 300 } }, approvals: { require: ["notes_write"], timeoutSeconds: 30 } },
+      // Resuming a parked run (the outer wait) needs an operator's approval.
+      approvewait: { approvals: { require: ["wait"], timeoutSeconds: 30 } },
       // Large VMs waiting for a decision give their memory back (test/e2e/approval-wait-memory.test.ts).
       approvebig: {
         tools: { codeMode: { timeoutMs: 20_000, memoryLimitBytes: 48 * 1024 * 1024 } },

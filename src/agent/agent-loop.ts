@@ -44,6 +44,8 @@ export type LoopDeps = {
   ): Promise<{ ok: true; input: unknown; admission?: DirectClientAdmission } | { ok: false; message: string }>;
   /** Run one outer call through the same path as the tools route (exec/wait/Tool Search/direct). */
   runTool(call: ModelToolCall): Promise<ToolRun>;
+  /** Put on record (the trajectory) a call the loop answered itself, without running it. */
+  notRun(call: ModelToolCall, reason: NotRunReason): void;
   /**
    * Persist one message: what was stored (exec source redacted), and whether the turn's transcript
    * is now full. The session's storage quota keeps rounds whole: an assistant message with tool
@@ -67,12 +69,22 @@ export type LoopDeps = {
 export type LoopEnd = { status: "completed"; text: string } | { status: "waiting"; pending: PendingClientCall[] };
 
 /**
+ * Why the loop answered a call without running it: its arguments are not a JSON object, the
+ * transcript reached its bound earlier in the round, the session's storage could not hold an
+ * earlier result of the round (`quota_exceeded`), or the /chat call was cancelled (the caller
+ * went away, or the turn or its session was deleted) before its turn came.
+ */
+export type NotRunReason = "invalid_arguments" | "transcript_limit" | "quota_exceeded" | "cancelled";
+
+/**
  * The agent loop of one `/chat` call: call the model with the conversation so far, run its tool
  * calls one at a time through the session's tool path, feed the results back, and repeat until
  * the model answers without tool calls, client tools must run, or a bound stops it. Provider
  * replay holds only real model calls: nested activity never becomes a message. Throws only
  * `ProviderError` and `QuotaExceeded` (the caller reports them; the transcript so far is kept, in
- * whole rounds).
+ * whole rounds): a cancelled call (`signal`) ends its round, the calls not yet run answered as
+ * not run, then throws `aborted`: a cancellation is never a final answer, whatever the cancelled
+ * work returned.
  */
 export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Promise<LoopEnd> {
   const { state } = deps;
@@ -108,8 +120,10 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
     const pending: PendingClientCall[] = [];
     for (const [i, call] of reply.calls.entries()) {
       deps.emit({ type: "tool_call_start", callId: call.id, name: call.name, input: deps.displayInput(call) });
-      let refused: ToolRun | undefined = full ? TRANSCRIPT_FULL : quotaRefusal !== undefined ? STORAGE_FULL : undefined;
-      if (!refused && call.inputError === undefined && deps.isClientTool(call.name)) {
+      const reason = notRunReason(deps, call, full, quotaRefusal);
+      let refused: ToolRun | undefined = reason !== undefined ? notRunResult(call, reason) : undefined;
+      if (reason !== undefined) deps.notRun(call, reason);
+      else if (deps.isClientTool(call.name)) {
         // The caller answers a gateway id (a provider's id may repeat across rounds or be any length);
         // the call is on record under it from the start, its policy decision included.
         const callId = `ccall_${crypto.randomUUID()}`;
@@ -124,7 +138,7 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
         }
         refused = { content: `error: ${admitted.message}`, isError: true, status: "failed", untrusted: false };
       }
-      const run = refused ?? (await runOne(deps, call));
+      const run = refused ?? (await deps.runTool(call));
       countToolCall(state, call.name, run.isError);
       if (run.pending) pending.push(...run.pending);
       if (run.deferred && run.pending?.length) {
@@ -146,6 +160,8 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
     }
     deps.endRound?.();
     deps.saveState();
+    // Cancelled during the round (whatever the cancelled work answered): the turn did not finish.
+    if (deps.signal.aborted) throw new ProviderError("aborted", "the /chat call was cancelled while its tools ran", 0);
     if (quotaRefusal !== undefined) throw new QuotaExceeded(quotaRefusal);
     if (pending.length > 0) {
       state.stopReason = "client_tools";
@@ -158,6 +174,15 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
   }
 }
 
+/** Why `call` is answered without running, if it is (checked in this order). */
+function notRunReason(deps: LoopDeps, call: ModelToolCall, full: boolean, quotaRefusal: string | undefined): NotRunReason | undefined {
+  if (deps.signal.aborted) return "cancelled";
+  if (full) return "transcript_limit";
+  if (quotaRefusal !== undefined) return "quota_exceeded";
+  if (call.inputError !== undefined) return "invalid_arguments";
+  return undefined;
+}
+
 /** A result the session's storage could not hold, as the transcript keeps it (a fixed size, reserved with its round). */
 function notStored(call: ModelToolCall): ModelMessage {
   return { role: "tool", toolCallId: call.id, toolName: call.name, content: NOT_STORED, isError: true };
@@ -166,32 +191,16 @@ function notStored(call: ModelToolCall): ModelMessage {
 const NOT_STORED =
   "error: this result was not stored: the session's storage is full (gateway.sessions.maxStoredBytes); the turn stopped after this round";
 
-const STORAGE_FULL: ToolRun = {
-  content: "error: not run: the session's storage is full (gateway.sessions.maxStoredBytes); the turn stops after this round",
-  isError: true,
-  status: "failed",
-  untrusted: false,
-};
-
-const TRANSCRIPT_FULL: ToolRun = {
-  content: `error: not run: this turn's transcript reached its bound (${MAX_TRANSCRIPT_BYTES} bytes); the turn stops after this round`,
-  isError: true,
-  status: "failed",
-  untrusted: false,
-};
-
-async function runOne(deps: LoopDeps, call: ModelToolCall): Promise<ToolRun> {
-  if (call.inputError !== undefined) {
-    return {
-      content: `error: the arguments of ${call.name} are not a JSON object (${call.inputError}); call it again with valid JSON`,
-      isError: true,
-      status: "failed",
-      untrusted: false,
-    };
-  }
-  if (deps.signal.aborted)
-    return { content: "error: cancelled before it ran (the caller went away)", isError: true, status: "failed", untrusted: false };
-  return deps.runTool(call);
+function notRunResult(call: ModelToolCall, reason: NotRunReason): ToolRun {
+  const content =
+    reason === "cancelled"
+      ? "error: not run: the /chat call was cancelled before it ran"
+      : reason === "transcript_limit"
+        ? `error: not run: this turn's transcript reached its bound (${MAX_TRANSCRIPT_BYTES} bytes); the turn stops after this round`
+        : reason === "quota_exceeded"
+          ? "error: not run: the session's storage is full (gateway.sessions.maxStoredBytes); the turn stops after this round"
+          : `error: the arguments of ${call.name} are not a JSON object (${call.inputError}); call it again with valid JSON`;
+  return { content, isError: true, status: "failed", untrusted: false };
 }
 
 async function callModel(deps: LoopDeps, messages: ModelMessage[]): Promise<{ text: string; calls: ModelToolCall[] }> {

@@ -8,6 +8,7 @@ import { callSessionTool, jsonValueProblem, rateLimitedMessage, type McpRequestC
 import { MAX_BODY_BYTES } from "../limits";
 import { logRecord } from "../observability";
 import { VERSION } from "../version";
+import { checkBatchIds } from "./batch-ids";
 import { callToolResult } from "./call-tool-result";
 import { formatMcpSessionId, mcpCodemodeSessionId, parseMcpSessionId, type McpSessionRef } from "./mcp-session-id";
 
@@ -30,8 +31,11 @@ const SERVER_INFO = { name: "codemode-edge", version: VERSION };
  */
 export async function handleMcpRequest(req: Request, ctx: McpRequestContext): Promise<Response> {
   if (req.method !== "POST" && req.method !== "DELETE") return methodNotAllowed();
+  // Before anything runs (a turn opened, a call charged or started): a batch repeating an id is refused whole.
+  const batch = await checkBatchIds(req);
+  if (!batch.ok) return batch.response;
   const header = req.headers.get("mcp-session-id");
-  return header === null ? initialize(req, ctx) : inSession(req, header, ctx);
+  return header === null ? initialize(req, ctx, batch.parsedBody) : inSession(req, header, ctx, batch.parsedBody);
 }
 
 function stubFor(ctx: McpRequestContext, ref: Pick<McpSessionRef, "sessionId">): SessionStub {
@@ -39,7 +43,7 @@ function stubFor(ctx: McpRequestContext, ref: Pick<McpSessionRef, "sessionId">):
   return ctx.sessions.get(ctx.sessions.idFromName(`${ctx.tenant}:${ref.sessionId}`));
 }
 
-async function initialize(req: Request, ctx: McpRequestContext): Promise<Response> {
+async function initialize(req: Request, ctx: McpRequestContext, parsedBody: unknown): Promise<Response> {
   let refused: Response | undefined;
   const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: () => crypto.randomUUID(),
@@ -63,7 +67,7 @@ async function initialize(req: Request, ctx: McpRequestContext): Promise<Respons
   const server = createServer(undefined);
   await server.connect(transport);
   try {
-    const response = await transport.handleRequest(req);
+    const response = await transport.handleRequest(req, { parsedBody });
     return refused ?? response;
   } finally {
     await server.close();
@@ -86,7 +90,7 @@ async function openSessionTurn(ctx: McpRequestContext, key: string): Promise<{ o
   return { ok: true, turnId: opened.body.turnId };
 }
 
-async function inSession(req: Request, header: string, ctx: McpRequestContext): Promise<Response> {
+async function inSession(req: Request, header: string, ctx: McpRequestContext, parsedBody: unknown): Promise<Response> {
   const ref = parseMcpSessionId(header);
   if (!ref) return sessionNotFound();
   const stub = stubFor(ctx, ref);
@@ -106,7 +110,7 @@ async function inSession(req: Request, header: string, ctx: McpRequestContext): 
   const server = createServer({ ctx, ref, surface: surface.body, signal: req.signal });
   await server.connect(transport);
   try {
-    return await transport.handleRequest(req);
+    return await transport.handleRequest(req, { parsedBody });
   } finally {
     await server.close();
   }
@@ -143,7 +147,7 @@ function createServer(scope: SessionScope | undefined): Server {
     const problem = jsonValueProblem(input ?? {}, "arguments");
     if (problem) throw new McpError(ErrorCode.InvalidParams, problem.message, { code: "invalid_request", path: problem.path });
     const { ctx, ref } = scope;
-    let reply: SessionReply<unknown>;
+    let reply: SessionReply<TrustedResult>;
     try {
       reply = await callSessionTool({
         stub: () => stubFor(ctx, ref),
@@ -153,7 +157,6 @@ function createServer(scope: SessionScope | undefined): Server {
         input: input ?? {},
         requestId: `${ctx.requestId}:${n}`,
         signal: scope.signal,
-        forModel: true,
       });
     } catch (error) {
       if (error instanceof GatewayError) throw new McpError(ErrorCode.InternalError, error.message, { code: error.code });
@@ -164,7 +167,7 @@ function createServer(scope: SessionScope | undefined): Server {
       if (reply.reason === "not_found") throw new McpError(ErrorCode.InvalidRequest, `Session not found: ${reply.message}`);
       throw new McpError(ErrorCode.InternalError, reply.message, { code: reply.reason });
     }
-    const { result, untrusted } = reply.body as TrustedResult;
+    const { result, untrusted } = reply.body;
     return callToolResult(result, untrusted);
   });
   return server;

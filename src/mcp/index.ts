@@ -66,6 +66,7 @@ export {
   type McpApiHeaderResult,
 } from "./mcp-api-files";
 export { boundText, commentLines, jsdocBlock } from "./mcp-jsdoc";
+export { boundedApiHeader, type McpOmittedSchema, type McpApiHeaderOmitted } from "./bounded-api-header";
 export { schemaType } from "./mcp-schema-types";
 export { MCP_LIST_TIMEOUT_MS, MCP_CALL_TIMEOUT_MS, McpServers, type McpServerRecord, type McpServerListing } from "./mcp-servers";
 export { privateAddress } from "./private-address";

@@ -36,6 +36,8 @@ export type McpApiHeader = {
   server: string;
   header: string;
   tools: Array<{ name: string; mcpName: string; inputSchema?: unknown; outputSchema?: unknown }>;
+  /** Set only when the answer was shortened to fit maxOutputBytes (bounded-api-header.ts). */
+  omitted?: { schemas?: number; tools?: number; headerChars?: number };
 };
 export type McpApiHeaderResult = { ok: true; value: McpApiHeader } | { ok: false; message: string };
 

@@ -48,11 +48,16 @@ type McpResourcesListResult = { resources: unknown[]; nextCursor?: string };
 type McpResourcesReadResult = { contents: unknown[] };
 type McpPromptsListResult = { prompts: unknown[]; nextCursor?: string };
 type McpPromptsGetResult = { messages: unknown[]; description?: string };
-/** What MCP.<server>.$api() returns: the TypeScript-style header, and raw schemas when asked. */
+/**
+ * What MCP.<server>.$api() returns: the TypeScript-style header, and raw schemas when asked. Over
+ * maxOutputBytes it is shortened and omitted says how: schemas (largest first) replaced by
+ * { omitted: true, bytes }, tools left out at the end, header characters cut.
+ */
 type McpApiHeader = {
   server: string;
   header: string;
   tools: Array<{ name: string; mcpName: string; inputSchema?: unknown; outputSchema?: unknown }>;
+  omitted?: { schemas?: number; tools?: number; headerChars?: number };
 };
 `;
 

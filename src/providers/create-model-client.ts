@@ -18,6 +18,7 @@ import {
   type TransportObserver,
 } from "./types";
 import { maxOutputTokensFor, wireModel } from "./wire-model";
+import { usageRepairingFetch } from "./wire-usage";
 
 /**
  * Anthropic: no `eager_input_streaming` on tools (tool input arrives whole per block, JSON-checked by
@@ -86,7 +87,8 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
   try {
     let result;
     try {
-      result = await wireModel(model, transport.fetch).doStream({
+      // Usage with counts of the wrong type counts 0 instead of failing the chunk it came in.
+      result = await wireModel(model, usageRepairingFetch(model.api, transport.fetch)).doStream({
         prompt: toLanguageModelPrompt(request.messages, model.api, names.toWire),
         ...(request.tools.length > 0 ? { tools: toLanguageModelTools(request.tools, names.toWire) } : {}),
         maxOutputTokens: maxOutputTokensFor(model, request.maxOutputTokens),

@@ -178,7 +178,7 @@ describe("approvals against teardown and cancellation", () => {
     );
     const [p] = await pendingApprovals(session);
     await stub.cancelRequest("req-appr");
-    expect((await running).body).toMatchObject({ status: "failed", code: "aborted" });
+    expect((await running).body.result).toMatchObject({ status: "failed", code: "aborted" });
     const late = await decide(session, p!.approvalId, "allow");
     expect(late.status).toBe(409);
     expect(late.json.error.message).toContain("cancelled");

@@ -7,6 +7,7 @@
 //   /deep/mcp                   tools "fine" and "deep", whose inputSchema nests 3000 levels
 //   /wide/<kb>/mcp              one page of tools of about <kb> KB of JSON in all
 //   /paged/<pages>/<kb>/mcp     <pages> pages of about <kb> KB each
+//   /hugeschema/<kb>/mcp        tools "small" and "huge", whose inputSchema is about <kb> KB
 //   /names/<tag>/mcp            tools named like protocol and Object.prototype members (PROTOCOL_TOOLS)
 //                               and "echo"; every request is recorded under <tag>: `GET /calls/<tag>`
 //                               answers the recorded `[{ method, tool? }]`
@@ -37,6 +38,16 @@ function sizedTools(kb, prefix) {
     description: "padding ".repeat((toolKb * 1024) / 8),
     inputSchema: { type: "object" },
   }));
+}
+
+/** A small tool, and one whose input schema has ~<kb> KB of properties (each ~128 bytes of JSON). */
+function hugeSchemaTools(kb) {
+  const properties = {};
+  for (let i = 0; i < Math.round((kb * 1024) / 128); i++) properties[`p${i}`] = { type: "string", description: "d".repeat(96) };
+  return [
+    { name: "small", description: "A small tool.", inputSchema: { type: "object", properties: { q: { type: "string" } } } },
+    { name: "huge", description: "A tool with a huge schema.", inputSchema: { type: "object", properties } },
+  ];
 }
 
 const SMALL_TOOLS = [
@@ -116,6 +127,7 @@ function listTools(path, id, cursor, reply) {
   if (parts[0] === "deep")
     return reply(`{"tools":[{"name":"fine","inputSchema":{"type":"object"}},{"name":"deep","inputSchema":${deepSchema(3000)}}]}`);
   if (parts[0] === "wide") return reply(JSON.stringify({ tools: sizedTools(Number(parts[1]), "wide") }));
+  if (parts[0] === "hugeschema") return reply(JSON.stringify({ tools: hugeSchemaTools(Number(parts[1])) }));
   if (parts[0] === "names") return reply(JSON.stringify({ tools: PROTOCOL_TOOLS }));
   if (parts[0] === "paged") {
     const page = Number(cursor ?? 0);

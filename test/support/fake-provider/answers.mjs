@@ -52,7 +52,14 @@ export function planAnswer(wire, step, ids) {
   }));
   const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...step.usage };
   const neutral = step.finishReason ?? (toolCalls.length > 0 ? "tool-calls" : "stop");
-  return { deltas, toolCalls, usage, finishReason: FINISH[wire][neutral] ?? neutral };
+  return { deltas, toolCalls, usage, rawUsage: step.rawUsage ?? {}, finishReason: FINISH[wire][neutral] ?? neutral };
+}
+
+/** `data: {json}` with one field's value sent as raw JSON text (a hostile provider's usage: `"12"`, `1e400`, `{}`). */
+function withRawField(json, field, raw) {
+  if (raw === undefined) return JSON.stringify(json);
+  const text = JSON.stringify({ ...json, [field]: "__RAW__" });
+  return text.replace('"__RAW__"', raw);
 }
 
 /** Argument text in small fragments, as vendors stream it (a JSON value split mid-token). */
@@ -80,10 +87,10 @@ function openaiUsage(usage) {
 /** `data: {chunk}` events of a Chat Completions stream, ending with `data: [DONE]` (`upTo`: "text" stops after the text deltas). */
 export function openaiEvents(plan, body, meta, upTo = "end") {
   const includeUsage = body.stream_options?.include_usage === true;
-  const chunk = (choices, usage) => {
+  const chunk = (choices, usage, rawUsage) => {
     const c = { id: meta.id, object: "chat.completion.chunk", created: meta.created, model: body.model, system_fingerprint: "fp_fake", choices };
     if (includeUsage) c.usage = usage ?? null;
-    return `data: ${JSON.stringify(c)}\n\n`;
+    return `data: ${includeUsage ? withRawField(c, "usage", rawUsage) : JSON.stringify(c)}\n\n`;
   };
   const delta = (d, finish = null) => chunk([{ index: 0, delta: d, logprobs: null, finish_reason: finish }]);
   const events = [delta({ role: "assistant", content: "", refusal: null })];
@@ -94,7 +101,7 @@ export function openaiEvents(plan, body, meta, upTo = "end") {
     for (const part of fragments(call.argumentsText)) events.push(delta({ tool_calls: [{ index, function: { arguments: part } }] }));
   });
   events.push(delta({}, plan.finishReason));
-  if (includeUsage) events.push(chunk([], openaiUsage(plan.usage)));
+  if (includeUsage) events.push(chunk([], openaiUsage(plan.usage), plan.rawUsage.openai));
   events.push("data: [DONE]\n\n");
   return events;
 }
@@ -139,7 +146,11 @@ function anthropicStart(plan, body, meta) {
     output_tokens: 1,
   };
   const message = { id: meta.id, type: "message", role: "assistant", model: body.model, content: [], stop_reason: null, stop_sequence: null, usage };
-  return [sse("message_start", { message }), sse("ping", {})];
+  const start =
+    plan.rawUsage?.anthropicStart === undefined
+      ? sse("message_start", { message })
+      : `event: message_start\ndata: {"type":"message_start","message":${withRawField(message, "usage", plan.rawUsage.anthropicStart)}}\n\n`;
+  return [start, sse("ping", {})];
 }
 
 /** `event:`/`data:` pairs of a Messages stream (`upTo`: "text" stops after the text deltas, its block left open). */
@@ -162,7 +173,12 @@ export function anthropicEvents(plan, body, meta, upTo = "end") {
     events.push(sse("content_block_stop", { index }));
     index++;
   }
-  events.push(sse("message_delta", { delta: { stop_reason: plan.finishReason, stop_sequence: null }, usage: { output_tokens: plan.usage.output } }));
+  const delta = {
+    type: "message_delta",
+    delta: { stop_reason: plan.finishReason, stop_sequence: null },
+    usage: { output_tokens: plan.usage.output },
+  };
+  events.push(`event: message_delta\ndata: ${withRawField(delta, "usage", plan.rawUsage?.anthropicDelta)}\n\n`);
   events.push(sse("message_stop", {}));
   return events;
 }

@@ -20,6 +20,8 @@
 //   { malformed: true, text? }                a stream that breaks mid-event (JSON cut off)
 //   { malformed: "shape", text? }             a stream with an event of valid JSON in the wrong shape
 //                                              (both carry MALFORMED_MARKER, answers.mjs)
+// A step's `rawUsage` ({ openai?, anthropicStart?, anthropicDelta? }: raw JSON text) replaces the
+// streamed usage where it names (a hostile provider's counts: `"12"`, `1e400`, `{}`).
 // A string tool-call `input` is sent verbatim as the argument text. Past the last step: 500 and a
 // recorded problem. `usage.input` counts input tokens neither read from nor written to the cache.
 //

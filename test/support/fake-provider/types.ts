@@ -7,6 +7,11 @@ export type FakeStep =
       text?: string | string[];
       toolCalls?: { id?: string; name: string; input: unknown }[];
       usage?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number };
+      /**
+       * Streamed usage sent as this raw JSON text instead (a hostile provider: `{"prompt_tokens":"12"}`,
+       * `1e400`): OpenAI's usage chunk, Anthropic's `message_start` and `message_delta` usage.
+       */
+      rawUsage?: { openai?: string; anthropicStart?: string; anthropicDelta?: string };
       finishReason?: "stop" | "tool-calls" | "length" | "content-filter";
     }
   | { error: { status: number; message: string; headers?: Record<string, string> } }

@@ -7,6 +7,7 @@ import {
   runAgentLoop,
   type ChatEvent,
   type LoopDeps,
+  type NotRunReason,
   type ToolRun,
 } from "../../../src/agent";
 import { ProviderError, type ModelClient, type ModelEvent, type ModelMessage, type ModelRequest } from "../../../src/providers";
@@ -31,12 +32,18 @@ function scripted(turns: Array<ModelEvent[]>): ModelClient & { seen: ModelReques
 
 const finish = (reason: "stop" | "tool-calls" = "stop"): ModelEvent => ({ type: "finish", finishReason: reason, usage, requestBytes: 100 });
 
-function deps(client: ModelClient, over: Partial<LoopDeps> = {}): LoopDeps & { events: ChatEvent[]; stored: ModelMessage[] } {
+function deps(
+  client: ModelClient,
+  over: Partial<LoopDeps> = {},
+): LoopDeps & { events: ChatEvent[]; stored: ModelMessage[]; skipped: Array<[string, NotRunReason]> } {
   const events: ChatEvent[] = [];
   const stored: ModelMessage[] = [];
+  const skipped: Array<[string, NotRunReason]> = [];
   return {
     events,
     stored,
+    skipped,
+    notRun: (c, reason) => void skipped.push([c.id, reason]),
     client,
     tools: [{ name: "exec", description: "", parameters: { type: "object" } }],
     signal: new AbortController().signal,
@@ -96,6 +103,10 @@ describe("runAgentLoop", () => {
     const tool = client.seen[1]!.messages[2] as Extract<ModelMessage, { role: "tool" }>;
     expect(tool).toMatchObject({ isError: true });
     expect(tool.content).toContain("not a JSON object");
+    expect(d.skipped).toEqual([
+      ["b", "invalid_arguments"],
+      ["b", "invalid_arguments"],
+    ]);
   });
 
   it("a stream that ends without finishing is a provider failure, never a silent empty answer", async () => {
@@ -113,6 +124,45 @@ describe("runAgentLoop", () => {
     expect(await runAgentLoop(d, [{ role: "user", content: "q" }])).toEqual({ status: "completed", text: "" });
     expect(d.state.stopReason).toBe("transcript_limit");
     expect(client.seen).toHaveLength(1);
+  });
+
+  it("calls after the one that filled the transcript are answered without running, and on record as such", async () => {
+    const two = [
+      { type: "tool-call", call: { id: "x", name: "exec", input: {} } },
+      { type: "tool-call", call: { id: "y", name: "exec", input: {} } },
+    ] as const;
+    const client = scripted([[...two, finish("tool-calls")]]);
+    let ran = 0;
+    const d = deps(client, {
+      append: (m) => ({ message: m, full: m.role === "tool" }),
+      runTool: async () => (ran++, { content: "", isError: false, status: "completed", untrusted: false }),
+    });
+    await runAgentLoop(d, [{ role: "user", content: "q" }]);
+    expect(ran).toBe(1);
+    expect(d.skipped).toEqual([["y", "transcript_limit"]]);
+    expect(d.state).toMatchObject({ toolCalls: 2, failures: 1 });
+  });
+
+  it("cancelled while a tool runs: the round's later calls are not run and the loop fails aborted, never a final answer", async () => {
+    const two = [
+      { type: "tool-call", call: { id: "x", name: "exec", input: {} } },
+      { type: "tool-call", call: { id: "y", name: "exec", input: {} } },
+    ] as const;
+    const client = scripted([
+      [...two, finish("tool-calls")],
+      [{ type: "text-delta", text: "done" }, finish()],
+    ]);
+    const cancel = new AbortController();
+    const d = deps(client, {
+      signal: cancel.signal,
+      // The cancelled work still answers (a cell reports `aborted` as a result).
+      runTool: async () => (cancel.abort(), { content: '{"status":"failed","code":"aborted"}', isError: true, status: "failed", untrusted: false }),
+    });
+    await expect(runAgentLoop(d, [{ role: "user", content: "q" }])).rejects.toMatchObject({ code: "aborted" });
+    expect(d.skipped).toEqual([["y", "cancelled"]]);
+    expect(client.seen).toHaveLength(1);
+    expect(d.stored.filter((m) => m.role === "tool")).toHaveLength(2);
+    expect(d.state.stopReason).toBeUndefined();
   });
 });
 

@@ -1,27 +1,13 @@
-import type { CodeModeResult } from "../../src/code-mode";
-import { NESTED_PREVIEW_BYTES } from "../../src/limits";
-import { logRecord, redactedPreview, redactSource } from "../../src/observability";
-import { RUN_UNAVAILABLE } from "../../src/runs";
-import type { ActivitySink, NestedCall } from "../../src/turns";
-import type { PolicyDecision } from "../../src/tools";
-import type { SessionReply } from "../../src/session";
-import type { TranscriptStore } from "./transcript-store";
-
-/** One outer call as the session object runs it: who called, and the /chat call it belongs to. */
-export type OuterCall = {
-  /** The provider's tool-call id in /chat; a generated `call_<uuid>` on the tools route. */
-  callId: string;
-  via: "chat" | "route";
-  requestId?: string;
-  /** The /chat call's signal: cancelling it cancels this call. */
-  parent?: AbortSignal;
-  /** Each completed nested call, as it completes (the /chat stream's `nested_call` events). */
-  onNested?: (call: NestedCall) => void;
-  /** Partial updates of running tools under this call (the /chat stream's `tool_update` events; transient). */
-  onUpdate?: (invocationId: string | undefined, tool: string, partial: unknown) => void;
-};
-
-export type OuterReply = { reply: SessionReply<unknown>; untrusted: boolean };
+import type { CodeModeResult } from "../code-mode";
+import { NESTED_PREVIEW_BYTES } from "../limits";
+import { logRecord, redactedPreview, type RedactionOptions } from "../observability";
+import { RUN_UNAVAILABLE } from "../runs";
+import type { ActivitySink, NestedCall } from "../turns";
+import type { PolicyDecision } from "../tools";
+import type { SessionReply } from "../errors";
+import type { OuterCallContext } from "../agent";
+import { storedInput } from "../observability";
+import type { TranscriptPort } from "./ports";
 
 /** What the tool dispatch needs of an outer call. */
 export type CallScope = {
@@ -39,8 +25,6 @@ export type CallScope = {
   admittedAt?: number;
 };
 
-export type RedactionOptions = { secrets: readonly string[]; patterns: readonly RegExp[] };
-
 /** The parked run an outer call resumes: code mode's `wait`, or Tool Search's `tool_search_code { runId }`. */
 export function resumedRunId(toolName: string, input: unknown): string | undefined {
   if (toolName !== "wait" && toolName !== "tool_search_code") return undefined;
@@ -49,15 +33,6 @@ export function resumedRunId(toolName: string, input: unknown): string | undefin
 }
 
 /** `exec`'s `code`/`command` as stored: redacted source (seed 002, "Source in session history"); other inputs as given. */
-export function storedInput(toolName: string, input: unknown, redaction: RedactionOptions): unknown {
-  if (toolName !== "exec") return input;
-  // Arguments that did not parse (e.g. cut off at max tokens) are still source: redacted the same way.
-  if (typeof input === "string") return redactSource(input, redaction);
-  if (typeof input !== "object" || input === null || Array.isArray(input)) return input;
-  const out: Record<string, unknown> = { ...(input as Record<string, unknown>) };
-  for (const key of ["code", "command"]) if (typeof out[key] === "string") out[key] = redactSource(out[key] as string, redaction);
-  return out;
-}
 
 /**
  * Writes one outer call's trajectory events: its start and end, every completed nested call
@@ -71,11 +46,13 @@ export class OuterCallRecorder {
   private parkedRunId: string | undefined;
   /** Decisions seen for invocations under this call, for their log records. */
   private readonly decisions = new Map<string, PolicyDecision>();
+  /** Policy refused this call itself (hooks, an approval): an outer `wait` then resumed nothing. */
+  private refusedByPolicy = false;
 
   constructor(
-    private readonly store: TranscriptStore,
+    private readonly store: TranscriptPort,
     private readonly turnId: string,
-    private readonly call: OuterCall,
+    private readonly call: OuterCallContext,
     private readonly toolName: string,
     private readonly now: () => number,
     private readonly redaction: RedactionOptions,
@@ -151,6 +128,8 @@ export class OuterCallRecorder {
 
   /** A policy decision on a call under this one (or on this call itself, for a direct tool). */
   policy(invocationId: string | undefined, tool: string, decision: PolicyDecision, reason?: string): void {
+    const own = invocationId === undefined || invocationId === this.call.callId;
+    if (own && !ADMITTED.has(decision)) this.refusedByPolicy = true;
     this.decisions.set(invocationId ?? this.call.callId, decision);
     this.event("policy", {
       invocationId: invocationId ?? this.call.callId,
@@ -158,6 +137,16 @@ export class OuterCallRecorder {
       decision,
       ...(reason !== undefined ? { reason: reason.slice(0, 240) } : {}),
     });
+  }
+
+  /**
+   * A call answered without running (arguments that are not JSON, the transcript bound, a
+   * cancelled /chat call, a stopped turn's repair): on record as `not_run`, with why as its code.
+   */
+  notRun(input: unknown, code: string): void {
+    this.start(input);
+    this.store.callEnded(this.turnId, this.call.callId);
+    this.event("outer_end", { callId: this.call.callId, tool: this.toolName, status: "not_run", code, durationMs: 0 });
   }
 
   /**
@@ -194,7 +183,8 @@ export class OuterCallRecorder {
       durationMs,
       ...(this.untrusted ? { untrusted: true } : {}),
     });
-    if (resumed !== undefined) {
+    // A wait refused by policy never claimed its run: it stays parked, nothing was resumed.
+    if (resumed !== undefined && !this.refusedByPolicy) {
       const unavailable = body.status === "failed" && code === "invalid_input";
       if (unavailable) {
         if (body.error === RUN_UNAVAILABLE) this.event("snapshot", { event: "unavailable", runId, callId });
@@ -221,6 +211,9 @@ export class OuterCallRecorder {
     if (isTruncated(body.value)) this.event("limit", { limit: "maxOutputBytes", callId, detail: "the value was truncated" });
   }
 }
+
+/** Decisions that let a call run. */
+const ADMITTED: ReadonlySet<PolicyDecision> = new Set<PolicyDecision>(["allowed", "approved"]);
 
 /** Source shown in the trajectory: this much of each alias, at most. */
 const SHOWN_SOURCE_CHARS = 16 * 1024;

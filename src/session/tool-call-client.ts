@@ -1,16 +1,16 @@
-import { QuotaExceeded } from "../../src/quota";
-import { modelFacingResult, modelResultLimits, type ChatState } from "../../src/agent";
-import type { Settlement } from "../../src/bridge";
-import type { CatalogEntry } from "../../src/catalog";
-import { failed } from "../../src/cell";
-import { utf8ByteLength, type CodeModeResult, type CodeModeTelemetry } from "../../src/code-mode";
-import { logRecord } from "../../src/observability";
-import { DEFAULT_CONTEXT_WINDOW } from "../../src/providers";
-import { checkValue, type CallPolicy, type ToolContext } from "../../src/tools";
-import { admitClientCall, clientResultSettlement, type ClientCallWaiting, type TurnSpec } from "../../src/turns";
-import type { ClientResultBody } from "../../src/session";
-import type { ToolCallClient, ToolCallClients } from "./tool-call-clients";
-import type { TranscriptStore } from "./transcript-store";
+import { recordClientResult } from "./client-result-record";
+import { QuotaExceeded } from "../quota";
+import { modelFacingResult, modelResultLimits, type ChatState } from "../agent";
+import type { Settlement } from "../bridge";
+import type { CatalogEntry } from "../catalog";
+import { failed } from "../cell";
+import { utf8ByteLength, type CodeModeResult, type CodeModeTelemetry } from "../code-mode";
+import { DEFAULT_CONTEXT_WINDOW } from "../providers";
+import { checkValue, type CallPolicy, type ToolContext } from "../tools";
+import { admitClientCall, clientResultSettlement, type ClientCallWaiting, type TurnSpec } from "../turns";
+import type { ClientResultBody } from "./session-rpc";
+import type { ToolCallClient, ToolCallClientsPort } from "./ports";
+import type { TranscriptPort } from "./ports";
 
 /*
  * Tool Search's `tool_call` (mode "tools") of a client tool: the gateway never runs it, so the
@@ -22,7 +22,7 @@ import type { TranscriptStore } from "./transcript-store";
 
 export type HandOutDeps = {
   spec: TurnSpec;
-  store: ToolCallClients;
+  store: ToolCallClientsPort;
   /** The outer `tool_call`'s id. */
   parentCallId: string;
   /** The turn's policy for calls made through Tool Search (nested). */
@@ -85,8 +85,8 @@ export async function handOutToolCallClient(
 
 export type SettleDeps = {
   spec: TurnSpec;
-  store: ToolCallClients;
-  transcript: TranscriptStore;
+  store: ToolCallClientsPort;
+  transcript: TranscriptPort;
   recordDelivered(callId: string): void;
   now(): number;
 };
@@ -114,19 +114,14 @@ export function settleToolCallClient(
   const chat = d.transcript.state(turnId);
   const waiting = chat?.status === "waiting" ? chat.pending.find((p) => p.via === "tool_call" && p.callId === call.callId) : undefined;
   if (chat && waiting) answerModel(d, chat, waiting.providerCallId ?? call.parentCallId, outcome, waiting);
-  const now = d.now();
-  d.transcript.event(turnId, now, "client_result", { invocationId: call.callId, ok: settlement.ok });
-  logRecord("tool_call", {
-    tenant: d.spec.tenantId,
-    sessionId: d.spec.sessionId,
-    turnId,
-    parentCallId: call.parentCallId,
+  recordClientResult(d, {
     callId: call.callId,
+    parentCallId: call.parentCallId,
     tool: call.tool,
     source: "client",
-    outcome: settlement.ok ? "ok" : "error",
+    ok: settlement.ok,
     decision: call.decision,
-    durationMs: Math.max(0, now - call.startedAt),
+    startedAt: call.startedAt,
   });
   return { settlement, outcome };
 }

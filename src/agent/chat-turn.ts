@@ -1,76 +1,19 @@
-import {
-  chatMeta,
-  countToolCall,
-  encodeEvent,
-  modelFacingResult,
-  modelResultLimits,
-  newChatState,
-  runAgentLoop,
-  shownCall,
-  type ChatAnswer,
-  type ChatError,
-  type ChatEvent,
-  type ChatState,
-  type DirectClientAdmission,
-  type LoopEnd,
-  type PendingClientCall,
-  type ToolRun,
-} from "../../src/agent";
-import type { GatewayConfig } from "../../src/config";
-import type { CodeModeResult } from "../../src/code-mode";
-import { MAX_TRANSCRIPT_BYTES, NESTED_PREVIEW_BYTES, PROVIDER_TIMEOUT_MS } from "../../src/limits";
-import { logRecord, redactedPreview } from "../../src/observability";
-import {
-  costUsd,
-  createModelClient,
-  ProviderError,
-  resolveModel,
-  type ModelMessage,
-  type ModelToolCall,
-  type ResolvedModel,
-  type TransportObserver,
-} from "../../src/providers";
-import type { ModelTool, TurnCounters, TurnSpec } from "../../src/turns";
-import { storedInput, type OuterCall, type OuterReply, type RedactionOptions } from "./outer-call-recorder";
-import type { ChatRequest, OpenTurnAnswer, SessionReply } from "../../src/session";
-import { GatewayError, isRetryable, type ChatErrorCode } from "../../src/errors";
-import type { TranscriptStore } from "./transcript-store";
-import type { StorageQuota } from "./storage-quota";
-import { FREE_SPACE, QuotaExceeded, type Reservation } from "../../src/quota";
-import type { OpenTurnRequest } from "../../src/turns";
-
-/** What a /chat call needs from its session object (a narrow seam: the object stays a thin shell). */
-export type ChatHost = {
-  config(): { ok: true; config: GatewayConfig } | { ok: false; message: string };
-  env: Record<string, unknown>;
-  now(): number;
-  /** `storedWith`: bytes stored with the turn right after it opens (admitted together with it). */
-  openTurn(tenantId: string, sessionId: string, req: OpenTurnRequest, storedWith: number): Promise<SessionReply<OpenTurnAnswer>>;
-  /** The session's guarded write path: room held for the records a /chat call must be able to finish. */
-  quota: Pick<StorageQuota, "reserve">;
-  turn(tenantId: string, turnId: string): { spec: TurnSpec; counters: TurnCounters } | undefined;
-  surface(spec: TurnSpec): { ok: true; tools: ModelTool[] } | { ok: false; message: string };
-  runOuter(tenantId: string, turnId: string, toolName: string, input: unknown, call: OuterCall): Promise<OuterReply>;
-  transcript: TranscriptStore;
-  /** Turns a /chat call of this object instance drives right now (a stored `running` elsewhere is stale). */
-  driving: Set<string>;
-  wasDelivered(turnId: string, callId: string): boolean;
-  /** Whether a parked run still exists (one that expired or was resumed elsewhere no longer waits for its client calls). */
-  runParked(runId: string): boolean;
-  /** A directly called client tool through the turn's policy (hooks, approval), on record under its gateway id `callId`. */
-  admitClient(
-    tenantId: string,
-    turnId: string,
-    call: ModelToolCall,
-    opts: { callId: string; requestId: string; signal: AbortSignal },
-  ): Promise<{ ok: true; input: unknown; admission?: DirectClientAdmission } | { ok: false; message: string }>;
-  track(turnId: string, requestId: string): AbortController;
-  untrack(turnId: string, c: AbortController, requestId: string): void;
-  redaction(spec: TurnSpec): RedactionOptions;
-  observer(ids: { tenant: string; sessionId: string; turnId: string; requestId: string }): TransportObserver | undefined;
-  /** Tests swap the provider transport; production uses the platform's fetch. */
-  fetch?: typeof fetch;
-};
+import { Catalog } from "../catalog";
+import { runAgentLoop, type LoopEnd, type ToolRun } from "./agent-loop";
+import { encodeEvent, shownCall, type ChatAnswer, type ChatError, type ChatEvent, type PendingClientCall } from "./chat-events";
+import { chatMeta, countToolCall, newChatState, type ChatState } from "./chat-state";
+import { modelFacingResult, modelResultLimits } from "./model-result";
+import type { OuterReply } from "./agent-port";
+import type { CodeModeResult } from "../code-mode";
+import { MAX_TRANSCRIPT_BYTES, NESTED_PREVIEW_BYTES, PROVIDER_TIMEOUT_MS } from "../limits";
+import { logRecord, redactedPreview } from "../observability";
+import { costUsd, createModelClient, ProviderError, resolveModel, type ModelMessage, type ModelToolCall, type ResolvedModel } from "../providers";
+import type { ModelTool, TurnCounters, TurnSpec } from "../turns";
+import { storedInput, type RedactionOptions } from "../observability";
+import type { ChatRequest } from "./chat-request";
+import type { ChatCall, ChatPort } from "./agent-port";
+import { GatewayError, isRetryable, type ChatErrorCode } from "../errors";
+import { FREE_SPACE, QuotaExceeded, type Reservation } from "../quota";
 
 type Emit = (event: ChatEvent) => void;
 
@@ -84,7 +27,7 @@ const refuse = (code: ChatErrorCode, message: string): never => {
  * provider failure, a refused request or an unexpected fault is an `error` event, and the turn's
  * transcript and trajectory keep what happened before it.
  */
-export function runChat(host: ChatHost, tenantId: string, sessionId: string, req: ChatRequest, requestId: string): ReadableStream<Uint8Array> {
+export function runChat(host: ChatPort, tenantId: string, sessionId: string, req: ChatRequest, requestId: string): ReadableStream<Uint8Array> {
   let cancel: (() => void) | undefined;
   let cancelled = false;
   return new ReadableStream<Uint8Array>({
@@ -113,7 +56,7 @@ export function runChat(host: ChatHost, tenantId: string, sessionId: string, req
 }
 
 async function drive(
-  host: ChatHost,
+  host: ChatPort,
   tenantId: string,
   sessionId: string,
   req: ChatRequest,
@@ -124,24 +67,26 @@ async function drive(
   let turnId: string | undefined;
   let state: ChatState | undefined;
   let spec: TurnSpec | undefined;
-  let abort: AbortController | undefined;
+  // The turn's counters as last seen: a turn deleted under this call still reports its meta.
+  let counters: TurnCounters | undefined;
+  let abort: ChatCall | undefined;
   let driving = false;
   // Set once the loop owns the turn: a continuation refused before that leaves the stored state as it was.
   let started = false;
   // Room held for the record of how this call ends (its state), so a full session still records it.
   let stopRoom: Reservation | undefined;
   try {
-    const config = host.config();
+    const config = host.env.config();
     if (!config.ok) return refuse("invalid_config", config.message);
     let messages: ModelMessage[];
     let continued = false;
     let deferred: PendingClientCall[] = [];
     if (req.turnId !== undefined) {
       const id = req.turnId;
-      const turn = host.turn(tenantId, id) ?? refuse("not_found", "unknown turn");
-      const stored = host.transcript.state(id);
+      const turn = host.turns.get(tenantId, id) ?? refuse("not_found", "unknown turn");
+      const stored = host.records.state(id);
       if (!stored) return refuse("conflict", "this turn was not opened by /chat; drive it through its tools route");
-      if (host.driving.has(id)) return refuse("conflict", "another /chat call is driving this turn");
+      if (host.calls.driving.has(id)) return refuse("conflict", "another /chat call is driving this turn");
       // `running` with nobody driving it: the object was reset under that call; it continues like a stopped turn.
       const continuable =
         stored.status === "waiting" ||
@@ -154,26 +99,29 @@ async function drive(
         );
       if (req.model !== undefined && req.model !== stored.model)
         return refuse("invalid_request", `this turn talks to ${stored.model}; a continuation cannot change the model`);
-      if (host.transcript.transcriptBytes(id) > MAX_TRANSCRIPT_BYTES)
+      if (host.records.transcriptBytes(id) > MAX_TRANSCRIPT_BYTES)
         return refuse("conflict", `this turn's transcript is over ${MAX_TRANSCRIPT_BYTES} bytes; start a new turn`);
-      const missing = stored.pending.filter((p) => (p.runId !== undefined ? !host.wasDelivered(id, p.callId) && host.runParked(p.runId) : true));
+      const missing = stored.pending.filter((p) =>
+        p.runId !== undefined ? !host.turns.wasDelivered(id, p.callId) && host.turns.runParked(p.runId) : true,
+      );
       if (missing.length > 0)
         return refuse(
           "conflict",
           `client results are still pending for ${missing.map((p) => p.callId).join(", ")}; post each to /v1/sessions/${sessionId}/turns/${id}/client-results first`,
         );
-      stopRoom = host.quota.reserve(STOP_RECORD_BYTES) ?? refuseFull();
+      stopRoom = host.records.reserve(STOP_RECORD_BYTES) ?? refuseFull();
       turnId = id;
       spec = turn.spec;
+      counters = turn.counters;
       state = stored;
-      host.driving.add(id);
+      host.calls.driving.add(id);
       driving = true;
       // Tool Search cells parked on client calls are resumed first (their answers are the model's tool messages).
       deferred = stored.pending.filter((p) => p.runId !== undefined && p.providerCallId !== undefined);
-      messages = deferred.length > 0 ? [] : repairReplay(host, id, state, host.transcript.messages(id));
+      messages = deferred.length > 0 ? [] : repairReplay(host, tenantId, id, requestId, state, host.records.messages(id));
       continued = true;
     } else {
-      const model = resolveModel(config.config, req.model!, host.env);
+      const model = resolveModel(config.config, req.model!, host.env.vars);
       if (!model.ok) return refuse("invalid_request", model.message);
       // The Messages API takes a temperature of at most 1 (Chat Completions: 2).
       if (model.model.api === "anthropic-messages" && (req.sampling?.temperature ?? 0) > 1)
@@ -181,27 +129,27 @@ async function drive(
       const { messages: given, turnId: _t, maxAssistantTurns: _m, sampling, ...turnReq } = req;
       messages = given.map((m) => ({ role: m.role, content: m.content }));
       // The turn, its first messages and the room for its stop record are admitted together.
-      const opened = await host.openTurn(tenantId, sessionId, turnReq, messagesBytes(messages) + STOP_RECORD_BYTES);
+      const opened = await host.turns.open(tenantId, sessionId, turnReq, messagesBytes(messages) + STOP_RECORD_BYTES);
       if (!opened.ok) return refuse(opened.reason, opened.message);
       turnId = opened.body.turnId;
-      host.driving.add(turnId);
+      host.calls.driving.add(turnId);
       driving = true;
-      spec = host.turn(tenantId, turnId)!.spec;
+      ({ spec, counters } = host.turns.get(tenantId, turnId)!);
       state = newChatState(req.model!, model.model.contextWindow, sampling);
-      stopRoom = host.quota.reserve(STOP_RECORD_BYTES);
-      host.transcript.appendAll(turnId, messages);
+      stopRoom = host.records.reserve(STOP_RECORD_BYTES);
+      host.records.appendAll(turnId, messages);
     }
-    const resolved = resolveModel(config.config, state.model, host.env);
+    const resolved = resolveModel(config.config, state.model, host.env.vars);
     if (!resolved.ok) return refuse("invalid_request", resolved.message);
-    const surface = host.surface(spec);
+    const surface = host.turns.surface(spec);
     if (!surface.ok) return refuse("surface_rejected", surface.message);
 
-    abort = host.track(turnId, requestId);
+    abort = host.calls.track(turnId, requestId);
     onCancel(() => abort!.abort());
     state.status = "running";
     state.pending = [];
     delete state.lastError;
-    host.transcript.saveState(turnId, state);
+    host.records.saveState(turnId, state);
     started = true;
     emit({ type: "turn", turnId, codeModeEngaged: spec.codeModeEngaged, continued });
 
@@ -221,22 +169,26 @@ async function drive(
     let end: LoopEnd | undefined;
     if (deferred.length > 0) {
       const parked = await resumeDeferredCells(host, ctx, deferred);
-      host.transcript.saveState(turnId, state);
+      host.records.saveState(turnId, state);
       if (parked.length > 0) {
         state.stopReason = "client_tools";
         end = { status: "waiting", pending: parked };
-      } else messages = repairReplay(host, turnId, state, host.transcript.messages(turnId));
+      } else messages = repairReplay(host, tenantId, turnId, requestId, state, host.records.messages(turnId));
     }
     end ??= await loop(host, ctx, messages);
     state.status = end.status === "waiting" ? "waiting" : "completed";
     state.pending = end.status === "waiting" ? end.pending : [];
-    host.transcript.saveState(turnId, state);
+    host.records.saveState(turnId, state);
     // Client tools the model called directly are the caller's now (a reset no longer loses them).
-    for (const p of state.pending) if (p.admission) host.transcript.callEnded(turnId, p.callId);
+    for (const p of state.pending) if (p.admission) host.records.callEnded(turnId, p.callId);
     emit({ type: "done", answer: answer(host, tenantId, turnId, state, resolved.model, end) });
   } catch (error) {
-    const failure = toChatError(error, abort?.signal);
-    const turn = turnId !== undefined ? host.turn(tenantId, turnId) : undefined;
+    const turn = turnId !== undefined ? host.turns.get(tenantId, turnId) : undefined;
+    // Deleted under this call (the turn or its session): that ended it, whatever failed after.
+    const deleted = turnId !== undefined && !turn;
+    const failure: ChatError = deleted
+      ? { code: "aborted", message: "the turn (or its session) was deleted while /chat ran" }
+      : toChatError(error, abort?.signal);
     // Only while the turn still exists (deleting it, or the session, cancels the loop): the
     // transcript keeps everything before the failure, and a retryable failure may be continued.
     if (state && turnId && turn && (started || !continuedTurn(req))) {
@@ -244,26 +196,25 @@ async function drive(
         state.status = "stopped";
         state.lastError = failure.code;
         saveStop(host, turnId, state, stopRoom);
-        host.transcript.event(turnId, host.now(), "limit", { limit: failure.code, detail: failure.message.slice(0, 240) });
+        host.records.event(turnId, host.env.now(), "limit", { limit: failure.code, detail: failure.message.slice(0, 240) });
       } catch (writeError) {
         logRecord("host_error", { where: "chat.stop", error: writeError, requestId, tenant: tenantId, sessionId, turnId });
       }
     }
     if (failure.code === "internal_error")
       logRecord("host_error", { where: "chat.unexpected", error, requestId, tenant: tenantId, sessionId, turnId });
+    const shown = turn ?? (deleted && spec && counters ? { spec, counters } : undefined);
+    const ended: ChatState | undefined = state && deleted ? { ...state, status: "stopped", lastError: "aborted" } : state;
     emit({
       type: "error",
-      error:
-        turnId !== undefined && !turn && failure.code === "internal_error"
-          ? { code: "aborted", message: "the turn (or its session) was deleted while /chat ran" }
-          : failure,
+      error: failure,
       ...(turnId !== undefined ? { turnId } : {}),
-      ...(state && turn ? { meta: chatMeta(state, { codeModeEngaged: turn.spec.codeModeEngaged, counters: turn.counters }, undefined) } : {}),
+      ...(ended && shown ? { meta: chatMeta(ended, { codeModeEngaged: shown.spec.codeModeEngaged, counters: shown.counters }, undefined) } : {}),
     });
   } finally {
     stopRoom?.release();
-    if (abort && turnId) host.untrack(turnId, abort, requestId);
-    if (driving && turnId) host.driving.delete(turnId);
+    abort?.untrack();
+    if (driving && turnId) host.calls.driving.delete(turnId);
   }
 }
 
@@ -286,15 +237,15 @@ const messagesBytes = (messages: readonly ModelMessage[]): number => messages.re
  * moved much since its last save; then the stored state is stopped as it was (its `lastError`
  * fits the room): the turn is never left `running`.
  */
-function saveStop(host: ChatHost, turnId: string, state: ChatState, room: Reservation | undefined): void {
+function saveStop(host: ChatPort, turnId: string, state: ChatState, room: Reservation | undefined): void {
   const promised = room ? { reservation: room, take: room.remaining } : undefined;
   try {
-    host.transcript.saveState(turnId, state, promised);
+    host.records.saveState(turnId, state, promised);
   } catch (error) {
     if (!(error instanceof QuotaExceeded)) throw error;
-    const stored = host.transcript.state(turnId);
+    const stored = host.records.state(turnId);
     if (!stored) throw error;
-    host.transcript.saveState(turnId, { ...stored, status: "stopped", lastError: state.lastError }, promised);
+    host.records.saveState(turnId, { ...stored, status: "stopped", lastError: state.lastError }, promised);
   }
 }
 
@@ -302,9 +253,17 @@ function saveStop(host: ChatHost, turnId: string, state: ChatState, room: Reserv
  * A turn stopped mid-round (a provider failure after tools ran, a reset, a cancel) may have tool
  * calls of its last assistant message without results; providers refuse such a replay. Each gets a
  * stored error result saying its outcome is unknown (the model inspects state before repeating it),
- * and counts as a failed outer call (a reset lost the loop's count of its round).
+ * and counts as a failed outer call (a reset lost the loop's count of its round). One that never
+ * started is put on record as not run (one that started is already there, `lost` after a reset).
  */
-function repairReplay(host: ChatHost, turnId: string, state: ChatState, messages: ModelMessage[]): ModelMessage[] {
+function repairReplay(
+  host: ChatPort,
+  tenantId: string,
+  turnId: string,
+  requestId: string,
+  state: ChatState,
+  messages: ModelMessage[],
+): ModelMessage[] {
   let last = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
     if (messages[i]!.role === "assistant") {
@@ -315,20 +274,31 @@ function repairReplay(host: ChatHost, turnId: string, state: ChatState, messages
   const assistant = last >= 0 ? messages[last] : undefined;
   if (!assistant || assistant.role !== "assistant" || !assistant.toolCalls?.length) return messages;
   const answered = new Set(messages.slice(last + 1).flatMap((m) => (m.role === "tool" ? [m.toolCallId] : [])));
-  const repairs: ModelMessage[] = assistant.toolCalls
-    .filter((call) => !answered.has(call.id))
-    .map((call) => ({
-      role: "tool",
-      toolCallId: call.id,
-      toolName: call.name,
-      content: "error: the turn stopped before this call answered; its outcome is unknown. Inspect state before repeating it.",
-      isError: true,
-    }));
+  const unanswered = assistant.toolCalls.filter((call) => !answered.has(call.id));
+  const started = unanswered.length > 0 ? startedThisRound(host, turnId) : new Set<string>();
+  const repairs: ModelMessage[] = unanswered.map((call) => ({
+    role: "tool",
+    toolCallId: call.id,
+    toolName: call.name,
+    content: "error: the turn stopped before this call answered; its outcome is unknown. Inspect state before repeating it.",
+    isError: true,
+  }));
   if (repairs.length === 0) return messages;
   // All or none (one guarded write): a session too full for them refuses the continuation, storing nothing.
-  host.transcript.appendAll(turnId, repairs);
+  host.records.appendAll(turnId, repairs);
+  for (const call of unanswered)
+    if (!started.has(call.id))
+      host.tools.notRun(tenantId, turnId, { callId: call.id, tool: call.name, input: call.input, requestId }, "turn_stopped");
   for (const r of repairs) if (r.role === "tool") countToolCall(state, r.toolName, true);
   return [...messages, ...repairs];
+}
+
+/** Outer calls on record since the turn's last model call (the round a stopped turn was in). */
+function startedThisRound(host: ChatPort, turnId: string): Set<string> {
+  const rows = host.records.events(turnId);
+  let i = rows.length - 1;
+  while (i >= 0 && rows[i]!.kind !== "model_call") i--;
+  return new Set(rows.slice(i + 1).flatMap((r) => (r.kind === "outer_start" && typeof r.body.callId === "string" ? [r.body.callId] : [])));
 }
 
 type LoopCtx = {
@@ -345,18 +315,18 @@ type LoopCtx = {
   emit: Emit;
 };
 
-function loop(host: ChatHost, c: LoopCtx, messages: ModelMessage[]): Promise<LoopEnd> {
-  const redaction = host.redaction(c.spec);
+function loop(host: ChatPort, c: LoopCtx, messages: ModelMessage[]): Promise<LoopEnd> {
+  const redaction = host.env.redaction(c.spec);
   const limits = modelResultLimits(c.model.contextWindow);
   const visible = new Set(c.tools.map((t) => t.name));
-  const clientTools = new Set(c.spec.catalog.entries.filter((e) => e.source === "client" && visible.has(e.toolName)).map((e) => e.toolName));
+  const clientTools = new Set([...new Catalog(c.spec.catalog).clientToolNames()].filter((name) => visible.has(name)));
   const client = createModelClient(c.model, {
     timeoutMs: PROVIDER_TIMEOUT_MS,
-    observer: host.observer({ tenant: c.tenantId, sessionId: c.sessionId, turnId: c.turnId, requestId: c.requestId }),
+    observer: host.env.observer({ tenant: c.tenantId, sessionId: c.sessionId, turnId: c.turnId, requestId: c.requestId }),
     redaction,
-    ...(host.fetch ? { fetch: host.fetch } : {}),
+    ...(host.env.fetch ? { fetch: host.env.fetch } : {}),
   });
-  let modelCallStarted = host.now();
+  let modelCallStarted = host.env.now();
   // Room held for the placeholder results of the round in progress.
   let round: Reservation | undefined;
   return runAgentLoop(
@@ -367,20 +337,22 @@ function loop(host: ChatHost, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
       maxAssistantTurns: c.maxAssistantTurns,
       state: c.state,
       isClientTool: (name) => clientTools.has(name),
-      admitClient: (call, callId) => host.admitClient(c.tenantId, c.turnId, call, { callId, requestId: c.requestId, signal: c.signal }),
+      admitClient: (call, callId) => host.tools.admitClient(c.tenantId, c.turnId, call, { callId, requestId: c.requestId, signal: c.signal }),
       displayInput: (call) => storedInput(call.name, call.input, redaction),
+      notRun: (call, reason) =>
+        host.tools.notRun(c.tenantId, c.turnId, { callId: call.id, tool: call.name, input: call.input, requestId: c.requestId }, reason),
       append: (message, r) => {
         const stored = storedMessage(message, redaction);
         if (r && "reserve" in r) {
           // The message and room for its calls' placeholder results, or neither.
           const need = messagesBytes(r.reserve);
-          round = host.quota.reserve(need) ?? undefined;
+          round = host.records.reserve(need) ?? undefined;
           if (!round)
             throw new QuotaExceeded(
               `session storage is full: the model's next message and its ${r.reserve.length} results cannot be stored (gateway.sessions.maxStoredBytes); ${FREE_SPACE}`,
             );
           try {
-            return { message: stored, full: !host.transcript.append(c.turnId, stored) };
+            return { message: stored, full: !host.records.append(c.turnId, stored) };
           } catch (error) {
             round.release();
             round = undefined;
@@ -390,34 +362,34 @@ function loop(host: ChatHost, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
         if (r && "instead" in r && round) {
           const promised = { reservation: round, take: messagesBytes([r.instead]) };
           try {
-            return { message: stored, full: !host.transcript.append(c.turnId, stored, promised) };
+            return { message: stored, full: !host.records.append(c.turnId, stored, promised) };
           } catch (error) {
             if (!(error instanceof QuotaExceeded)) throw error;
-            return { message: r.instead, full: !host.transcript.append(c.turnId, r.instead, promised), refused: error.message };
+            return { message: r.instead, full: !host.records.append(c.turnId, r.instead, promised), refused: error.message };
           }
         }
-        return { message: stored, full: !host.transcript.append(c.turnId, stored) };
+        return { message: stored, full: !host.records.append(c.turnId, stored) };
       },
       endRound: () => {
         round?.release();
         round = undefined;
       },
-      saveState: () => host.transcript.saveState(c.turnId, c.state),
+      saveState: () => host.records.saveState(c.turnId, c.state),
       emit: (event) => {
         if (event.type === "assistant_turn") {
-          const now = host.now();
-          host.transcript.event(c.turnId, now, "model_call", {
+          const now = host.env.now();
+          host.records.event(c.turnId, now, "model_call", {
             n: event.n,
             finishReason: event.finishReason,
             usage: event.usage,
             durationMs: now - modelCallStarted,
           });
         }
-        if (event.type === "tool_call_end") modelCallStarted = host.now();
+        if (event.type === "tool_call_end") modelCallStarted = host.env.now();
         c.emit(event);
       },
       runTool: async (call: ModelToolCall): Promise<ToolRun> => {
-        const outer = await host.runOuter(c.tenantId, c.turnId, call.name, call.input, {
+        const outer = await host.tools.run(c.tenantId, c.turnId, call.name, call.input, {
           callId: call.id,
           via: "chat",
           parent: c.signal,
@@ -440,7 +412,7 @@ function loop(host: ChatHost, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
               durationMs: n.durationMs,
             }),
         });
-        modelCallStarted = host.now();
+        modelCallStarted = host.env.now();
         return toolRun(host, c, call, outer, limits);
       },
     },
@@ -448,7 +420,7 @@ function loop(host: ChatHost, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
   ).finally(() => round?.release());
 }
 
-function toolRun(host: ChatHost, c: LoopCtx, call: ModelToolCall, outer: OuterReply, limits: ReturnType<typeof modelResultLimits>): ToolRun {
+function toolRun(host: ChatPort, c: LoopCtx, call: ModelToolCall, outer: OuterReply, limits: ReturnType<typeof modelResultLimits>): ToolRun {
   if (!outer.reply.ok) {
     const text = outer.reply.reason === "not_found" ? `error: ${call.name} is not one of this turn's tools` : `error: ${outer.reply.message}`;
     return { content: text, isError: true, status: "failed", untrusted: false };
@@ -456,13 +428,13 @@ function toolRun(host: ChatHost, c: LoopCtx, call: ModelToolCall, outer: OuterRe
   const body = outer.reply.body as Partial<CodeModeResult> & { status?: string };
   const facing = modelFacingResult(body, limits, outer.untrusted ? { source: "mcp" } : undefined);
   if (facing.reprojected)
-    host.transcript.event(c.turnId, host.now(), "limit", {
+    host.records.event(c.turnId, host.env.now(), "limit", {
       limit: "model_context",
       callId: call.id,
       detail: `result projected to ${facing.limit} bytes for ${c.model.ref}`,
     });
   // Only client calls go to the caller; a cell parked on slow host tools goes back to the model (it calls wait).
-  const clientNames = new Set(c.spec.catalog.entries.filter((e) => e.source === "client").map((e) => e.toolName));
+  const clientNames = new Catalog(c.spec.catalog).clientToolNames();
   const calls = body.status === "waiting" ? (body.pendingToolCalls ?? []).filter((p) => clientNames.has(p.tool)) : [];
   const runId = body.status === "waiting" ? (body as { runId?: string }).runId : undefined;
   // Tool Search has no `wait` for the model: its call is answered later, by the client's result
@@ -491,7 +463,7 @@ function toolRun(host: ChatHost, c: LoopCtx, call: ModelToolCall, outer: OuterRe
  * under the model's own call id, and its end becomes that call's tool message. A cell that parks
  * again hands its new client calls to the caller: returned, and the turn waits again.
  */
-async function resumeDeferredCells(host: ChatHost, c: LoopCtx, deferred: PendingClientCall[]): Promise<PendingClientCall[]> {
+async function resumeDeferredCells(host: ChatPort, c: LoopCtx, deferred: PendingClientCall[]): Promise<PendingClientCall[]> {
   const limits = modelResultLimits(c.model.contextWindow);
   const parked: PendingClientCall[] = [];
   const runs = new Map<string, string>();
@@ -499,7 +471,7 @@ async function resumeDeferredCells(host: ChatHost, c: LoopCtx, deferred: Pending
   for (const [runId, providerCallId] of runs) {
     const call: ModelToolCall = { id: providerCallId, name: "tool_search_code", input: { runId } };
     c.emit({ type: "tool_call_start", callId: call.id, name: call.name, input: call.input });
-    const outer = await host.runOuter(c.tenantId, c.turnId, call.name, call.input, { callId: call.id, via: "chat", parent: c.signal });
+    const outer = await host.tools.run(c.tenantId, c.turnId, call.name, call.input, { callId: call.id, via: "chat", parent: c.signal });
     const run = toolRun(host, c, call, outer, limits);
     c.emit({ type: "tool_call_end", callId: call.id, name: call.name, status: run.status, untrusted: run.untrusted, result: run.content });
     if (run.deferred && run.pending) {
@@ -508,7 +480,7 @@ async function resumeDeferredCells(host: ChatHost, c: LoopCtx, deferred: Pending
     }
     // Counted as a call when it was first handed out; a failed end counts as its failure now.
     if (run.isError) c.state.failures++;
-    host.transcript.append(c.turnId, {
+    host.records.append(c.turnId, {
       role: "tool",
       toolCallId: call.id,
       toolName: call.name,
@@ -525,9 +497,9 @@ function storedMessage(message: ModelMessage, redaction: RedactionOptions): Mode
   return { ...message, toolCalls: message.toolCalls.map((t) => ({ ...t, input: storedInput(t.name, t.input, redaction) })) };
 }
 
-function answer(host: ChatHost, tenantId: string, turnId: string, state: ChatState, model: ResolvedModel, end: LoopEnd): ChatAnswer {
+function answer(host: ChatPort, tenantId: string, turnId: string, state: ChatState, model: ResolvedModel, end: LoopEnd): ChatAnswer {
   // Counters move during the loop (bridge calls): read them after it.
-  const turn = host.turn(tenantId, turnId);
+  const turn = host.turns.get(tenantId, turnId);
   const meta = chatMeta(
     state,
     { codeModeEngaged: turn?.spec.codeModeEngaged ?? false, counters: turn?.counters ?? { search: 0, describe: 0, call: 0 } },

@@ -1,6 +1,6 @@
-import type { GatewayConfig } from "../../src/config";
-import type { TurnSpec } from "../../src/turns";
-import { sentSecretList } from "../../src/observability";
+import type { GatewayConfig } from "../config";
+import type { TurnSpec } from "../turns";
+import { sentSecretList } from "../observability";
 
 const MIN_SECRET_CHARS = 8;
 

@@ -9,7 +9,7 @@ import { executeTool } from "../tools";
 import type { ToolContext } from "../tools";
 import { guestMetadata } from "../catalog";
 import { turnTelemetry } from "./telemetry";
-import { turnHandlers, type ToolResolver } from "./tool-handlers";
+import { turnHandlers, type ToolResolver } from "./bridge-handlers";
 import { recordCalled, type TurnCounters, type TurnSpec } from "./turn-spec";
 import { mcpRuntime, type McpRuntime } from "./mcp-runtime";
 import type { McpServers } from "../mcp";

@@ -1,15 +1,15 @@
-import { QuotaExceeded } from "../../src/quota";
-import type { CatalogEntry } from "../../src/catalog";
-import { objectResetMessage } from "../../src/errors";
-import { logRecord } from "../../src/observability";
-import type { TurnSpec } from "../../src/turns";
-import type { LostApproval } from "./approval-broker";
-import type { TranscriptStore } from "./transcript-store";
+import { QuotaExceeded } from "../quota";
+import type { CatalogEntry } from "../catalog";
+import { objectResetMessage } from "../errors";
+import { logRecord } from "../observability";
+import type { TurnSpec } from "../turns";
+import type { LostApproval } from "./ports";
+import type { TranscriptPort } from "./ports";
 
 export type RecoveryDeps = {
   /** Approvals pending when the predecessor died, now failed closed (ApprovalBroker.init). */
   lostApprovals: readonly LostApproval[];
-  transcript: TranscriptStore;
+  transcript: TranscriptPort;
   turn(tenantId: string, turnId: string): { spec: TurnSpec } | undefined;
   now(): number;
 };

@@ -1,14 +1,14 @@
-import { modelFacingResult, modelResultLimits, type ChatState, type DirectClientAdmission, type PendingClientCall } from "../../src/agent";
-import type { CatalogEntry } from "../../src/catalog";
-import { logRecord } from "../../src/observability";
-import { DEFAULT_CONTEXT_WINDOW } from "../../src/providers";
-import { toolSearchId } from "../../src/tool-search";
-import type { CallPolicy, ToolContext } from "../../src/tools";
-import { admitClientCall, clientResultSettlement, recordCalled, type TurnCounters, type TurnSpec } from "../../src/turns";
-import type { Settlement } from "../../src/bridge";
-import type { ClientResultBody } from "../../src/session";
+import { recordClientResult } from "./client-result-record";
+import { modelFacingResult, modelResultLimits, type ChatState, type DirectClientAdmission, type PendingClientCall } from "../agent";
+import type { CatalogEntry } from "../catalog";
+import { DEFAULT_CONTEXT_WINDOW } from "../providers";
+import { toolSearchId } from "../tool-search";
+import type { CallPolicy, ToolContext } from "../tools";
+import { admitClientCall, clientResultSettlement, recordCalled, type TurnCounters, type TurnSpec } from "../turns";
+import type { Settlement } from "../bridge";
+import type { ClientResultBody } from "./session-rpc";
 import type { OuterCallRecorder } from "./outer-call-recorder";
-import type { TranscriptStore } from "./transcript-store";
+import type { TranscriptPort } from "./ports";
 
 /*
  * A client tool the model called directly in /chat (code mode off) is an outer call like any
@@ -50,7 +50,7 @@ export async function admitDirectClientCall(
 
 export type SettleDeps = {
   spec: TurnSpec;
-  transcript: TranscriptStore;
+  transcript: TranscriptPort;
   recordDelivered(callId: string): void;
   now(): number;
 };
@@ -76,20 +76,15 @@ export function settleDirectClientCall(d: SettleDeps, chat: ChatState, call: Pen
   chat.pending = chat.pending.filter((p) => p !== call);
   d.transcript.saveState(turnId, chat);
   d.recordDelivered(call.callId);
-  const now = d.now();
-  d.transcript.event(turnId, now, "client_result", { invocationId: call.callId, ok: settlement.ok });
-  logRecord("tool_call", {
-    tenant: d.spec.tenantId,
-    sessionId: d.spec.sessionId,
-    turnId,
-    parentCallId: call.callId,
+  recordClientResult(d, {
     callId: call.callId,
+    parentCallId: call.callId,
     tool: call.tool,
     source: "direct",
-    outcome: settlement.ok ? "ok" : "error",
+    ok: settlement.ok,
     // Calls handed out by older builds kept no admission: they passed policy as `allowed` or better.
     decision: call.admission?.decision ?? "allowed",
-    ...(call.admission ? { durationMs: Math.max(0, now - call.admission.startedAt) } : {}),
+    ...(call.admission ? { startedAt: call.admission.startedAt } : {}),
   });
   return settlement;
 }

@@ -1,0 +1,167 @@
+import { MAX_TOKEN_COUNT } from "../limits";
+import { tokenCount } from "./token-count";
+import type { ResolvedModel } from "./types";
+
+/**
+ * Token usage as the wire client can read it. The AI SDK validates each streamed chunk against
+ * its schema: a count sent as a string, an object, `null` where one is required, or a number past
+ * double range (`1e400`, which parses as Infinity) fails the whole chunk, and with it the turn.
+ * Usage is bookkeeping, never content, so before the wire client parses a chunk each count of its
+ * usage is made a count here: what `tokenCount` makes of it (not a count: 0; past 2^53−1:
+ * clamped, Infinity included), and a usage part of the wrong shape is dropped (`null`) or, where
+ * the wire format requires it, filled with zeros. Chunks without usage, and usage that is already
+ * well formed, pass through byte for byte.
+ */
+
+type Api = ResolvedModel["api"];
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** A count as the wire client may read it (a JSON number literal past double range is a huge count). */
+function wireCount(value: unknown): number {
+  return value === Number.POSITIVE_INFINITY ? MAX_TOKEN_COUNT : tokenCount(value);
+}
+
+/** Repairs `obj[key]` when it is present (or `required`); true when it changed. */
+function repairCount(obj: Json, key: string, required = false): boolean {
+  if (!(key in obj) || obj[key] === null || obj[key] === undefined) {
+    if (!required) return false;
+    obj[key] = 0;
+    return true;
+  }
+  const count = wireCount(obj[key]);
+  if (count === obj[key]) return false;
+  obj[key] = count;
+  return true;
+}
+
+/** An optional object part of usage (`prompt_tokens_details`…): dropped when not an object, its counts repaired. */
+function repairPart(obj: Json, key: string, counts: readonly string[]): boolean {
+  const part = obj[key];
+  if (part === undefined || part === null) return false;
+  if (!isObject(part)) {
+    obj[key] = null;
+    return true;
+  }
+  let changed = false;
+  for (const c of counts) changed = repairCount(part, c) || changed;
+  return changed;
+}
+
+const OPENAI_COUNTS = ["prompt_tokens", "completion_tokens", "total_tokens"];
+const OPENAI_PARTS: Array<[string, string[]]> = [
+  ["prompt_tokens_details", ["cached_tokens", "cache_write_tokens"]],
+  ["completion_tokens_details", ["reasoning_tokens", "accepted_prediction_tokens", "rejected_prediction_tokens"]],
+];
+const ANTHROPIC_COUNTS = ["input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"];
+const ITERATION_TYPES = new Set(["compaction", "message", "advisor_message", "fallback_message"]);
+
+/** A Chat Completions chunk's `usage` (optional as a whole). */
+function repairOpenAiUsage(chunk: Json): boolean {
+  if (!("usage" in chunk) || chunk.usage === null || chunk.usage === undefined) return false;
+  if (!isObject(chunk.usage)) {
+    chunk.usage = null;
+    return true;
+  }
+  const usage = chunk.usage;
+  let changed = false;
+  for (const key of OPENAI_COUNTS) changed = repairCount(usage, key) || changed;
+  for (const [key, counts] of OPENAI_PARTS) changed = repairPart(usage, key, counts) || changed;
+  return changed;
+}
+
+/** A Messages event's usage: `message_start` requires `input_tokens`, `message_delta` requires `output_tokens`. */
+function repairAnthropicUsage(holder: Json, required: string): boolean {
+  let changed = false;
+  if (!isObject(holder.usage)) {
+    holder.usage = {};
+    changed = true;
+  }
+  const usage = holder.usage as Json;
+  for (const key of ANTHROPIC_COUNTS) changed = repairCount(usage, key, key === required) || changed;
+  if (usage.service_tier !== undefined && usage.service_tier !== null && typeof usage.service_tier !== "string") {
+    usage.service_tier = null;
+    changed = true;
+  }
+  changed = repairPart(usage, "output_tokens_details", ["thinking_tokens"]) || changed;
+  const iterations = usage.iterations;
+  if (iterations !== undefined && iterations !== null) {
+    // Per-iteration counts are summed by the wire client: a list it cannot read is dropped whole.
+    if (!Array.isArray(iterations) || !iterations.every((it) => isObject(it) && ITERATION_TYPES.has(it.type as string))) {
+      usage.iterations = null;
+      changed = true;
+    } else {
+      for (const it of iterations as Json[]) {
+        if (it.model !== undefined && it.model !== null && typeof it.model !== "string") {
+          it.model = null;
+          changed = true;
+        }
+        for (const key of ANTHROPIC_COUNTS) changed = repairCount(it, key, key === "input_tokens" || key === "output_tokens") || changed;
+      }
+    }
+  }
+  return changed;
+}
+
+/** One server-sent event's data: the same text, or the JSON again with its usage repaired. */
+export function repairUsageData(api: Api, data: string): string {
+  // Cheap test first: most chunks are text deltas without usage.
+  if (!data.includes('"usage"')) return data;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch {
+    return data; // not JSON: the wire client reports the broken stream
+  }
+  if (!isObject(parsed)) return data;
+  let changed = false;
+  if (api === "openai-completions") changed = repairOpenAiUsage(parsed);
+  else if (parsed.type === "message_start" && isObject(parsed.message)) changed = repairAnthropicUsage(parsed.message, "input_tokens");
+  else if (parsed.type === "message_delta") changed = repairAnthropicUsage(parsed, "output_tokens");
+  return changed ? JSON.stringify(parsed) : data;
+}
+
+/** Rewrites the `data:` lines of an event stream through `repairUsageData`; every other line passes unchanged. */
+export function usageRepair(api: Api): TransformStream<Uint8Array, Uint8Array> {
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  let pending = "";
+  const line = (raw: string): string => {
+    const cr = raw.endsWith("\r") ? "\r" : "";
+    const text = cr ? raw.slice(0, -1) : raw;
+    if (!text.startsWith("data:")) return raw;
+    const value = text.slice(5);
+    const data = value.startsWith(" ") ? value.slice(1) : value;
+    const repaired = repairUsageData(api, data);
+    return repaired === data ? raw : `data: ${repaired}${cr}`;
+  };
+  return new TransformStream({
+    transform(chunk, controller) {
+      pending += decoder.decode(chunk, { stream: true });
+      const end = pending.lastIndexOf("\n");
+      if (end === -1) return;
+      const lines = pending.slice(0, end).split("\n");
+      pending = pending.slice(end + 1);
+      controller.enqueue(encoder.encode(lines.map(line).join("\n") + "\n"));
+    },
+    flush(controller) {
+      pending += decoder.decode();
+      if (pending !== "") controller.enqueue(encoder.encode(line(pending)));
+    },
+  });
+}
+
+/** The wire client's fetch with each event-stream answer's usage repaired (any other answer untouched). */
+export function usageRepairingFetch(api: Api, base: typeof fetch): typeof fetch {
+  return (async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+    const response = await base(input, init);
+    const type = (response.headers.get("content-type") ?? "").toLowerCase();
+    if (response.body === null || response.status >= 400 || !type.startsWith("text/event-stream")) return response;
+    return new Response(response.body.pipeThrough(usageRepair(api)), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  }) as typeof fetch;
+}
