@@ -3,6 +3,11 @@ import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
 import { freeLoopbackPort } from "./test/support/free-port.mjs";
 import { FAKE_PROVIDER_SECRETS, testConfig } from "./test/test-config.ts";
+import { buildTypeScriptModule } from "./scripts/build-typescript-module.mjs";
+
+// src/generated/typescript.mjs (the TypeScript compiler as a module of its own) is generated and
+// git-ignored; wrangler builds it before dev/deploy, the tests build it here (a no-op when current).
+await buildTypeScriptModule();
 
 /**
  * The fake provider server's port (test/support/fake-providers.mjs), fixed here because the workers'
@@ -27,7 +32,7 @@ function workers(options: { main?: string; requestsPerMinute: number; fakeProvid
     wrangler: { configPath: "./wrangler.toml" },
     miniflare: {
       // The test runner ships each dependency to workerd as one WebSocket message; the
-      // TypeScript compiler (~9 MB) needs more than the default 1 MiB. Test runner only.
+      // TypeScript compiler (~3.5 MB) needs more than the default 1 MiB. Test runner only.
       compatibilityFlags: ["increase_websocket_message_size"],
       bindings: {
         GATEWAY_TOKENS: JSON.stringify({ "test-token-a": "tenant-a", "test-token-b": "tenant-b" }),
@@ -44,17 +49,13 @@ function workers(options: { main?: string; requestsPerMinute: number; fakeProvid
 process.env.WRANGLER_LOG ??= "warn";
 
 /**
- * quickjs-wasi's dist files, typescript.js and the MCP SDK's dist files end in sourceMappingURL
+ * quickjs-wasi's dist files and the MCP SDK's dist files end in sourceMappingURL
  * comments whose maps (or their sources) the packages do not ship, and Vite warns about each on
- * every run. They are loaded without the comment: no source maps for those three dependencies,
+ * every run. They are loaded without the comment: no source maps for those two dependencies,
  * nothing else changes.
  */
 function withoutDanglingSourceMaps(): Plugin {
-  const ids = [
-    /\/node_modules\/quickjs-wasi\/dist\/[^/]+\.js$/,
-    /\/node_modules\/typescript\/lib\/typescript\.js$/,
-    /\/node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/.+\.js$/,
-  ];
+  const ids = [/\/node_modules\/quickjs-wasi\/dist\/[^/]+\.js$/, /\/node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/.+\.js$/];
   return {
     name: "codemode:without-dangling-source-maps",
     enforce: "pre",
