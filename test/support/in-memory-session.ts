@@ -1003,16 +1003,23 @@ export class InMemoryKv implements SessionStore {
   }
 }
 
-/** The object's alarm: the earliest asked-for time wins; a wipe deletes it. */
+/** The object's alarm: the earliest asked-for time wins; firing consumes it; a wipe deletes it. */
 export class InMemoryAlarm {
   at: number | undefined;
   readonly asked: number[] = [];
+  /** What firing runs (the object's `alarm()`: the turn service's). */
+  handler: (() => Promise<void>) | undefined;
   arm(at: number): void {
     this.asked.push(at);
     if (this.at === undefined || at < this.at) this.at = at;
   }
   clear(): void {
     this.at = undefined;
+  }
+  /** The alarm goes off now (whether or not it was due): it is consumed, then the handler runs and may re-arm it. */
+  async fire(): Promise<void> {
+    this.at = undefined;
+    await this.handler?.();
   }
 }
 
@@ -1117,5 +1124,7 @@ export function inMemoryTurnService(
   overrides: InMemorySessionOptions & { ports?: Partial<SessionPorts> } = {},
 ): { service: TurnService; ports: InMemorySessionPorts } {
   const ports = inMemorySessionPorts(overrides, overrides.ports);
-  return { service: new TurnService(plugins, ports.wired), ports };
+  const service = new TurnService(plugins, ports.wired);
+  ports.alarm.handler = () => service.alarm();
+  return { service, ports };
 }
