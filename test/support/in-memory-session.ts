@@ -342,7 +342,9 @@ const DELIVERED_ROW_BYTES = 64;
 /**
  * Turns, tenant-scoped, stored as their JSON text: every `get` parses a fresh copy, so a counter
  * changed and never saved (`saveCounters`) is not stored. (The SQLite store keeps recently used turns
- * parsed and hands out the same object; this one is stricter.)
+ * parsed and hands out the same object; this one is stricter. One consequence: two calls of one turn
+ * running at once each save their own copy of the counters, and the last save wins — see the report
+ * of issue 21: the service's counter updates rely on that cache's shared object.)
  */
 export class InMemoryTurnStore implements TurnStorePort {
   readonly rows: Table<string, TurnRow>;
