@@ -78,6 +78,7 @@ const UNIT_IN_WORKERD = [
   "test/unit/catalog/catalog.test.ts",
   "test/unit/mcp/mcp-client.test.ts",
   "test/unit/runs/run-lifecycle.test.ts",
+  "test/unit/session/turn-service.test.ts",
   "test/unit/runtime/guest-abi.test.ts",
   "test/unit/runtime/memory-ledger.test.ts",
   "test/unit/snapshot-store/pristine-image.test.ts",

@@ -1,49 +1,15 @@
 import { describe, expect, it } from "vitest";
-import type { BridgeHandlers, Settlement } from "../../../src/bridge";
+import type { BridgeHandlers } from "../../../src/bridge";
 import { runExec, type CellEnvironment } from "../../../src/cell";
 import type { CodeModeResult } from "../../../src/code-mode";
 import { MAX_SUSPENDED_RUNS } from "../../../src/limits";
 import { RUN_INTERRUPTED, RUN_UNAVAILABLE, WAIT_IN_FLIGHT } from "../../../src/runs/messages";
 import { RunLifecycle } from "../../../src/runs/run-lifecycle";
-import type { RunCodec, RunDeps, RunStore } from "../../../src/runs/run-context";
+import type { RunCodec, RunDeps } from "../../../src/runs/run-context";
 import { manualClock, MemoryLedger, VmPool } from "../../../src/runtime";
 import { SnapshotCodec, type ParkedRunState } from "../../../src/snapshot-store";
 import type { TurnSpec } from "../../../src/turns";
-
-/** The run store over plain maps: what the lifecycle needs, nothing of SQLite. */
-class InMemoryRunStore implements RunStore {
-  readonly runs = new Map<string, { state: ParkedRunState; bytes: Uint8Array; resuming: boolean }>();
-  readonly stored = new Map<string, Map<number, Settlement>>();
-  count = () => this.runs.size;
-  put(state: ParkedRunState, bytes: Uint8Array) {
-    this.runs.set(state.runId, { state: structuredClone(state), bytes, resuming: false });
-  }
-  state = (runId: string) => (this.runs.has(runId) ? structuredClone(this.runs.get(runId)!.state) : undefined);
-  bytes = (runId: string) => this.runs.get(runId)?.bytes;
-  runsOfTurn = (turnId: string) => [...this.runs.values()].filter((r) => r.state.turnId === turnId).map((r) => structuredClone(r.state));
-  markResuming(runId: string) {
-    const r = this.runs.get(runId);
-    if (r) r.resuming = true;
-  }
-  isResuming = (runId: string) => this.runs.get(runId)?.resuming === true;
-  expiredRunIds = (now: number) => [...this.runs.values()].filter((r) => r.state.expiresAt <= now).map((r) => r.state.runId);
-  nextExpiry = () => Math.min(...[...this.runs.values()].map((r) => r.state.expiresAt)) || undefined;
-  storeResult(runId: string, requestId: number, settlement: Settlement) {
-    const m = this.stored.get(runId) ?? new Map();
-    if (m.has(requestId)) return false;
-    m.set(requestId, settlement);
-    this.stored.set(runId, m);
-    return true;
-  }
-  results = (runId: string) => new Map(this.stored.get(runId) ?? []);
-  clearResults(runId: string) {
-    this.stored.delete(runId);
-  }
-  delete(runId: string) {
-    this.runs.delete(runId);
-    this.stored.delete(runId);
-  }
-}
+import { InMemoryRunStore } from "../../support/in-memory-session";
 
 const OPTIONS = {
   enabled: true,
