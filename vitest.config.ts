@@ -2,7 +2,7 @@ import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
 import { freeLoopbackPort } from "./test/support/free-port.mjs";
-import { FAKE_PROVIDER_SECRETS, testConfig } from "./test/test-config.ts";
+import { ALLOWED_TEST_ORIGIN, FAKE_PROVIDER_SECRETS, testConfig } from "./test/test-config.ts";
 
 /**
  * The fake provider server's port (test/support/fake-providers.mjs), fixed here because the workers'
@@ -21,7 +21,7 @@ const KIT_FAKE_PROVIDER_PORT = Number(process.env.CODEMODE_FAKE_PROVIDER_PORT_KI
  * replaces the per-tenant RATE_LIMITER limit of wrangler.toml: far above what a suite sends for
  * the functional projects, tiny for the one that proves the 429.
  */
-function workers(options: { main?: string; requestsPerMinute: number; fakeProviderPort?: number; privateMcp?: boolean }) {
+function workers(options: { main?: string; requestsPerMinute: number; fakeProviderPort?: number; privateMcp?: boolean; corsOrigins?: string[] }) {
   return cloudflareTest({
     ...(options.main ? { main: options.main } : {}),
     wrangler: { configPath: "./wrangler.toml" },
@@ -31,7 +31,9 @@ function workers(options: { main?: string; requestsPerMinute: number; fakeProvid
       compatibilityFlags: ["increase_websocket_message_size"],
       bindings: {
         GATEWAY_TOKENS: JSON.stringify({ "test-token-a": "tenant-a", "test-token-b": "tenant-b" }),
-        CODEMODE_CONFIG: JSON.stringify(testConfig(options.fakeProviderPort ?? FAKE_PROVIDER_PORT, { privateMcp: options.privateMcp })),
+        CODEMODE_CONFIG: JSON.stringify(
+          testConfig(options.fakeProviderPort ?? FAKE_PROVIDER_PORT, { privateMcp: options.privateMcp, corsOrigins: options.corsOrigins }),
+        ),
         ...FAKE_PROVIDER_SECRETS,
       },
       ratelimits: { RATE_LIMITER: { namespace_id: "1001", simple: { limit: options.requestsPerMinute, period: 60 } } },
@@ -90,7 +92,7 @@ export default defineConfig({
     projects: [
       // The shipped entry (src/index.ts: demo plugin).
       {
-        plugins: [withoutDanglingSourceMaps(), workers({ requestsPerMinute: 1_000_000 })],
+        plugins: [withoutDanglingSourceMaps(), workers({ requestsPerMinute: 1_000_000, corsOrigins: [ALLOWED_TEST_ORIGIN] })],
         test: {
           name: "gateway",
           setupFiles: LOG_CAPTURE,
