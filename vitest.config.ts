@@ -21,7 +21,14 @@ const KIT_FAKE_PROVIDER_PORT = Number(process.env.CODEMODE_FAKE_PROVIDER_PORT_KI
  * replaces the per-tenant RATE_LIMITER limit of wrangler.toml: far above what a suite sends for
  * the functional projects, tiny for the one that proves the 429.
  */
-function workers(options: { main?: string; requestsPerMinute: number; fakeProviderPort?: number; privateMcp?: boolean; corsOrigins?: string[] }) {
+function workers(options: {
+  main?: string;
+  requestsPerMinute: number;
+  fakeProviderPort?: number;
+  privateMcp?: boolean;
+  corsOrigins?: string[];
+  kvNamespaces?: string[];
+}) {
   return cloudflareTest({
     ...(options.main ? { main: options.main } : {}),
     wrangler: { configPath: "./wrangler.toml" },
@@ -37,6 +44,7 @@ function workers(options: { main?: string; requestsPerMinute: number; fakeProvid
         ...FAKE_PROVIDER_SECRETS,
       },
       ratelimits: { RATE_LIMITER: { namespace_id: "1001", simple: { limit: options.requestsPerMinute, period: 60 } } },
+      ...(options.kvNamespaces ? { kvNamespaces: options.kvNamespaces } : {}),
     },
   });
 }
@@ -106,7 +114,8 @@ export default defineConfig({
       {
         plugins: [
           withoutDanglingSourceMaps(),
-          workers({ main: "./test/kit/entry.ts", requestsPerMinute: 1_000_000, fakeProviderPort: KIT_FAKE_PROVIDER_PORT }),
+          // KIT_KV: the KV namespace the kit's binding tools read and write through `ctx.env` (Miniflare, local).
+          workers({ main: "./test/kit/entry.ts", requestsPerMinute: 1_000_000, fakeProviderPort: KIT_FAKE_PROVIDER_PORT, kvNamespaces: ["KIT_KV"] }),
         ],
         test: {
           name: "kit",
