@@ -2,7 +2,7 @@ import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
 import { freeLoopbackPort } from "./test/support/free-port.mjs";
-import { FAKE_PROVIDER_SECRETS, testConfig } from "./test/test-config.ts";
+import { ALLOWED_TEST_ORIGIN, FAKE_PROVIDER_SECRETS, testConfig } from "./test/test-config.ts";
 import { buildTypeScriptModule } from "./scripts/build-typescript-module.mjs";
 
 // src/generated/typescript.mjs (the TypeScript compiler as a module of its own) is generated and
@@ -26,7 +26,14 @@ const KIT_FAKE_PROVIDER_PORT = Number(process.env.CODEMODE_FAKE_PROVIDER_PORT_KI
  * `requestsPerMinute` replaces the per-tenant RATE_LIMITER limit of wrangler.toml: far above what a
  * suite sends for the functional projects, tiny for the one that proves the 429.
  */
-function workers(options: { main?: string; requestsPerMinute: number; fakeProviderPort?: number; privateMcp?: boolean }) {
+function workers(options: {
+  main?: string;
+  requestsPerMinute: number;
+  fakeProviderPort?: number;
+  privateMcp?: boolean;
+  corsOrigins?: string[];
+  kvNamespaces?: string[];
+}) {
   return cloudflareTest({
     ...(options.main ? { main: options.main } : {}),
     wrangler: { configPath: "./wrangler.toml" },
@@ -36,10 +43,13 @@ function workers(options: { main?: string; requestsPerMinute: number; fakeProvid
       compatibilityFlags: ["increase_websocket_message_size"],
       bindings: {
         GATEWAY_TOKENS: JSON.stringify({ "test-token-a": "tenant-a", "test-token-b": "tenant-b" }),
-        CODEMODE_CONFIG: JSON.stringify(testConfig(options.fakeProviderPort ?? FAKE_PROVIDER_PORT, { privateMcp: options.privateMcp })),
+        CODEMODE_CONFIG: JSON.stringify(
+          testConfig(options.fakeProviderPort ?? FAKE_PROVIDER_PORT, { privateMcp: options.privateMcp, corsOrigins: options.corsOrigins }),
+        ),
         ...FAKE_PROVIDER_SECRETS,
       },
       ratelimits: { RATE_LIMITER: { namespace_id: "1001", simple: { limit: options.requestsPerMinute, period: 60 } } },
+      ...(options.kvNamespaces ? { kvNamespaces: options.kvNamespaces } : {}),
     },
   });
 }
@@ -79,6 +89,7 @@ const UNIT_IN_WORKERD = [
   "test/unit/mcp/mcp-client.test.ts",
   "test/unit/runs/run-lifecycle.test.ts",
   "test/unit/session/turn-service.test.ts",
+  "test/unit/package-surface.test.ts",
   "test/unit/runtime/guest-abi.test.ts",
   "test/unit/runtime/memory-ledger.test.ts",
   "test/unit/snapshot-store/pristine-image.test.ts",
@@ -130,7 +141,7 @@ export default defineConfig({
       },
       // The shipped entry (src/index.ts: demo plugin).
       {
-        plugins: [withoutDanglingSourceMaps(), workers({ requestsPerMinute: 1_000_000 })],
+        plugins: [withoutDanglingSourceMaps(), workers({ requestsPerMinute: 1_000_000, corsOrigins: [ALLOWED_TEST_ORIGIN] })],
         test: {
           name: "gateway",
           setupFiles: LOG_CAPTURE,
@@ -144,7 +155,8 @@ export default defineConfig({
       {
         plugins: [
           withoutDanglingSourceMaps(),
-          workers({ main: "./test/kit/entry.ts", requestsPerMinute: 1_000_000, fakeProviderPort: KIT_FAKE_PROVIDER_PORT }),
+          // KIT_KV: the KV namespace the kit's binding tools read and write through `ctx.env` (Miniflare, local).
+          workers({ main: "./test/kit/entry.ts", requestsPerMinute: 1_000_000, fakeProviderPort: KIT_FAKE_PROVIDER_PORT, kvNamespaces: ["KIT_KV"] }),
         ],
         test: {
           name: "kit",

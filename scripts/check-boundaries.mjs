@@ -22,6 +22,7 @@ const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
  */
 const LAYERS = [
   ["src/index.ts"],
+  ["src/public.ts"],
   ["src/gateway.ts"],
   ["src/mcp-server"],
   ["src/http"],

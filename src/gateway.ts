@@ -48,3 +48,6 @@ export function createGateway(options: GatewayOptions) {
     PristineImageRegistry,
   };
 }
+
+/** What `createGateway` returns: the Worker's handler and the two Durable Object classes its entry exports. */
+export type Gateway = ReturnType<typeof createGateway>;

@@ -1,4 +1,5 @@
-import { createGateway } from "./gateway";
+// This repo's own Worker: one consumer of the package, importing it by name like any other.
+import { createGateway } from "codemode-edge";
 import { demoPlugin } from "./plugins";
 
 const gateway = createGateway({ plugins: [demoPlugin] });

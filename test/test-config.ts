@@ -132,9 +132,14 @@ export function fakeProviderCatalogs(baseUrl: string) {
 }
 
 /** TEST_CONFIG with the fake providers on `127.0.0.1:<fakeProviderPort>`. */
-export function testConfig(fakeProviderPort: number, opts: { privateMcp?: boolean } = {}) {
+/** The one browser origin the gateway project's config allows (`gateway.cors.allowedOrigins`). */
+export const ALLOWED_TEST_ORIGIN = "https://app.codemode.test";
+
+export function testConfig(fakeProviderPort: number, opts: { privateMcp?: boolean; corsOrigins?: string[] } = {}) {
   return {
     ...TEST_CONFIG,
+    // CORS is off by default; the gateway project allows one browser origin (test/e2e/cors.test.ts).
+    ...(opts.corsOrigins ? { gateway: { cors: { allowedOrigins: opts.corsOrigins } } } : {}),
     models: { providers: fakeProviderCatalogs(`http://127.0.0.1:${fakeProviderPort}/v1`) },
     // The MCP peers of the tests listen on loopback; the search project keeps the default (refused).
     ...(opts.privateMcp === false ? {} : { mcp: { allowPrivateAddresses: true } }),

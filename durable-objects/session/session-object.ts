@@ -94,6 +94,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         armAlarm: (at) => this.armAlarm(at),
         alarmsWritten: () => this.alarmWrites,
         env: () => this.env as SessionEnv & Record<string, unknown>,
+        waitUntil: (promise) => ctx.waitUntil(promise),
         clock: () => this.clock,
         vms: () => this.vms,
         limits: () => this.limits(),

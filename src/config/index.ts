@@ -32,6 +32,9 @@ export { configPath } from "./config-path";
 export { BUNDLED_PROVIDERS, FIRST_PARTY_PROVIDERS, RESELLER_PROVIDERS } from "./bundled-providers";
 export { modelFamilyKey } from "./model-family-key";
 export {
+  CORS_DEFAULTS,
+  MAX_CORS_ORIGINS,
+  type CorsSettings,
   RATE_LIMIT_DEFAULTS,
   SESSION_LIMIT_DEFAULTS,
   SESSION_LIMIT_RANGES,

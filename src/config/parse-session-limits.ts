@@ -21,8 +21,19 @@ export type RateLimitSettings = {
   retryAfterSeconds: number;
 };
 
+/**
+ * `gateway.cors`: which browser origins may call the gateway (off by default: no origin). An origin is
+ * `scheme://host[:port]` exactly as browsers send it; `"*"` admits every origin (the bearer token still
+ * decides who gets in: the gateway sends no cookies and never allows credentials).
+ */
+export type CorsSettings = {
+  allowedOrigins: readonly string[];
+  /** How long a browser may cache a preflight answer (`Access-Control-Max-Age`). */
+  maxAgeSeconds: number;
+};
+
 /** The gateway's own operational sections (other `gateway.*` keys are left to other readers, kept in `raw`). */
-export type GatewayOperations = { sessions: SessionLimits; rateLimit: RateLimitSettings };
+export type GatewayOperations = { sessions: SessionLimits; rateLimit: RateLimitSettings; cors: CorsSettings };
 
 type Range = Readonly<{ min: number; max: number }>;
 
@@ -47,18 +58,56 @@ const RETRY_AFTER: Range = { min: 1, max: 3600 };
 
 export const RATE_LIMIT_DEFAULTS: RateLimitSettings = Object.freeze({ enabled: true, retryAfterSeconds: 60 });
 
+export const CORS_DEFAULTS: CorsSettings = Object.freeze({ allowedOrigins: Object.freeze([]), maxAgeSeconds: 600 });
+const CORS_MAX_AGE: Range = { min: 0, max: 86_400 };
+export const MAX_CORS_ORIGINS = 100;
+
 /**
- * Validates `gateway.sessions` and `gateway.rateLimit`. Unknown keys (in `gateway` too) and wrong types
- * are refused with the key's path; numbers are floored and clamped to their ranges.
+ * Validates `gateway.sessions`, `gateway.rateLimit` and `gateway.cors`. Unknown keys (in `gateway` too)
+ * and wrong types are refused with the key's path; numbers are floored and clamped to their ranges.
  */
 export function parseGatewayOperations(value: unknown, path: string): GatewayOperations {
-  if (value === undefined) return { sessions: { ...SESSION_LIMIT_DEFAULTS }, rateLimit: { ...RATE_LIMIT_DEFAULTS } };
+  if (value === undefined) return { sessions: { ...SESSION_LIMIT_DEFAULTS }, rateLimit: { ...RATE_LIMIT_DEFAULTS }, cors: CORS_DEFAULTS };
   if (!isRecord(value)) fail(path, "must be an object");
-  rejectUnknownKeys(value, path, ["sessions", "rateLimit"]);
+  rejectUnknownKeys(value, path, ["sessions", "rateLimit", "cors"]);
   return {
     sessions: parseSessionLimits(own(value, "sessions"), configPath(path, "sessions")),
     rateLimit: parseRateLimit(own(value, "rateLimit"), configPath(path, "rateLimit")),
+    cors: parseCors(own(value, "cors"), configPath(path, "cors")),
   };
+}
+
+function parseCors(value: unknown, path: string): CorsSettings {
+  if (value === undefined) return CORS_DEFAULTS;
+  if (!isRecord(value)) fail(path, "must be an object");
+  rejectUnknownKeys(value, path, ["allowedOrigins", "maxAgeSeconds"]);
+  const maxAge = own(value, "maxAgeSeconds");
+  const maxAgeSeconds = maxAge === undefined ? CORS_DEFAULTS.maxAgeSeconds : clampedNumber(maxAge, configPath(path, "maxAgeSeconds"), CORS_MAX_AGE);
+  const origins = own(value, "allowedOrigins");
+  const originsPath = configPath(path, "allowedOrigins");
+  if (origins === undefined) return Object.freeze({ allowedOrigins: CORS_DEFAULTS.allowedOrigins, maxAgeSeconds });
+  if (!Array.isArray(origins)) fail(originsPath, 'must be an array of origins ("https://app.example.com") or ["*"]');
+  if (origins.length > MAX_CORS_ORIGINS) fail(originsPath, `must list at most ${MAX_CORS_ORIGINS} origins`);
+  origins.forEach((origin, i) => {
+    const at = `${originsPath}[${i}]`;
+    if (typeof origin !== "string") fail(at, "must be a string");
+    if (origin === "*") return;
+    if (origin.includes("*"))
+      fail(at, `must be an origin or "*" alone: wildcard hosts are not supported, list each origin (${JSON.stringify(origin)})`);
+    if (!isOrigin(origin))
+      fail(at, `must be an origin as a browser sends it (scheme://host[:port], no path or trailing slash): ${JSON.stringify(origin)}`);
+  });
+  return Object.freeze({ allowedOrigins: Object.freeze([...(origins as string[])]), maxAgeSeconds });
+}
+
+/** `https://app.example.com:8443`: what `new URL(x).origin` gives back unchanged (lowercase host, default port dropped). */
+function isOrigin(value: string): boolean {
+  if (!/^https?:\/\//.test(value)) return false;
+  try {
+    return new URL(value).origin === value;
+  } catch {
+    return false;
+  }
 }
 
 function parseSessionLimits(value: unknown, path: string): SessionLimits {

@@ -1,7 +1,8 @@
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { SessionReply, SessionRpc } from "../session";
-import { loadGatewayConfig, RATE_LIMIT_DEFAULTS } from "../config";
+import { CORS_DEFAULTS, loadGatewayConfig, RATE_LIMIT_DEFAULTS } from "../config";
+import { cors } from "./cors";
 import { authenticate, loadGatewayTokens } from "./auth";
 import { GatewayError, sessionResetMessage } from "../errors";
 import { httpStatus } from "./http-status";
@@ -36,6 +37,12 @@ type Vars = { Variables: RequestLogVars };
 function rateLimitSettings(env: GatewayEnv) {
   const config = loadGatewayConfig(env);
   return config.ok ? config.config.operations.rateLimit : RATE_LIMIT_DEFAULTS;
+}
+
+/** `gateway.cors`; an invalid config allows no origin (every route then answers its invalid_config error). */
+function corsSettings(env: GatewayEnv) {
+  const config = loadGatewayConfig(env);
+  return config.ok ? config.config.operations.cors : CORS_DEFAULTS;
 }
 
 async function readJson(c: Context): Promise<unknown> {
@@ -101,6 +108,8 @@ export function createApp(options: { sseHeartbeatMs?: number; mcp?: McpHandler }
   const app = new Hono<{ Bindings: GatewayEnv } & Vars>();
   // First: every request, refused ones included, gets an id and one `request` record.
   app.use("*", requestLog());
+  // Next: browser preflights are answered before authentication; allowed origins' answers get their headers.
+  app.use("*", cors(corsSettings));
 
   app.get("/healthz", (c) => {
     const error = configurationError(c.env);

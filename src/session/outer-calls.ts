@@ -382,6 +382,8 @@ export class OuterCalls {
         sessionId: spec.sessionId,
         turnId: spec.turnId,
         store: this.p.kv,
+        env: this.p.env(),
+        waitUntil: (promise) => this.p.waitUntil(promise),
         ...(spec.agentId !== undefined ? { agentId: spec.agentId } : {}),
         ...(spec.party ? { party: spec.party } : {}),
         ...(scope.callId !== undefined ? { callId: scope.callId } : {}),

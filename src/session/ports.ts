@@ -152,6 +152,8 @@ export type SessionPorts = {
   armAlarm(at: number): void;
   alarmsWritten(): Promise<void>;
   env(): Record<string, unknown> & { CODEMODE_CONFIG?: string; CODEMODE_DEBUG?: string };
+  /** Keep a tool's background work alive past its call (the object's `ctx.waitUntil`). */
+  waitUntil(promise: Promise<unknown>): void;
   clock(): Clock;
   vms(): CellVms;
   limits(): SessionLimits;

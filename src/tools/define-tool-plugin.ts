@@ -1,19 +1,20 @@
 import type { ToolDefinition, ToolHooks, ToolPlugin } from "./types";
 
-export type ToolPluginSpec = {
+export type ToolPluginSpec<Env = unknown> = {
   id: string;
   name: string;
   description: string;
   origin?: ToolPlugin["origin"];
-  tools: (tool: (definition: ToolDefinition) => ToolDefinition) => ToolDefinition[];
+  tools: (tool: (definition: ToolDefinition<Env>) => ToolDefinition<Env>) => ToolDefinition<Env>[];
   hooks?: ToolHooks;
 };
 
 /**
  * Declare a tool plugin (the seed's `defineToolPlugin` shape). Plugins are code registered
  * in the Worker entry; configuration only decides policy. Names must be unique in a plugin.
+ * `Env` types the Worker bindings its tools read from `ctx.env`: `defineToolPlugin<Env>({ ... })`.
  */
-export function defineToolPlugin(spec: ToolPluginSpec): ToolPlugin {
+export function defineToolPlugin<Env = unknown>(spec: ToolPluginSpec<Env>): ToolPlugin<Env> {
   const tools = spec.tools((definition) => definition);
   const seen = new Set<string>();
   for (const t of tools) {

@@ -14,10 +14,22 @@ export type TurnParty = { senderId?: string; senderName?: string; channel?: stri
 
 /**
  * What a tool call runs with (seed 002, "Nested tool execution": agent id, session, sender and
- * channel context, abort signal, streaming updates). The same for direct and nested calls.
+ * channel context, abort signal, streaming updates). The same for direct and nested calls. It lives
+ * on the host: guest code sees a tool's JSON result only, never this context.
+ *
+ * `Env` is the plugin's own view of the Worker's bindings (`defineToolPlugin<Env>(...)`).
  */
-export type ToolContext = {
+export type ToolContext<Env = unknown> = {
+  /** Aborted when the call is cancelled: the HTTP client went away, the turn was deleted, or the cell's deadline passed. */
   signal: AbortSignal;
+  /**
+   * The Worker's bindings and secrets (D1, KV, R2, service bindings, vars), as the session Durable
+   * Object sees them: the same bindings as the Worker's. Host-side only; a tool decides what of it
+   * reaches its result.
+   */
+  env: Env;
+  /** Keep work running after the call returns (a cache write, a log line): the session object's `waitUntil`. */
+  waitUntil(promise: Promise<unknown>): void;
   tenantId: string;
   sessionId: string;
   turnId: string;
@@ -55,7 +67,7 @@ export type ToolHooks = {
 };
 
 /** One tool as a plugin author writes it. `execute` returns the JSON `details` value. */
-export type ToolDefinition = {
+export type ToolDefinition<Env = unknown> = {
   name: string;
   label?: string;
   description: string;
@@ -72,16 +84,16 @@ export type ToolDefinition = {
   networkDerived?: boolean;
   /** The name policy, approvals and hooks know it by, where it differs from `name` (MCP tools: `<server>__<tool>`). */
   catalogName?: string;
-  execute(input: any, ctx: ToolContext): unknown;
+  execute(input: any, ctx: ToolContext<Env>): unknown;
 };
 
-export type ToolPlugin = {
+export type ToolPlugin<Env = unknown> = {
   id: string;
   name: string;
   description: string;
   /** Core edge tools, then bundled plugins, then external plugins: the seed's catalog order. */
   origin: "core" | "bundled" | "external";
-  tools: readonly ToolDefinition[];
+  tools: readonly ToolDefinition<Env>[];
   /** Run for every tool call of every turn, direct and nested alike (fail closed when they throw). */
   hooks?: ToolHooks;
 };

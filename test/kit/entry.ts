@@ -166,8 +166,70 @@ const kitPolicy = defineToolPlugin({
   ],
 });
 
+/** The Worker bindings the kit's binding tools read (a Miniflare KV namespace in the kit project). */
+interface KitEnv {
+  KIT_KV: KVNamespace;
+}
+
+/**
+ * Tools that reach the Worker (issue 23): a KV namespace through `ctx.env`, background work through
+ * `ctx.waitUntil`, and a probe of what a tool's context holds.
+ */
+const kitBindings = defineToolPlugin<KitEnv>({
+  id: "kit-bindings",
+  name: "Kit bindings",
+  description: "Tools that use the Worker's bindings.",
+  tools: (tool) => [
+    tool({
+      name: "kit_kv_put",
+      description: "Store a text under a key in the KV namespace.",
+      parameters: {
+        type: "object",
+        properties: { key: { type: "string" }, value: { type: "string" } },
+        required: ["key", "value"],
+        additionalProperties: false,
+      },
+      execute: async ({ key, value }: { key: string; value: string }, ctx) => {
+        await ctx.env.KIT_KV.put(key, value);
+        return { stored: key };
+      },
+    }),
+    tool({
+      name: "kit_kv_get",
+      description: "Read the text stored under a key in the KV namespace (null when absent).",
+      parameters: { type: "object", properties: { key: { type: "string" } }, required: ["key"], additionalProperties: false },
+      execute: async ({ key }: { key: string }, ctx) => ({ key, value: await ctx.env.KIT_KV.get(key) }),
+    }),
+    tool({
+      name: "kit_kv_put_later",
+      description: "Store a text under a key after the call has returned (ctx.waitUntil).",
+      parameters: {
+        type: "object",
+        properties: { key: { type: "string" }, value: { type: "string" } },
+        required: ["key", "value"],
+        additionalProperties: false,
+      },
+      execute: ({ key, value }: { key: string; value: string }, ctx) => {
+        ctx.waitUntil(ctx.env.KIT_KV.put(key, value));
+        return { scheduled: key };
+      },
+    }),
+    tool({
+      name: "kit_context_probe",
+      description: "Which context members a tool call gets (names and types only, never values).",
+      parameters: { type: "object", properties: {}, additionalProperties: false },
+      execute: (_input, ctx) => ({
+        env: typeof ctx.env,
+        hasKv: typeof ctx.env.KIT_KV?.get === "function",
+        waitUntil: typeof ctx.waitUntil,
+        signal: ctx.signal instanceof AbortSignal,
+      }),
+    }),
+  ],
+});
+
 // A short SSE heartbeat, so kit tests see it and a client that went away is noticed quickly.
-const gateway = createGateway({ plugins: [kitExternal, demoPlugin, kitCore, kitPolicy], sseHeartbeatMs: 200 });
+const gateway = createGateway({ plugins: [kitExternal, demoPlugin, kitCore, kitPolicy, kitBindings], sseHeartbeatMs: 200 });
 
 export default gateway.worker;
 export class SessionDurableObject extends gateway.SessionDurableObject {}

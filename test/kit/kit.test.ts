@@ -24,6 +24,10 @@ describe("catalog rules through an embedding with core, bundled and external plu
       ["kit_fetch", "openclaw"],
       ["kit_transfer", "openclaw"],
       ["kit_hook_log", "openclaw"],
+      ["kit_kv_put", "openclaw"],
+      ["kit_kv_get", "openclaw"],
+      ["kit_kv_put_later", "openclaw"],
+      ["kit_context_probe", "openclaw"],
       ["ask_user", "client"],
     ]);
   });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { parseGatewayConfig, RATE_LIMIT_DEFAULTS, SESSION_LIMIT_DEFAULTS, type GatewayConfig } from "../../../src/config";
+import {
+  CORS_DEFAULTS,
+  MAX_CORS_ORIGINS,
+  parseGatewayConfig,
+  RATE_LIMIT_DEFAULTS,
+  SESSION_LIMIT_DEFAULTS,
+  type GatewayConfig,
+} from "../../../src/config";
 
 function operations(raw: unknown): GatewayConfig["operations"] {
   const result = parseGatewayConfig(raw);
@@ -14,12 +21,13 @@ function rejection(raw: unknown): { message: string; path: string } {
 }
 
 describe("gateway.sessions and gateway.rateLimit", () => {
-  it("defaults: turns idle a day, sessions a week, 256 turns, 64 MiB; rate limit on with Retry-After 60", () => {
+  it("defaults: turns idle a day, sessions a week, 256 turns, 64 MiB; rate limit on with Retry-After 60; CORS off", () => {
     expect(operations({})).toEqual({
       sessions: { turnIdleSeconds: 86_400, sessionIdleSeconds: 604_800, maxTurnsPerSession: 256, maxStoredBytes: 67_108_864 },
       rateLimit: { enabled: true, retryAfterSeconds: 60 },
+      cors: { allowedOrigins: [], maxAgeSeconds: 600 },
     });
-    expect(operations({ gateway: {} })).toEqual({ sessions: SESSION_LIMIT_DEFAULTS, rateLimit: RATE_LIMIT_DEFAULTS });
+    expect(operations({ gateway: {} })).toEqual({ sessions: SESSION_LIMIT_DEFAULTS, rateLimit: RATE_LIMIT_DEFAULTS, cors: CORS_DEFAULTS });
   });
 
   it("takes the values given, floored and clamped to their ranges", () => {
@@ -61,5 +69,45 @@ describe("gateway.sessions and gateway.rateLimit", () => {
   it("refuses other gateway.* keys: a typo never silently keeps a default", () => {
     expect(rejection({ gateway: { port: 18789, sessions: { maxTurnsPerSession: 8 } } }).path).toBe("gateway.port");
     expect(rejection({ gateway: { session: { maxTurnsPerSession: 8 } } }).path).toBe("gateway.session");
+  });
+});
+
+describe("gateway.cors", () => {
+  it('takes exact origins and "*", and clamps the preflight cache time', () => {
+    const origins = ["https://app.example.com", "http://localhost:5173", "*"];
+    expect(operations({ gateway: { cors: { allowedOrigins: origins, maxAgeSeconds: 1e9 } } }).cors).toEqual({
+      allowedOrigins: origins,
+      maxAgeSeconds: 86_400,
+    });
+    expect(operations({ gateway: { cors: {} } }).cors).toEqual(CORS_DEFAULTS);
+  });
+
+  it.each([
+    [{ cors: [] }, "gateway.cors", "gateway.cors must be an object"],
+    [{ cors: { allowedOrigins: "https://app.example.com" } }, "gateway.cors.allowedOrigins", "must be an array"],
+    [{ cors: { allowedOrigins: [42] } }, "gateway.cors.allowedOrigins[0]", "must be a string"],
+    [{ cors: { allowedOrigins: ["https://ok.example", "https://app.example.com/"] } }, "gateway.cors.allowedOrigins[1]", "no path or trailing slash"],
+    [{ cors: { allowedOrigins: ["https://app.example.com/chat"] } }, "gateway.cors.allowedOrigins[0]", "must be an origin"],
+    [{ cors: { allowedOrigins: ["app.example.com"] } }, "gateway.cors.allowedOrigins[0]", "must be an origin"],
+    [{ cors: { allowedOrigins: ["https://App.example.com"] } }, "gateway.cors.allowedOrigins[0]", "must be an origin"],
+    [{ cors: { allowedOrigins: ["https://app.example.com:443"] } }, "gateway.cors.allowedOrigins[0]", "must be an origin"],
+    [{ cors: { allowedOrigins: ["https://*.example.com"] } }, "gateway.cors.allowedOrigins[0]", "wildcard hosts are not supported"],
+    [{ cors: { maxAgeSeconds: "1h" } }, "gateway.cors.maxAgeSeconds", "must be a number"],
+  ])("refuses %j naming the key", (gateway, path, message) => {
+    const error = rejection({ gateway });
+    expect(error.path).toBe(path);
+    expect(error.message).toContain(message);
+    expect(error.message.startsWith(path)).toBe(true);
+  });
+
+  it("refuses an unknown key in gateway.cors (a typo never leaves CORS silently off)", () => {
+    const error = rejection({ gateway: { cors: { allowOrigins: ["*"] } } });
+    expect(error.path).toBe("gateway.cors.allowOrigins");
+    expect(error.message).toContain("allowedOrigins");
+  });
+
+  it(`refuses more than ${MAX_CORS_ORIGINS} origins`, () => {
+    const allowedOrigins = Array.from({ length: MAX_CORS_ORIGINS + 1 }, (_, i) => `https://app${i}.example.com`);
+    expect(rejection({ gateway: { cors: { allowedOrigins } } }).path).toBe("gateway.cors.allowedOrigins");
   });
 });

@@ -8,6 +8,8 @@ const ctx: ToolContext = {
   sessionId: "s",
   turnId: "u",
   store: { get: async () => undefined, put: async () => {}, delete: async () => false, list: async () => [] },
+  env: {},
+  waitUntil: () => {},
 };
 const Closed = { type: "object", properties: { id: { type: "string" } }, required: ["id"], additionalProperties: false };
 

@@ -1,0 +1,93 @@
+// The npm package: what `npm pack` ships (what a Worker needs, nothing else) and that the package's
+// `exports` entry resolves, in this repo and from a consumer's node_modules. Runs under node's test
+// runner; that the entry's names load in workerd is test/unit/package-surface.test.ts.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+const scratch = mkdtempSync(join(tmpdir(), "codemode-pack-"));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** `npm pack` without lifecycle scripts (`prepare` writes this repo's .dev.vars; its output is not JSON). */
+function pack(...args) {
+  const out = execFileSync("npm", ["pack", "--json", "--ignore-scripts", ...args], {
+    cwd: root,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  return JSON.parse(out)[0];
+}
+
+test("the package is publishable under the MIT license", () => {
+  assert.equal(pkg.name, "codemode-edge");
+  assert.notEqual(pkg.private, true);
+  assert.equal(pkg.license, "MIT");
+  const license = readFileSync(join(root, "LICENSE"), "utf8");
+  assert.match(license, /^MIT License/);
+  assert.match(license, /Copyright \(c\) 2026 codemode-edge contributors/);
+});
+
+test("installing the package runs none of this repo's dev setup", () => {
+  // npm runs preinstall/install/postinstall in a consumer's install; `prepare` only runs here.
+  for (const script of ["preinstall", "install", "postinstall"]) assert.equal(pkg.scripts?.[script], undefined, script);
+  assert.equal(pkg.scripts.prepare, "node scripts/setup-dev.mjs");
+});
+
+test("npm pack ships the Worker's sources, the wasm loader, the license and the README, and no tests, benchmarks or scripts", () => {
+  const files = pack("--dry-run").files.map((f) => f.path);
+  for (const needed of [
+    "package.json",
+    "LICENSE",
+    "README.md",
+    "src/public.ts",
+    "src/gateway.ts",
+    "src/index.ts",
+    "wasm/quickjs.ts",
+    "wasm/wasm.d.ts",
+  ])
+    assert.ok(files.includes(needed), `${needed} is packed`);
+  assert.ok(
+    files.some((f) => f.startsWith("durable-objects/session/")),
+    "the session object is packed",
+  );
+  assert.ok(
+    files.some((f) => f.startsWith("durable-objects/images/")),
+    "the image registry is packed",
+  );
+  const stray = files.filter((f) => !/^(src|durable-objects|wasm)\//.test(f) && !["package.json", "LICENSE", "README.md"].includes(f));
+  assert.deepEqual(stray, []);
+  for (const dir of ["test/", "bench/", "scripts/", "node_modules/", ".wrangler/"])
+    assert.deepEqual(
+      files.filter((f) => f.startsWith(dir)),
+      [],
+      dir,
+    );
+  assert.ok(!files.includes(".dev.vars") && !files.includes("wrangler.toml"));
+});
+
+test("the package name resolves to the public entry inside this repo (self-reference through exports)", () => {
+  assert.deepEqual(pkg.exports["."], { types: "./src/public.ts", default: "./src/public.ts" });
+  assert.equal(import.meta.resolve("codemode-edge"), pathToFileURL(join(root, "src/public.ts")).href);
+});
+
+test("a consumer that installs the tarball resolves the package name to a file the tarball holds", () => {
+  const { filename } = pack("--pack-destination", scratch);
+  const installed = join(scratch, "consumer", "node_modules", "codemode-edge");
+  mkdirSync(installed, { recursive: true });
+  execFileSync("tar", ["-xzf", join(scratch, filename), "-C", installed, "--strip-components=1"]);
+  writeFileSync(join(scratch, "consumer", "package.json"), JSON.stringify({ name: "consumer", type: "module", private: true }));
+  const probe = join(scratch, "consumer", "probe.mjs");
+  writeFileSync(probe, 'process.stdout.write(import.meta.resolve("codemode-edge"));');
+  const resolved = execFileSync(process.execPath, [probe], { cwd: join(scratch, "consumer"), encoding: "utf8" });
+  assert.equal(resolved, pathToFileURL(join(installed, "src/public.ts")).href);
+  assert.ok(existsSync(fileURLToPath(resolved)));
+  const entry = readFileSync(fileURLToPath(resolved), "utf8");
+  assert.match(entry, /export \{ createGateway\b/);
+  assert.match(entry, /export \{ defineToolPlugin\b/);
+});
