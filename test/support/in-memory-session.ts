@@ -1115,6 +1115,8 @@ export function inMemorySessionPorts(options: InMemorySessionOptions = {}, overr
     vms: () => vms,
     limits,
     providerFetch: () => undefined,
+    // Background work of tools: the test's own promise list stands for the object's ctx.waitUntil.
+    waitUntil: (promise) => void promise.catch(() => undefined),
     ...overrides,
   };
   return { db, clock, alarm, vms, turns, transcript, toolCallClients, approvals, snapshots, runs, quota, expiry, sessionStorage, kv, wired };
