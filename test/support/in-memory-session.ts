@@ -1115,7 +1115,7 @@ export function inMemorySessionPorts(options: InMemorySessionOptions = {}, overr
     vms: () => vms,
     limits,
     providerFetch: () => undefined,
-    // Background work of tools: the test's own promise list stands for the object's ctx.waitUntil.
+    // Background work of tools runs on; a failure is dropped, as the platform's ctx.waitUntil drops it.
     waitUntil: (promise) => void promise.catch(() => undefined),
     ...overrides,
   };
