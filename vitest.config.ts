@@ -3,6 +3,11 @@ import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
 import { freeLoopbackPort } from "./test/support/free-port.mjs";
 import { FAKE_PROVIDER_SECRETS, testConfig } from "./test/test-config.ts";
+import { buildTypeScriptModule } from "./scripts/build-typescript-module.mjs";
+
+// src/generated/typescript.mjs (the TypeScript compiler as a module of its own) is generated and
+// git-ignored; wrangler builds it before dev/deploy, the tests build it here (a no-op when current).
+await buildTypeScriptModule();
 
 /**
  * The fake provider server's port (test/support/fake-providers.mjs), fixed here because the workers'
@@ -17,9 +22,9 @@ process.env.CODEMODE_FAKE_PROVIDER_PORT_KIT ??= String(await freeLoopbackPort())
 const KIT_FAKE_PROVIDER_PORT = Number(process.env.CODEMODE_FAKE_PROVIDER_PORT_KIT);
 
 /**
- * Every project runs inside workerd through the Workers vitest integration. `requestsPerMinute`
- * replaces the per-tenant RATE_LIMITER limit of wrangler.toml: far above what a suite sends for
- * the functional projects, tiny for the one that proves the 429.
+ * Every project but `unit` runs inside workerd through the Workers vitest integration.
+ * `requestsPerMinute` replaces the per-tenant RATE_LIMITER limit of wrangler.toml: far above what a
+ * suite sends for the functional projects, tiny for the one that proves the 429.
  */
 function workers(options: { main?: string; requestsPerMinute: number; fakeProviderPort?: number; privateMcp?: boolean }) {
   return cloudflareTest({
@@ -27,7 +32,7 @@ function workers(options: { main?: string; requestsPerMinute: number; fakeProvid
     wrangler: { configPath: "./wrangler.toml" },
     miniflare: {
       // The test runner ships each dependency to workerd as one WebSocket message; the
-      // TypeScript compiler (~9 MB) needs more than the default 1 MiB. Test runner only.
+      // TypeScript compiler (~3.5 MB) needs more than the default 1 MiB. Test runner only.
       compatibilityFlags: ["increase_websocket_message_size"],
       bindings: {
         GATEWAY_TOKENS: JSON.stringify({ "test-token-a": "tenant-a", "test-token-b": "tenant-b" }),
@@ -44,17 +49,13 @@ function workers(options: { main?: string; requestsPerMinute: number; fakeProvid
 process.env.WRANGLER_LOG ??= "warn";
 
 /**
- * quickjs-wasi's dist files, typescript.js and the MCP SDK's dist files end in sourceMappingURL
+ * quickjs-wasi's dist files and the MCP SDK's dist files end in sourceMappingURL
  * comments whose maps (or their sources) the packages do not ship, and Vite warns about each on
- * every run. They are loaded without the comment: no source maps for those three dependencies,
+ * every run. They are loaded without the comment: no source maps for those two dependencies,
  * nothing else changes.
  */
 function withoutDanglingSourceMaps(): Plugin {
-  const ids = [
-    /\/node_modules\/quickjs-wasi\/dist\/[^/]+\.js$/,
-    /\/node_modules\/typescript\/lib\/typescript\.js$/,
-    /\/node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/.+\.js$/,
-  ];
+  const ids = [/\/node_modules\/quickjs-wasi\/dist\/[^/]+\.js$/, /\/node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/.+\.js$/];
   return {
     name: "codemode:without-dangling-source-maps",
     enforce: "pre",
@@ -66,6 +67,24 @@ function withoutDanglingSourceMaps(): Plugin {
     },
   };
 }
+
+/**
+ * Unit tests that need workerd: they start a QuickJS VM (its wasm module loads only under
+ * workerd), import `cloudflare:workers`, or talk to a server a globalSetup starts. Every other file
+ * under test/unit runs in the Node `unit` project, in seconds; a unit test that starts a VM fails
+ * there naming this list (test/support/quickjs-wasm-unavailable.ts).
+ */
+const UNIT_IN_WORKERD = [
+  "test/unit/catalog/catalog.test.ts",
+  "test/unit/mcp/mcp-client.test.ts",
+  "test/unit/runs/run-lifecycle.test.ts",
+  "test/unit/session/turn-service.test.ts",
+  "test/unit/runtime/guest-abi.test.ts",
+  "test/unit/runtime/memory-ledger.test.ts",
+  "test/unit/snapshot-store/pristine-image.test.ts",
+  "test/unit/snapshot-store/snapshot-codec.test.ts",
+  "test/unit/source/typescript-transform.test.ts",
+];
 
 /** Gateway log lines go to memory, not the terminal (test/support/log-capture.ts); tests read them. */
 const LOG_CAPTURE = ["./test/support/log-capture.ts"];
@@ -88,6 +107,27 @@ const FAKE_PROVIDERS = ["./test/support/fake-providers.mjs"];
 export default defineConfig({
   test: {
     projects: [
+      // Pure modules in plain Node, no workerd: the inner loop (`npm run test:unit`). The engine's
+      // wasm import resolves to a stand-in that refuses to start a VM.
+      {
+        plugins: [withoutDanglingSourceMaps()],
+        resolve: {
+          alias: [
+            {
+              find: /^quickjs-wasi\/quickjs\.wasm$/,
+              replacement: "/test/support/quickjs-wasm-unavailable.ts",
+            },
+          ],
+        },
+        test: {
+          name: "unit",
+          environment: "node",
+          setupFiles: LOG_CAPTURE,
+          include: ["test/unit/**/*.test.ts"],
+          exclude: UNIT_IN_WORKERD,
+          testTimeout: 30_000,
+        },
+      },
       // The shipped entry (src/index.ts: demo plugin).
       {
         plugins: [withoutDanglingSourceMaps(), workers({ requestsPerMinute: 1_000_000 })],
@@ -95,7 +135,7 @@ export default defineConfig({
           name: "gateway",
           setupFiles: LOG_CAPTURE,
           globalSetup: [...MCP_EVERYTHING, ...MCP_HOSTILE, ...FAKE_PROVIDERS],
-          include: ["test/unit/**/*.test.ts", "test/e2e/**/*.test.ts"],
+          include: [...UNIT_IN_WORKERD, "test/e2e/**/*.test.ts"],
           testTimeout: 30_000,
         },
       },

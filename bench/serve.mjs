@@ -31,10 +31,14 @@ for (const [binding, className] of Object.entries(opts.durableObjects ?? {})) {
   durableObjects[binding] = { className, useSQLite: true };
 }
 
-// The bundle as wrangler wrote it: index.js (entry) and the engine's .wasm next to it.
-const modules = [{ type: "ESModule", path: path.join(opts.outdir, opts.entry ?? "index.js") }];
-for (const f of fs.readdirSync(opts.outdir)) {
-  if (f.endsWith(".wasm")) modules.push({ type: "CompiledWasm", path: path.join(opts.outdir, f) });
+// The bundle as wrangler wrote it: index.js (entry), the engine's .wasm next to it, and the
+// additional modules (generated/typescript.mjs, the TypeScript compiler) under their upload names.
+const entry = opts.entry ?? "index.js";
+const modules = [{ type: "ESModule", path: path.join(opts.outdir, entry) }];
+for (const f of fs.readdirSync(opts.outdir, { recursive: true })) {
+  const file = String(f);
+  if (file.endsWith(".wasm")) modules.push({ type: "CompiledWasm", path: path.join(opts.outdir, file) });
+  else if (file.endsWith(".mjs") && file !== entry) modules.push({ type: "ESModule", path: path.join(opts.outdir, file) });
 }
 
 // Miniflare 5 takes a new option shape; it converts the classic (v4) one, which is simpler here.

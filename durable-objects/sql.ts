@@ -1,7 +1,7 @@
 /**
  * The one SQLite helper of the Durable Objects (session, image registry): bound parameters only, errors carry the
  * statement. Each object keeps its own schema
- * (the session's: session/sql.ts, applied idempotently before its first write).
+ * (the session's: session/schema.ts, applied idempotently before its first write).
  */
 export class Sql {
   constructor(private readonly storage: DurableObjectStorage) {}

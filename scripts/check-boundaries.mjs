@@ -38,7 +38,7 @@ const LAYERS = [
   ["src/bridge", "src/tools"],
   ["src/runtime"],
   ["src/observability", "src/quota"],
-  ["src/code-mode", "src/js-tokens", "src/errors", "src/limits.ts", "src/version.ts", "wasm/quickjs.ts"],
+  ["src/code-mode", "src/js-tokens", "src/errors", "src/limits.ts", "src/version.ts", "src/typescript-module.ts", "wasm/quickjs.ts"],
 ];
 /** The composition root: it wires the Worker and the Durable Object classes together. */
 const COMPOSITION_ROOT = "src/gateway.ts";
@@ -48,7 +48,7 @@ function walk(dir) {
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
     if (statSync(p).isDirectory()) out.push(...walk(p));
-    else if (/\.(ts|mts)$/.test(name) && !name.endsWith(".d.ts")) out.push(p);
+    else if (/\.(ts|mts)$/.test(name) && !/\.d\.m?ts$/.test(name)) out.push(p);
   }
   return out;
 }

@@ -7,24 +7,33 @@ export const TEST_CONFIG = {
     entries: {
       // Short budgets so hostile cells stop quickly.
       fast: { tools: { codeMode: { timeoutMs: 400 } } },
+      // Small output, pending-call and memory caps (2 KB, 4 calls, 8 MiB) to hit each limit.
       tight: { tools: { codeMode: { timeoutMs: 2000, maxOutputBytes: 2048, maxPendingToolCalls: 4, memoryLimitBytes: 8 * 1024 * 1024 } } },
+      // JavaScript the only enabled language: TypeScript cells are refused.
       jsonly: { tools: { codeMode: { languages: ["javascript"] } } },
+      // TypeScript the only enabled language: the exec schema's default follows.
       tsonly: { tools: { codeMode: { languages: ["typescript"] } } },
+      // Code mode off: the model gets every tool directly (the direct surface).
       off: { tools: { codeMode: false } },
       // Short exec deadline so slow tools park; short TTL for expiry tests.
       park: { tools: { codeMode: { timeoutMs: 300, snapshotTtlSeconds: 60 } } },
+      // Parks like `park`, with a 2 KB output budget shared across waits and pending inputs bounded by it.
       parktight: { tools: { codeMode: { timeoutMs: 300, maxOutputBytes: 2048 } } },
+      // A 1 KB maxSnapshotBytes: any park is snapshot_limit_exceeded.
       tinysnap: { tools: { codeMode: { timeoutMs: 300, maxSnapshotBytes: 1024 } } },
       // "auto" engages only for models their provider catalog marks preferred.
       autoagent: { tools: { codeMode: { enabled: "auto" } } },
       // Room for one fresh snapshot (~1.4 MB) but not for a cell holding a few MB.
       snapcap: { tools: { codeMode: { timeoutMs: 2000, maxSnapshotBytes: 2_000_000 } } },
+      // 128 MiB VMs, 64 MiB snapshots: snapshots stored in chunks; a VM asking more than the isolate's memory budget.
       bigsnap: { tools: { codeMode: { timeoutMs: 5000, memoryLimitBytes: 128 * 1024 * 1024, maxSnapshotBytes: 64 * 1024 * 1024 } } },
       // Large VMs for the isolate memory ledger (80 MiB budget): one fits, a second does not.
       bigmem: { tools: { codeMode: { timeoutMs: 20_000, memoryLimitBytes: 48 * 1024 * 1024 } } },
+      // The same large VM with a 500 ms deadline: no room within the deadline is runtime_unavailable.
       bigmemquick: { tools: { codeMode: { timeoutMs: 500, memoryLimitBytes: 48 * 1024 * 1024 } } },
-      // Tool Search (seed 004) where code mode is off: the default code bridge, and the structured tools.
+      // Tool Search (seed 004) where code mode is off, with the default code bridge (tool_search_code).
       search: { tools: { codeMode: false, toolSearch: true } },
+      // Tool Search in `tools` mode (structured tool_search/tool_describe/tool_call) with small search limits.
       searchtools: { tools: { codeMode: false, toolSearch: { mode: "tools", searchDefaultLimit: 2, maxSearchLimit: 3 } } },
       // Short budgets so hostile tool_search_code bodies stop quickly.
       searchfast: {
@@ -35,32 +44,39 @@ export const TEST_CONFIG = {
         tools: { codeMode: { enabled: false, maxPendingToolCalls: 2 }, toolSearch: { codeTimeoutMs: 5000 } },
         approvals: { require: ["ask_gated"], timeoutSeconds: 30 },
       },
+      // The same in `tools` mode: tool_call hands out client tools.
       searchtoolsclient: {
         tools: { codeMode: { enabled: false, maxPendingToolCalls: 2 }, toolSearch: { mode: "tools" } },
         approvals: { require: ["ask_gated"], timeoutSeconds: 30 },
       },
       // One config, three surfaces: code mode for preferred models, Tool Search for capable ones, direct where both are off.
       mixed: { tools: { codeMode: "auto", toolSearch: true }, models: { "ollama/llama3": { codeMode: false } } },
+      // Code mode and Tool Search both off: the direct surface, for comparison with Tool Search turns.
       searchoff: { tools: { codeMode: false, toolSearch: false } },
       // Operator approvals (issue 12): notes_write and every MCP tool of the `everything` server need one.
       // `approve` has a 1 s cell budget: a cell waiting longer for a decision must still complete.
       approve: { tools: { codeMode: { timeoutMs: 1000 } }, approvals: { require: ["notes_write", "everything__*"], timeoutSeconds: 30 } },
+      // notes_* gated with 1 s to decide: approvals that time out.
       approvefast: { tools: { codeMode: { timeoutMs: 1000 } }, approvals: { require: ["notes_*"], timeoutSeconds: 1 } },
+      // Code mode off: a direct tool call waits for the decision.
       approvedirect: { tools: { codeMode: false }, approvals: { require: ["notes_write"], timeoutSeconds: 30 } },
+      // Tool Search `tools` mode: a hidden tool called through tool_call waits for the decision.
       approvesearch: { tools: { codeMode: false, toolSearch: { mode: "tools" } }, approvals: { require: ["notes_write"], timeoutSeconds: 30 } },
+      // A 300 ms exec deadline: runs park, and a gated call after a wait resume asks again.
       approvepark: { tools: { codeMode: { timeoutMs: 300 } }, approvals: { require: ["notes_write"], timeoutSeconds: 30 } },
       // Resuming a parked run (the outer wait) needs an operator's approval.
       approvewait: { approvals: { require: ["wait"], timeoutSeconds: 30 } },
-      // Large VMs waiting for a decision give their memory back (test/e2e/approval-wait-memory.test.ts);
-      // `quick` has 1 s to get it back, `snapcap` is too large to snapshot and keeps its VM.
+      // Large VMs waiting for a decision give their memory back (test/e2e/approval-wait-memory.test.ts).
       approvebig: {
         tools: { codeMode: { timeoutMs: 20_000, memoryLimitBytes: 48 * 1024 * 1024 } },
         approvals: { require: ["notes_write"], timeoutSeconds: 30 },
       },
+      // The same large VM with a 1 s budget: too short to wait for room to wake in after the decision.
       approvebigquick: {
         tools: { codeMode: { timeoutMs: 1000, memoryLimitBytes: 48 * 1024 * 1024 } },
         approvals: { require: ["notes_write"], timeoutSeconds: 30 },
       },
+      // The same large VM with a 1 KB maxSnapshotBytes: too large to snapshot, it keeps its VM while it waits.
       approvebigsnapcap: {
         tools: { codeMode: { timeoutMs: 20_000, memoryLimitBytes: 48 * 1024 * 1024, maxSnapshotBytes: 1024 } },
         approvals: { require: ["notes_write"], timeoutSeconds: 30 },

@@ -1,7 +1,7 @@
 /**
  * Statistics of the bench harness: quantiles, summaries of samples, and per-round figures
  * (a subject's median against its baseline's median in the same round). Pure: no I/O, no
- * Node APIs, so the unit test in test/unit/bench-stats.test.ts runs it anywhere.
+ * Node APIs, so the unit test in test/unit/bench/harness/stats.test.ts runs it anywhere.
  *
  * Quantiles interpolate linearly between order statistics (the usual "type 7" definition), so
  * the median of an odd number of values is the middle one and the IQR of a few rounds is defined.

@@ -27,6 +27,8 @@ export interface Bundle {
   gzipKiB: number;
   files: Record<string, number>;
   hasCompiler: boolean;
+  /** The module holding the TypeScript compiler (generated/typescript.mjs), or the entry if it is inlined. */
+  compilerModule: string | null;
 }
 
 export interface WorkerConfig {
@@ -68,16 +70,18 @@ export function dryRun(paths: Paths, label: string, configPath: string, extraArg
         if (code !== 0 || !m) throw new Error(`wrangler deploy --dry-run (${label}) failed (exit ${code}):\n${out.slice(-3000)}`);
         const files: Record<string, number> = {};
         let entry: string | undefined;
-        for (const f of fs.readdirSync(outdir) as string[]) {
-          if (f.endsWith(".map") || f === "README.md") continue;
-          if (f.endsWith(".js")) entry = f;
-          files[f.endsWith(".wasm") ? "quickjs.wasm" : f.endsWith(".js") ? "entry.js" : f] = fs.statSync(path.join(outdir, f)).size;
+        let compilerModule: string | null = null;
+        for (const f of (fs.readdirSync(outdir, { recursive: true }) as unknown[]).map(String).sort()) {
+          if (!/\.(m?js|wasm)$/.test(f)) continue;
+          if (f.endsWith(".js") && !f.includes("/")) entry = f;
+          const key = f.endsWith(".wasm") ? "quickjs.wasm" : f.endsWith(".js") ? "entry.js" : path.basename(f);
+          files[key] = fs.statSync(path.join(outdir, f)).size;
+          // A TypeScript diagnostic key: survives minification, present only with the compiler.
+          if (!f.endsWith(".wasm") && fs.readFileSync(path.join(outdir, f), "utf8").includes("ts_transpileModule_6153")) compilerModule = f;
         }
         if (!entry) throw new Error(`wrangler deploy --dry-run (${label}): no .js entry in ${outdir}`);
-        const js: string = fs.readFileSync(path.join(outdir, entry), "utf8");
-        // A TypeScript diagnostic key: survives minification, present only with the compiler.
-        const hasCompiler = js.includes("ts_transpileModule_6153");
-        resolve({ outdir, entry, uploadKiB: Number(m[1]), gzipKiB: Number(m[2]), files, hasCompiler });
+        const hasCompiler = compilerModule !== null;
+        resolve({ outdir, entry, uploadKiB: Number(m[1]), gzipKiB: Number(m[2]), files, hasCompiler, compilerModule });
       } catch (error) {
         reject(error);
       }

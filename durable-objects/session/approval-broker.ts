@@ -5,9 +5,9 @@ import { QuotaExceeded } from "../../src/quota";
 import type { Sql } from "../sql";
 import type { StorageQuota } from "./storage-quota";
 
-import type { PendingApproval } from "../../src/session";
+import type { ApprovalsPort, LostApproval, PendingApproval } from "../../src/session";
 
-export type { PendingApproval };
+export type { LostApproval, PendingApproval };
 
 export type Decision = { decision: "allow" | "deny"; reason?: string };
 
@@ -21,20 +21,6 @@ type Row = {
   parent_call_id: string | null;
   requested_at: number;
   status: string;
-};
-
-/** An approval whose waiting call died with an earlier incarnation of the object. */
-export type LostApproval = {
-  approvalId: string;
-  tenantId: string;
-  turnId: string;
-  tool: string;
-  inputPreview: string;
-  /** The call it was asked for (absent: the outer call itself, e.g. exec's own approval). */
-  callId?: string;
-  /** The outer call it was asked under (absent in rows of older builds). */
-  parentCallId?: string;
-  requestedAt: number;
 };
 
 /** Settled approvals kept per turn (newest first) to answer a late decision with a conflict; older ones go. */
@@ -60,7 +46,7 @@ const utf8 = new TextEncoder();
  * `cancelled`), and a turn keeps its newest SETTLED_APPROVALS_KEPT settled rows (pending ones are
  * bounded by the calls in flight).
  */
-export class ApprovalBroker {
+export class ApprovalBroker implements ApprovalsPort {
   private readonly waiters = new Map<string, (answer: ApprovalAnswer) => void>();
 
   constructor(

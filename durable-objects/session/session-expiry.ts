@@ -1,5 +1,6 @@
 import type { SessionLimits } from "../../src/config";
 import type { Sql } from "../sql";
+import type { ExpiryPort } from "../../src/session";
 
 export type ExpiryDeps = {
   sql: Sql;
@@ -27,7 +28,7 @@ export function activitySlackMs(idleSeconds: number): number {
  * Times come from the object's injected clock; activity rows are `turns.last_active_at` and
  * `session_meta.last_active_at`.
  */
-export class SessionExpiry {
+export class SessionExpiry implements ExpiryPort {
   constructor(private readonly deps: ExpiryDeps) {}
 
   /** Called once the schema exists: a session from before activity was tracked starts now. */

@@ -1,6 +1,7 @@
 import { newSessionTag } from "../../src/runs";
 import type { Sql } from "../sql";
-import { applySchema } from "./sql";
+import { applySchema } from "./schema";
+import type { SessionStoragePort } from "../../src/session";
 
 /**
  * Whether this session has stored anything, and the end of it.
@@ -10,7 +11,7 @@ import { applySchema } from "./sql";
  * session stored (tables, tool KV data, the alarm), so the Durable Object's database goes away;
  * the next turn starts a new, empty session under the same id.
  */
-export class SessionStorage {
+export class SessionStorage implements SessionStoragePort {
   private isReady: boolean;
   /** Kept across a wipe for this instance's life, so a run id of the deleted session reads as expired. */
   private tag: string | undefined;

@@ -2,6 +2,7 @@ import type { SessionLimits } from "../../src/config";
 import { FREE_SPACE, QuotaExceeded, quotaExceeded, Reservations, type Reservation } from "../../src/quota";
 import { RESULT_ROW_OVERHEAD } from "../../src/snapshot-store";
 import type { Sql } from "../sql";
+import type { Promised, QuotaPort } from "../../src/session";
 
 export type QuotaDeps = {
   sql: Sql;
@@ -15,7 +16,7 @@ export type QuotaDeps = {
 export type Admission = { ok: true } | { ok: false; message: string };
 
 /** A write that was promised room: up to `take` of its bytes come out of `reservation`. */
-export type Promised = { reservation: Reservation; take: number };
+export type { Promised };
 
 /**
  * The session's one guarded write path. Everything a session stores counts against
@@ -33,7 +34,7 @@ export type Promised = { reservation: Reservation; take: number };
  * Bytes promised to writes that keep a record consistent (see src/quota/reservations.ts) are not
  * room for anyone else.
  */
-export class StorageQuota {
+export class StorageQuota implements QuotaPort {
   readonly reservations = new Reservations();
 
   constructor(private readonly deps: QuotaDeps) {}

@@ -1,20 +1,6 @@
 import type { StorageQuota } from "./storage-quota";
 import type { Sql } from "../sql";
-
-/** A client tool call Tool Search's `tool_call` handed to the caller, waiting for its result. */
-export type ToolCallClient = {
-  turnId: string;
-  /** The gateway id the caller answers (`ccall_…`). */
-  callId: string;
-  /** The outer `tool_call` it was made under. */
-  parentCallId: string;
-  /** The client tool's own name. */
-  tool: string;
-  /** The input policy let through (what the caller was given). */
-  input: unknown;
-  decision: string;
-  startedAt: number;
-};
+import type { ToolCallClient, ToolCallClientsPort } from "../../src/session";
 
 const utf8 = new TextEncoder();
 
@@ -23,7 +9,7 @@ const utf8 = new TextEncoder();
  * result: they have no parked run to live in, over `/v1` or `/chat` alike. Rows count against the
  * session's quota on their turn's row and go with the turn.
  */
-export class ToolCallClients {
+export class ToolCallClients implements ToolCallClientsPort {
   constructor(
     private readonly sql: Sql,
     private readonly ready: () => boolean,

@@ -3,6 +3,7 @@ import { MAX_TRAJECTORY_EVENTS, MAX_TRANSCRIPT_BYTES } from "../../src/limits";
 import type { ModelMessage } from "../../src/providers";
 import type { Sql } from "../sql";
 import type { Promised, StorageQuota } from "./storage-quota";
+import type { TranscriptPort } from "../../src/session";
 
 const utf8 = new TextEncoder();
 
@@ -28,7 +29,7 @@ const NESTED_RESERVE = 200;
  * `turns.trajectory_dropped`: the trajectory keeps a bounded tail), or is counted itself when even
  * that would not make room. Everything goes with the turn.
  */
-export class TranscriptStore {
+export class TranscriptStore implements TranscriptPort {
   constructor(
     private readonly sql: Sql,
     private readonly ready: () => boolean,

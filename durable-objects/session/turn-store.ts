@@ -1,41 +1,10 @@
-import { MAX_CALLED_TOOLS, type TurnCounters, type TurnSpec } from "../../src/turns";
-import { toolSearchId } from "../../src/tool-search";
+import type { TurnCounters, TurnSpec } from "../../src/turns";
+import { encodeTurn, type EncodedTurn, type StoredTurn, type TurnStorePort } from "../../src/session";
 import type { Sql } from "../sql";
 import { DELIVERED_CALLS_LIMIT } from "../../src/limits";
 import type { StorageQuota } from "./storage-quota";
 
-export type StoredTurn = { spec: TurnSpec; counters: TurnCounters };
-
-/**
- * A turn as it is stored. `bytes`: its row now (spec + counters, bounded by MAX_TURN_ROW_BYTES);
- * `charged`: what it counts against the session's `maxStoredBytes` — the spec plus the counters at
- * their largest (every count at 2^53−1, every catalog tool the turn can record in `called`), so a
- * counter update never grows the session past what was admitted and needs no check of its own.
- */
-export type EncodedTurn = { spec: string; counters: string; bytes: number; charged: number };
-
 const utf8 = new TextEncoder();
-
-export function encodeTurn(spec: TurnSpec, counters: TurnCounters): EncodedTurn {
-  const s = JSON.stringify(spec);
-  const c = JSON.stringify(counters);
-  const specBytes = utf8.encode(s).length;
-  const countersBytes = utf8.encode(c).length;
-  return { spec: s, counters: c, bytes: specBytes + countersBytes, charged: specBytes + Math.max(countersBytes, countersCeiling(spec)) };
-}
-
-/** The largest `counters` of this turn can become (see EncodedTurn). */
-function countersCeiling(spec: TurnSpec): number {
-  const max = Number.MAX_SAFE_INTEGER;
-  const base = utf8.encode(JSON.stringify({ search: max, describe: max, call: max, called: [] })).length;
-  const entries = [...spec.catalog.entries, ...spec.catalog.direct].map(
-    (e) =>
-      utf8.encode(JSON.stringify({ tool: e.toolName, id: toolSearchId(e), source: e.source === "client" ? "client" : "openclaw", calls: max }))
-        .length + 1,
-  );
-  entries.sort((a, b) => b - a);
-  return base + entries.slice(0, MAX_CALLED_TOOLS).reduce((n, b) => n + b, 0);
-}
 
 /** A delivered-call row's own columns (sequence, turn id), counted with its call id. */
 const DELIVERED_ROW_BYTES = 64;
@@ -46,7 +15,7 @@ const CACHE_LIMIT = 64;
  * Turns of one session (tenant-scoped rows in the session object's SQLite), with the
  * recently used ones kept parsed in memory: a turn's spec never changes after it opens.
  */
-export class TurnStore {
+export class TurnStore implements TurnStorePort {
   private readonly cache = new Map<string, StoredTurn>();
 
   constructor(

@@ -6,7 +6,7 @@ export { OBJECT_PROTOCOL_NAMES };
 /**
  * Globals a raw tool never overwrites: the code-mode guest API (seed "Guest runtime API"
  * and "Tool names and collisions", Swarm globals included) and the language's own built-ins.
- * Static, because names are assigned on the host without a VM; test/unit/catalog.test.ts
+ * Static, because names are assigned on the host without a VM; test/unit/catalog/catalog.test.ts
  * checks it covers every own global of a fresh guest VM, so an engine upgrade cannot drift.
  */
 export const SPECIALIZED_GLOBALS = new Set(

@@ -7,11 +7,28 @@ import type { CatalogEntry, CatalogProjection, ToolCatalogMetadata } from "./typ
  * guest metadata, search. Built from the stored projection; never sees ids leave.
  */
 export class Catalog {
-  private readonly byCallable = new Map<string, CatalogEntry>();
+  private callables?: Map<string, CatalogEntry>;
   private index?: SearchIndex;
 
-  constructor(readonly projection: CatalogProjection) {
-    for (const e of projection.entries) this.byCallable.set(e.callableName, e);
+  constructor(readonly projection: CatalogProjection) {}
+
+  /** Built on first use: most calls of a turn never look a callable name up. */
+  private get byCallable(): Map<string, CatalogEntry> {
+    if (!this.callables) {
+      this.callables = new Map();
+      for (const e of this.projection.entries) this.callables.set(e.callableName, e);
+    }
+    return this.callables;
+  }
+
+  /** The client tool of this exact name (the tool's own name, as the caller declared it). */
+  clientTool(name: string): CatalogEntry | undefined {
+    return this.projection.entries.find((e) => e.source === "client" && e.toolName === name);
+  }
+
+  /** The names of the turn's client tools. */
+  clientToolNames(): Set<string> {
+    return new Set(this.projection.entries.filter((e) => e.source === "client").map((e) => e.toolName));
   }
 
   /** Entries the guest may see generically (MCP lives only under `MCP`). */

@@ -52,7 +52,8 @@ export {
   type ToolSearchSettings,
   type ResolvedToolSearchOptions,
 } from "./tool-search-options";
-export { planSurface, resolveToolSearchOptions, type SurfacePlan } from "./resolve-tool-search";
+export { resolveToolSearchOptions } from "./resolve-tool-search";
+export { planSurface, type SurfacePlan } from "./plan-surface";
 export {
   APPROVAL_TIMEOUT_DEFAULT_SECONDS,
   APPROVAL_TIMEOUT_RANGE,

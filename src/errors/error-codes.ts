@@ -47,6 +47,9 @@ export type ChatErrorCode =
   | SessionFailure
   | Extract<ErrorCode, "provider_error" | "provider_rate_limited" | "provider_timeout" | "provider_unavailable" | "aborted" | "internal_error">;
 
+/** A reply as data: the body, or why the call was refused (the HTTP edge alone picks the status). */
+export type SessionReply<T> = { ok: true; body: T } | { ok: false; reason: SessionFailure; message: string };
+
 /** The HTTP status a code travels with. Typed: an unknown code is a compile error, never a silent 500. */
 export function statusOf(code: ErrorCode): number {
   return ERROR_CODES[code].status;

@@ -141,7 +141,9 @@ export function createApp(options: { sseHeartbeatMs?: number; mcp?: McpHandler }
     const turnId = param(c, "turnId", TURN_ID);
     const toolName = param(c, "toolName", TOOL_NAME);
     const call = { tenant: c.get("tenant"), turnId, toolName, input: input ?? {}, requestId: c.get("requestId"), signal: c.req.raw.signal };
-    return reply(c, await callSessionTool({ ...call, stub: () => sessionStub(c).stub }));
+    const r = await callSessionTool({ ...call, stub: () => sessionStub(c).stub });
+    // The route answers the result as it is; only a caller handing it to a model wraps it (/mcp, /chat).
+    return reply(c, r.ok ? { ok: true, body: r.body.result } : r);
   });
 
   app.post("/v1/sessions/:sessionId/turns/:turnId/client-results", async (c) => {

@@ -1,4 +1,4 @@
-import type { SessionReply, SessionRpc } from "../session";
+import type { SessionReply, SessionRpc, TrustedResult } from "../session";
 import { logRecord } from "../observability";
 import { GatewayError, sessionResetMessage } from "../errors";
 
@@ -12,7 +12,7 @@ function isRemote(error: unknown): boolean {
 
 /**
  * One call of a model-visible tool through the session RPC: what `POST …/tools/:toolName` and
- * `tools/call` on `POST /mcp` both do. A client that disconnects (`signal`) cancels its
+ * `tools/call` on `POST /mcp` both do; the answer says whether the result is network-derived. A client that disconnects (`signal`) cancels its
  * exec/wait (needs the enable_request_signal flag). An object reset under the call is asked
  * again through a fresh stub (`stub()`), which reports the cell as failed; when that is not
  * reachable either, `session_reset` is thrown.
@@ -25,9 +25,7 @@ export async function callSessionTool(call: {
   input: unknown;
   requestId: string;
   signal?: AbortSignal;
-  /** The caller hands the result to a model: ask whether it is network-derived (`{ result, untrusted }`). */
-  forModel?: boolean;
-}): Promise<SessionReply<unknown>> {
+}): Promise<SessionReply<TrustedResult>> {
   const { tenant, turnId, toolName, requestId, signal } = call;
   const stub = call.stub();
   const onAbort = () =>
@@ -36,9 +34,7 @@ export async function callSessionTool(call: {
       .catch((error: unknown) => logRecord("host_error", { where: "tool_call.cancel", error, requestId, tenant, turnId, tool: toolName }));
   signal?.addEventListener("abort", onAbort);
   try {
-    return call.forModel
-      ? await stub.callToolForModel(tenant, turnId, toolName, call.input, requestId)
-      : await stub.callTool(tenant, turnId, toolName, call.input, requestId);
+    return await stub.callTool(tenant, turnId, toolName, call.input, requestId);
   } catch (error) {
     // Thrown by the platform, not our code: the object was reset under the call (CPU or
     // memory limit, deploy). A fresh instance reports the cell as failed.
@@ -53,8 +49,8 @@ export async function callSessionTool(call: {
       );
     if (!after) throw new GatewayError("session_reset", `${sessionResetMessage("during this call")} and is not reachable yet; retry shortly`);
     // The lost cell's report is gateway text, not network-derived.
-    if (call.forModel && after.ok) return { ok: true, body: { result: (after as unknown as { body: unknown }).body, untrusted: false } };
-    return after;
+    if (!after.ok) return after;
+    return { ok: true, body: { result: (after as unknown as { body: unknown }).body, untrusted: false } };
   } finally {
     signal?.removeEventListener("abort", onAbort);
   }

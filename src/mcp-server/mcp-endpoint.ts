@@ -147,7 +147,7 @@ function createServer(scope: SessionScope | undefined): Server {
     const problem = jsonValueProblem(input ?? {}, "arguments");
     if (problem) throw new McpError(ErrorCode.InvalidParams, problem.message, { code: "invalid_request", path: problem.path });
     const { ctx, ref } = scope;
-    let reply: SessionReply<unknown>;
+    let reply: SessionReply<TrustedResult>;
     try {
       reply = await callSessionTool({
         stub: () => stubFor(ctx, ref),
@@ -157,7 +157,6 @@ function createServer(scope: SessionScope | undefined): Server {
         input: input ?? {},
         requestId: `${ctx.requestId}:${n}`,
         signal: scope.signal,
-        forModel: true,
       });
     } catch (error) {
       if (error instanceof GatewayError) throw new McpError(ErrorCode.InternalError, error.message, { code: error.code });
@@ -168,7 +167,7 @@ function createServer(scope: SessionScope | undefined): Server {
       if (reply.reason === "not_found") throw new McpError(ErrorCode.InvalidRequest, `Session not found: ${reply.message}`);
       throw new McpError(ErrorCode.InternalError, reply.message, { code: reply.reason });
     }
-    const { result, untrusted } = reply.body as TrustedResult;
+    const { result, untrusted } = reply.body;
     return callToolResult(result, untrusted);
   });
   return server;

@@ -24,5 +24,6 @@ export { redactedPreview } from "./redacted-preview";
 export { escapeDisguisingJson } from "./disguised-text";
 export { isCredentialName, isCredentialParam } from "./credential-names";
 export { MASK, SECRET_SHAPES, maskSecrets, type RedactOptions } from "./secret-shapes";
-export { debugFlags, logTurnSurface, transportObserver, type TurnDebugFacts } from "./turn-debug";
+export { debugFlags, logTurnSurface, transportObserver, type TurnDebugFacts } from "./debug-output";
 export { secretForms, sentSecretList, maskSentSecrets, maskSentSecretsIn, SentSecretStream } from "./sent-secrets";
+export { storedInput, type RedactionOptions } from "./stored-input";

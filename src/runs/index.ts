@@ -3,3 +3,4 @@ export { newSessionTag, newRunId, runIdScope } from "./run-id";
 export { RunLifecycle, type CellEnvFactory, type RunDeps } from "./run-lifecycle";
 export { RUN_UNAVAILABLE, RUN_OTHER_SESSION, TOO_MANY_SUSPENDED, WAIT_IN_FLIGHT, RUN_OTHER_TURN, RUN_INTERRUPTED } from "./messages";
 export type { DeliveryRefusal } from "./deliver";
+export type { RunStore, RunCodec } from "./run-context";

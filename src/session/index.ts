@@ -14,3 +14,25 @@ export {
   type TrustedResult,
   type TurnSurface,
 } from "./session-rpc";
+export { TurnService } from "./turn-service";
+export { CallRegistry, type TrackedCall } from "./call-registry";
+export { encodeTurn } from "./turn-row";
+export { registeredSecrets } from "./registered-secrets";
+export type {
+  Admission,
+  ApprovalDecisionInput,
+  ApprovalsPort,
+  EncodedTurn,
+  ExpiryPort,
+  LostApproval,
+  Promised,
+  QuotaPort,
+  Redaction,
+  SessionPorts,
+  SessionStoragePort,
+  StoredTurn,
+  ToolCallClient,
+  ToolCallClientsPort,
+  TranscriptPort,
+  TurnStorePort,
+} from "./ports";

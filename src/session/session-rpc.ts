@@ -1,7 +1,8 @@
-import type { Sampling } from "../providers";
 import type { CodeModeTelemetry } from "../code-mode";
-import type { ModelTool, OpenTurnRequest } from "../turns";
-import type { Trajectory } from "../agent";
+import type { ModelTool } from "../turns";
+import type { ChatRequest, Trajectory } from "../agent";
+
+export type { ChatRequest };
 
 /** An approval waiting for an operator, as `GET …/approvals` lists it (the preview is redacted). */
 export type PendingApproval = { approvalId: string; turnId: string; tool: string; inputPreview: string; requestedAt: number };
@@ -13,11 +14,9 @@ export type ApprovalDecision = { decision: "allow" | "deny"; reason?: string };
  * a failure carries a reason, and the HTTP edge alone decides which status a reason gets.
  */
 
-import type { SessionFailure } from "../errors";
+import type { SessionFailure, SessionReply } from "../errors";
 /** Why a session call was refused (the HTTP edge maps each to its status: src/errors). */
-export type { SessionFailure };
-
-export type SessionReply<T> = { ok: true; body: T } | { ok: false; reason: SessionFailure; message: string };
+export type { SessionFailure, SessionReply };
 
 /** A tool result and whether any of it came from the network (MCP, network-derived plugin tools). */
 export type TrustedResult = { result: unknown; untrusted: boolean };
@@ -46,15 +45,6 @@ export type OpenTurnAnswer = {
 /** An open turn's model-facing surface, as `openTurn` answered it. */
 export type TurnSurface = { codeModeEngaged: boolean; tools: ModelTool[] };
 
-/** A validated `POST …/chat` body: a new turn (`model`, `messages`, turn fields) or a continuation (`turnId`). */
-export type ChatRequest = OpenTurnRequest & {
-  messages: Array<{ role: "system" | "user" | "assistant"; content: string }>;
-  turnId?: string;
-  maxAssistantTurns: number;
-  /** `temperature`, `topP`, `maxOutputTokens` of a new turn (kept for its continuations). */
-  sampling?: Sampling;
-};
-
 export interface SessionRpc {
   openTurn(tenantId: string, sessionId: string, req: unknown): Promise<SessionReply<OpenTurnAnswer>>;
   /** The surface of an open turn (unknown, or another tenant's: not_found). Read-only: no activity is recorded. */
@@ -63,9 +53,7 @@ export interface SessionRpc {
    * A model-visible tool of the turn: `exec`/`wait` and Tool Search's controls answer a
    * CodeModeResult-shaped value, direct tools their result.
    */
-  callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<unknown>>;
-  /** The same call, for a caller that hands the result to a model (`/mcp`): says whether it is network-derived. */
-  callToolForModel(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<TrustedResult>>;
+  callTool(tenantId: string, turnId: string, toolName: string, input: unknown, requestId?: string): Promise<SessionReply<TrustedResult>>;
   /** The HTTP client of `requestId` went away: cancel that call's active work. */
   cancelRequest(requestId: string): Promise<void>;
   /** The object was reset under an exec or wait: report that cell as failed. */

@@ -1,11 +1,13 @@
 /**
- * The TypeScript compiler (the JS API of `typescript` 5.9, ~9 MB of JavaScript), loaded lazily
- * with a dynamic import on the first TypeScript cell, so JavaScript cells never evaluate it.
+ * The TypeScript compiler (the JS API of `typescript` 5.9, ~3.5 MB of minified JavaScript), loaded
+ * lazily on the first TypeScript cell from a module of its own in the upload
+ * (src/typescript-module.ts), so JavaScript cells never load or evaluate it.
  * Starting it costs a few hundred milliseconds of CPU once per isolate; the cell that causes it
  * pays for it (see cell-budget.ts).
  */
 import type * as TS from "typescript";
 import { logRecord } from "../observability";
+import { importTypeScriptModule } from "../typescript-module";
 
 export type TypeScriptApi = typeof TS;
 
@@ -22,7 +24,7 @@ export function isTypeScriptCompilerLoaded(): boolean {
  * Node's (`process.nextTick` set, `process.browser` unset) and `require` exists, it builds a
  * Node file-system host that reads `__filename`, `process.cwd()`, `fs`, `os` ... With
  * `nodejs_compat` (on by default for this compatibility date) workerd has such a `process`, and
- * a bundled Worker has esbuild's `require` shim, so evaluation throws
+ * the generated module has esbuild's `require` shim, so evaluation throws
  * "__filename is not defined". `process.browser = true` is the switch TypeScript itself honours
  * for browser-like hosts; it is set only while the compiler module evaluates and then restored.
  * A transpile-only compiler never needs a host system.
@@ -41,7 +43,7 @@ async function importCompilerAsBrowserHost(): Promise<unknown> {
     }
   }
   try {
-    return await import("typescript");
+    return await importTypeScriptModule();
   } finally {
     if (patch) {
       try {

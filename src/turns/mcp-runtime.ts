@@ -1,9 +1,9 @@
 import type { Settlement } from "../bridge";
 import type { Catalog, CatalogEntry } from "../catalog";
 import { boundedResult } from "../code-mode";
-import { apiHeader, boundedApiHeader, buildApiFiles, type ApiFileTable, type McpDeclaredServer, type McpServerRecord, type McpServers } from "../mcp";
+import { apiHeader, boundedApiHeader, buildApiFiles, type ApiFileTable, type McpDeclaredServer, type McpServers } from "../mcp";
 import type { ToolDefinition } from "../tools";
-import type { TurnSpec } from "./turn-spec";
+import type { StoredMcpServer, TurnSpec } from "./turn-spec";
 
 /**
  * A turn's MCP side at run time (seed 002 "Tool catalog", "Declared output contracts"): the
@@ -12,17 +12,6 @@ import type { TurnSpec } from "./turn-spec";
  * `resources.*` and `prompts.*`; and the executor definition of an MCP tool, so its calls take
  * the same path as every other tool (input checked against its schema, bounded result).
  */
-export type StoredMcpServer = McpServerRecord & {
-  ident: string;
-  tools: number;
-  error?: string;
-  /**
-   * The server operations the turn's allow/deny lets through, by policy name `<server>__<op>`
-   * (`resources.list`, `resources.read`, `prompts.list`, `prompts.get`). Absent in turns of older
-   * builds: all of them.
-   */
-  ops?: string[];
-};
 
 /** A server's resource and prompt operations, as policy (allow/deny, approvals) names them after `<server>__`. */
 export const MCP_SERVER_OPS = ["resources.list", "resources.read", "prompts.list", "prompts.get"] as const;

@@ -6,8 +6,9 @@ import { closeWith, failed, failedWithBudget, runExec, type CellEnd, type CellEn
 import type { CodeModePendingToolCall, CodeModeResult, CodeModeTelemetry } from "../code-mode";
 import { utf8ByteLength } from "../code-mode";
 import { parseToolSearchInput, searchLimit, ToolSearchCatalog, toolSearchId, type ToolSearchInput } from "../tool-search";
-import type { TurnDeps } from "./run-tool";
-import { admitClientCall, executeEntry, writtenElsewhere } from "./tool-handlers";
+import type { TurnDeps } from "./cell-environment";
+import { executeEntry, writtenElsewhere } from "./bridge-handlers";
+import { admitClientCall } from "./client-tool-policy";
 import { turnTelemetry } from "./telemetry";
 import { recordCalled, type TurnCounters, type TurnSpec, type TurnToolSearch } from "./turn-spec";
 

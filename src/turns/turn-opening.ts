@@ -1,7 +1,7 @@
 import { buildCatalog, isToolAllowed } from "../catalog";
 import type { ClientToolSpec, McpServerTools } from "../catalog";
 import { assignMcpNames, McpServers, type McpServerRecord } from "../mcp";
-import type { StoredMcpServer } from "./mcp-runtime";
+import type { StoredMcpServer } from "./turn-spec";
 import { findAgent, planSurface, resolveActivation, resolveApprovals, resolveCodeModeOptions, type GatewayConfig } from "../config";
 import type { ToolPlugin } from "../tools";
 import { MCP_SERVER_OPS } from "./mcp-runtime";

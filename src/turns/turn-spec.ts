@@ -2,7 +2,7 @@ import type { CatalogProjection } from "../catalog";
 import type { CalledTool, SurfaceTelemetry } from "../code-mode";
 import type { ApprovalSettings, ResolvedCodeModeOptions, ResolvedToolSearchOptions } from "../config";
 import type { TurnParty } from "../tools";
-import type { StoredMcpServer } from "./mcp-runtime";
+import type { McpServerRecord } from "../mcp";
 
 /** Tool Search as it applies to one turn (present only when it owns the turn's surface). */
 export type TurnToolSearch = Omit<ResolvedToolSearchOptions, "enabled"> & { fallbackFrom?: "code" };
@@ -48,3 +48,16 @@ export function recordCalled(counters: TurnCounters, tool: Omit<CalledTool, "cal
   if (hit) hit.calls++;
   else if (list.length < MAX_CALLED_TOOLS) list.push({ ...tool, calls: 1 });
 }
+
+/** An MCP server as a turn stores it: how the guest names it, what listing found, which operations policy lets through. */
+export type StoredMcpServer = McpServerRecord & {
+  ident: string;
+  tools: number;
+  error?: string;
+  /**
+   * The server operations the turn's allow/deny lets through, by policy name `<server>__<op>`
+   * (`resources.list`, `resources.read`, `prompts.list`, `prompts.get`). Absent in turns of older
+   * builds: all of them.
+   */
+  ops?: string[];
+};

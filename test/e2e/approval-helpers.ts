@@ -1,4 +1,5 @@
-import { api, sleep } from "./helpers";
+import { expect } from "vitest";
+import { api, exec, openTurn, sleep } from "./helpers";
 
 /** One pending operator approval, as `GET …/approvals` lists it. */
 export type Pending = { approvalId: string; turnId: string; tool: string; inputPreview: string; requestedAt: number };
@@ -23,3 +24,16 @@ export const startExec = (session: string, turnId: string, code: string) =>
   api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, { code });
 export const startWait = (session: string, turnId: string, runId: string) =>
   api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/wait`, { runId });
+
+/** Notes stored under `prefix` in the session, read through a fresh ungated turn. */
+export async function notes(session: string, prefix = ""): Promise<string[]> {
+  const t = await openTurn(session, {});
+  const r = await exec(session, t, `return (await notes_read({ prefix: ${JSON.stringify(prefix)} })).map((n) => n.key)`);
+  return r.value;
+}
+
+/** No answer of the gateway may carry a stack, a host object or an internal path. */
+export function noHostLeak(x: unknown): void {
+  const text = JSON.stringify(x);
+  expect(text).not.toMatch(/\bat [\w$.<>]+ \(|\.ts:\d+|\.js:\d+|\[object Object\]|node_modules|durable-objects\//);
+}

@@ -3,7 +3,8 @@ import { describe, expect, inject, it } from "vitest";
 import { SETTLED_APPROVALS_KEPT } from "../../durable-objects/session/approval-broker";
 import { api, exec, inSession, openTurn, sessionId, sleep, TOKEN_B } from "./helpers";
 import { mark, recordsSince } from "../support/log-capture";
-import { decide, pendingApprovals, startExec } from "./approval-helpers";
+import { chat, requests, script, toolResults } from "./chat-helpers";
+import { decide, listApprovals, notes, pendingApprovals, startExec, startWait } from "./approval-helpers";
 
 // Operator approvals inside nested calls (issue 12), through HTTP → session object → VM. The
 // `approve*` agents (test/test-config.ts) require approval for notes_write (and the everything MCP
@@ -248,5 +249,122 @@ describe("approvals fail closed", () => {
     expect((await api("GET", `/v1/sessions/${sessionId()}/approvals`)).status).toBe(404);
     await decide(session, p!.approvalId, "deny");
     expect((await running).json.value).toContain("denied");
+  });
+});
+
+describe("approvals and parked runs", () => {
+  it("a gated call in the same batch as a client tool keeps the exec in flight (budget paused) until the decision; then the client call parks it", async () => {
+    // Was: the exec parked on the client call while the decision was pending, and the later wait
+    // was not paused, so the model had to poll the operator with wait. A pending decision is now
+    // checked before any park: approvals stay inside the original exec.
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approve", clientTools: [{ name: "ask_user", description: "Ask the user" }] });
+    const running = startExec(
+      session,
+      turnId,
+      "const [a, b] = await Promise.all([ask_user({ q: 'name?' }), notes_write({ key: 'parked', text: 'x' })]);\nreturn [a, b.key];",
+    );
+    const [p] = await pendingApprovals(session);
+    expect(p!.tool).toBe("notes_write");
+    await sleep(1600); // longer than the cell's 1 s budget; the operator has not decided yet
+    await decide(session, p!.approvalId, "allow");
+    const first = (await running).json;
+    expect(first).toMatchObject({ status: "waiting", reason: "pending_tools" });
+    expect(first.pendingToolCalls.map((c: any) => c.tool)).toEqual(["ask_user"]);
+    const ask = first.pendingToolCalls[0];
+    expect((await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, { callId: ask.callId, value: "Ada" })).status).toBe(202);
+    const w = (await startWait(session, turnId, first.runId)).json;
+    expect(w).toMatchObject({ status: "completed", value: ["Ada", "parked"] });
+  }, 20_000);
+
+  it("the trajectory records only client calls as the caller's; an approved host call appears once, approved", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approve", clientTools: [{ name: "ask_user", description: "Ask the user" }] });
+    const running = startExec(session, turnId, "await Promise.all([ask_user({ q: 'x' }), notes_write({ key: 'traj', text: 'x' })]); return 1;");
+    const [p] = await pendingApprovals(session);
+    await decide(session, p!.approvalId, "allow");
+    expect((await running).json.status).toBe("waiting");
+    const t = await api("GET", `/v1/sessions/${session}/turns/${turnId}/trajectory`);
+    const writes = t.json.calls[0].nested.filter((n: any) => n.tool === "notes_write");
+    expect(writes.map((n: any) => [n.source, n.status, n.decision])).toEqual([["openclaw", "ok", "approved"]]);
+    expect(t.json.calls[0].nested.filter((n: any) => n.source === "client").map((n: any) => [n.tool, n.status])).toEqual([["ask_user", "pending"]]);
+  });
+
+  it("deleting the turn while a batch with a client call waits for a decision cancels it; the tool never runs", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approve", clientTools: [{ name: "ask_user", description: "Ask the user" }] });
+    const running = startExec(
+      session,
+      turnId,
+      "await Promise.all([ask_user({ q: 'x' }), notes_write({ key: 'gone-parked', text: 'x' })]); return 1;",
+    );
+    const [p] = await pendingApprovals(session);
+    expect((await api("DELETE", `/v1/sessions/${session}/turns/${turnId}`)).status).toBe(200);
+    expect((await running).json).toMatchObject({ status: "failed", code: "aborted" });
+    expect([404, 409]).toContain((await decide(session, p!.approvalId, "allow")).status);
+    expect(await listApprovals(session)).toEqual([]);
+    expect(await notes(session)).toEqual([]);
+  });
+
+  it("two waits for a run whose approval is pending: the second is refused at once, the first completes after the allow", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approve", clientTools: [{ name: "ask_user", description: "Ask the user" }] });
+    const first = await exec(session, turnId, "const a = await ask_user({ q: 'x' }); await notes_write({ key: 'w2', text: a }); return a;");
+    expect(first.status).toBe("waiting");
+    await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, { callId: first.pendingToolCalls[0].callId, value: "v" });
+    const w1 = startWait(session, turnId, first.runId);
+    const [p] = await pendingApprovals(session);
+    const w2 = await startWait(session, turnId, first.runId);
+    expect(w2.json).toMatchObject({ status: "failed", code: "invalid_input" });
+    await decide(session, p!.approvalId, "allow");
+    expect((await w1).json).toMatchObject({ status: "completed", value: "v" });
+    expect(await notes(session)).toEqual(["w2"]);
+  });
+});
+
+describe("the guest cannot reach policy, hooks or the call context", () => {
+  it("no ctx, approvals, hooks or host objects among the guest's globals; a gated call's error is a plain Error", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approvefast" });
+    const r = await exec(
+      session,
+      turnId,
+      "const names = Object.getOwnPropertyNames(globalThis).filter((n) => /ctx|approv|hook|policy|signal|broker|pause|store|env/i.test(n));\n" +
+        "let err; try { await notes_write({ key: 'g', text: 'x' }); } catch (e) { err = { proto: Object.getPrototypeOf(e) === Error.prototype, keys: Object.getOwnPropertyNames(e), ctor: e.constructor === Error }; }\n" +
+        "return { names, types: [typeof ctx, typeof approvals, typeof signal, typeof process, typeof fetch], err };",
+    );
+    expect(r.status).toBe("completed");
+    expect(r.value.names).toEqual([]);
+    expect(r.value.types).toEqual(["undefined", "undefined", "undefined", "undefined", "undefined"]);
+    expect(r.value.err.proto).toBe(true);
+    expect(r.value.err.ctor).toBe(true);
+    for (const k of r.value.err.keys) expect(["message", "stack"]).toContain(k);
+  });
+});
+
+describe("approvals inside a /chat turn", () => {
+  it("an exec the model runs waits for the operator inside the same /chat call; the stream never carries the approval's input preview or id", async () => {
+    const session = sessionId();
+    const s = await script([
+      {
+        toolCalls: [{ id: "c1", name: "exec", input: { code: "return await notes_write({ key: 'chat', text: 'sk-proj-AbCdEf0123456789XyZqq' })" } }],
+      },
+      { text: "done" },
+    ]);
+    const running = chat(
+      session,
+      { model: "fakeoai/gpt-fake", agentId: "approve", messages: [{ role: "user", content: `${s.marker} go` }] },
+      { accept: "text/event-stream" },
+    );
+    const [p] = await pendingApprovals(session);
+    expect(p!.inputPreview).not.toContain("AbCdEf0123456789");
+    await decide(session, p!.approvalId, "allow");
+    const r = await running;
+    expect(r.status).toBe(200);
+    expect(r.text).toContain("event: done");
+    expect(r.text).not.toContain(p!.approvalId);
+    const [result] = toolResults((await requests(s.id))[1]!);
+    expect(JSON.parse(result!.content)).toMatchObject({ status: "completed", value: { key: "chat" } });
+    expect(await listApprovals(session)).toEqual([]);
   });
 });

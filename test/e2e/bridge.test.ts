@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { exec, freshTurn } from "./helpers";
+import { exec, expectHealthy, footprint, freshTurn } from "./helpers";
 
 describe("the JSON bridge and the executor path", () => {
   it("nested tool errors are catchable plain Errors with no host details", async () => {
@@ -74,5 +74,36 @@ describe("the JSON bridge and the executor path", () => {
        return order;`,
     );
     expect(r.value).toEqual(["fired"]);
+  });
+
+  it("bridge requests are bounded before the program awaits: count, bytes and search query length", async () => {
+    const { session, turnId } = await freshTurn();
+    const count = await exec(
+      session,
+      turnId,
+      "const rs = await Promise.allSettled(Array.from({ length: 3000 }, () => catalog.search('x'))); return [rs.filter((r) => r.status === 'fulfilled').length, rs.find((r) => r.status === 'rejected')?.reason.message];",
+    );
+    expect(count.value).toEqual([2048, expect.stringMatching(/too many bridge requests at once \(at most 2048/)]);
+    const bytes = await exec(
+      session,
+      turnId,
+      "const rs = await Promise.allSettled(Array.from({ length: 5 }, () => echo({ value: 'x'.repeat(300000) }))); return rs.map((r) => r.status);",
+    );
+    expect(bytes.value).toEqual(["fulfilled", "fulfilled", "fulfilled", "rejected", "rejected"]);
+    const query = await exec(session, turnId, "try { await catalog.search('y'.repeat(2000)); return 'no'; } catch (e) { return e.message; }");
+    expect(query.value).toMatch(/longer than 1024 characters/);
+    await expectHealthy(session, turnId);
+  });
+
+  it("JSON nested deeper than 256 levels is refused where it enters the host", async () => {
+    const { session, turnId } = await freshTurn({ clientTools: [{ name: "ask_user" }] });
+    const deep = "let a = 1; for (let i = 0; i < 4000; i++) a = [a];";
+    expect(await exec(session, turnId, `${deep} return a;`)).toMatchObject({ status: "failed", code: "output_limit_exceeded" });
+    expect((await exec(session, turnId, `${deep} try { json(a); } catch (e) { return e.message; }`)).value).toMatch(/nested deeper than 256/);
+    expect((await exec(session, turnId, `${deep} try { await ask_user({ q: a }); } catch (e) { return e.message; }`)).value).toMatch(
+      /nested deeper than 256/,
+    );
+    expect(await footprint(session)).toEqual({ runs: 0, chunks: 0, results: 0, storedBytes: 0 });
+    await expectHealthy(session, turnId);
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { api, exec, freshTurn, openTurn, sessionId, wait } from "./helpers";
 
-describe("guest catalog API (seed E2E 7, 8, 11)", () => {
+// Seed E2E 7, 8, 11.
+describe("guest catalog API", () => {
   it("handles are callable functions carrying bounded metadata; toJSON needs no bridge call", async () => {
     const { session, turnId } = await freshTurn();
     const r = await exec(

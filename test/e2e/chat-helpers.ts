@@ -1,5 +1,6 @@
 import { SELF } from "cloudflare:test";
-import { TOKEN_A } from "./helpers";
+import { expect } from "vitest";
+import { api, inSession, TOKEN_A } from "./helpers";
 import { fakeScript, type FakeRequestRecord, type FakeStep } from "../support/fake-provider-client";
 
 export type RecordedRequest = FakeRequestRecord;
@@ -75,4 +76,54 @@ export function toolResults(req: RecordedRequest): Array<{ id: string; content: 
 /** The tool names a request offered the model. */
 export function offeredTools(req: RecordedRequest): string[] {
   return (req.body.tools ?? []).map((t: any) => t.function?.name ?? t.name);
+}
+
+/** A user message carrying a script's marker (the fake provider finds its script by it). */
+export const user = (marker: string, text = "go") => [{ role: "user", content: `${marker} ${text}` }];
+
+/** GET …/turns/:turnId/trajectory of the default tenant. */
+export const trajectory = (session: string, turnId: string) => api("GET", `/v1/sessions/${session}/turns/${turnId}/trajectory`);
+
+/** SQLite rows of the session object (test-only access). */
+export function rows<T = any>(session: string, query: string): Promise<T[]> {
+  return inSession(session, (_i, state) => state.storage.sql.exec(query).toArray() as T[]);
+}
+
+/** An SSE /chat call read as it arrives, so a test can act mid-loop. */
+export async function sseChat(session: string, body: unknown) {
+  const res = await SELF.fetch(`http://gateway/v1/sessions/${session}/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN_A}`, accept: "text/event-stream" },
+    body: JSON.stringify(body),
+  });
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let seen = "";
+  return {
+    status: res.status,
+    async until(text: string): Promise<string> {
+      while (!seen.includes(text)) {
+        const r = await reader.read();
+        if (r.done) break;
+        seen += decoder.decode(r.value);
+      }
+      return seen;
+    },
+    async rest(): Promise<{ text: string; broken: boolean }> {
+      for (;;) {
+        try {
+          const r = await reader.read();
+          if (r.done) return { text: seen, broken: false };
+          seen += decoder.decode(r.value);
+        } catch {
+          return { text: seen, broken: true };
+        }
+      }
+    },
+  };
+}
+
+/** No stack frames, SQL, host object names or internal ids in an answer the client reads. */
+export function expectNoInternals(text: string): void {
+  expect(text).not.toMatch(/\n\s+at |SQL failed|SQLITE|\[object |RangeError|TypeError|durable-objects\//);
 }

@@ -179,7 +179,7 @@ describe("a reset of the session object under a /chat tool call is on record onc
     ]);
     const running = chat(session, { model: MODEL, agentId: "off", clientTools: [{ name: "ask_user" }], messages: user(s.marker) });
     // Two tracked controllers of the turn: the /chat loop's own and the running echo's.
-    const echoRunning = (instance: any): boolean => [...instance.active.values()].some((set: Set<unknown>) => set.size >= 2);
+    const echoRunning = (instance: any): boolean => Object.values(instance.runningCalls() as Record<string, number>).some((n) => n >= 2);
     await untilInSession(session, echoRunning, "echo is running");
     const turnId = (await inSession(session, (_i, state) => state.storage.sql.exec("SELECT turn_id FROM chat_turns").toArray()))[0]!
       .turn_id as string;

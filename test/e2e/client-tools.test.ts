@@ -4,7 +4,8 @@ import { api, exec, freshTurn, inSession, openTurn, sessionId, wait } from "./he
 const openRaw = (body: unknown) => api("POST", `/v1/sessions/${sessionId()}/turns`, body);
 const clientResult = (session: string, turnId: string, body: unknown) => api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, body);
 
-describe("client tool names (seed: Tool names and collisions)", () => {
+// Seed: Tool names and collisions.
+describe("client tool names", () => {
   it("names with spaces and other characters are accepted; the guest callable is normalized; pendingToolCalls shows the tool's own name", async () => {
     const { session, turnId } = await freshTurn({
       clientTools: [
@@ -247,7 +248,8 @@ describe("client tool output schemas are enforced when the result is delivered",
 });
 
 describe("a repeated client result", () => {
-  it("is a 409 even after the resume consumed it and the run completed (was 404 unknown callId)", async () => {
+  // Was: 404 unknown callId once the resume had consumed the result.
+  it("is a 409 even after the resume consumed it and the run completed", async () => {
     const { session, turnId } = await freshTurn({ clientTools: [{ name: "ask_user" }] });
     const r = await exec(session, turnId, "return await ask_user({ q: 'ok?' })");
     const callId = r.pendingToolCalls[0].callId;
@@ -271,6 +273,19 @@ describe("a repeated client result", () => {
     expect((await clientResult(session, turnId, { callId, value: 1 })).status).toBe(409);
     expect((await api("DELETE", `/v1/sessions/${session}/turns/${turnId}`)).status).toBe(200);
     expect((await clientResult(session, turnId, { callId, value: 1 })).status).toBe(404);
+  });
+
+  it("is a 409 when delivered again across a re-park; the first result is the one the run sees", async () => {
+    const { session, turnId } = await freshTurn({ clientTools: [{ name: "ask_user" }] });
+    const r = await exec(session, turnId, "const a = await ask_user({ n: 1 }); await yield_control(); return a;");
+    const path = `/v1/sessions/${session}/turns/${turnId}/client-results`;
+    const callId = r.pendingToolCalls[0].callId;
+    expect((await api("POST", path, { callId, value: "first" })).status).toBe(202);
+    const w = await wait(session, turnId, r.runId);
+    expect(w).toMatchObject({ status: "waiting", reason: "yield" });
+    const again = await api("POST", path, { callId, value: "second" });
+    expect(again.status).toBe(409);
+    expect(await wait(session, turnId, r.runId)).toMatchObject({ status: "completed", value: "first" });
   });
 });
 
@@ -323,5 +338,17 @@ describe("schema patterns run on the host, so the ones that can backtrack expone
     });
     const r = await exec(session, turnId, "try { await ask({ a: 'a'.repeat(5000) + '!' }); return 'asked'; } catch (e) { return e.message; }");
     expect(r).toMatchObject({ status: "completed", value: expect.stringMatching(/pattern/) });
+  });
+});
+
+describe("inputs handed out in pendingToolCalls are bounded", () => {
+  it("a client tool input larger than maxOutputBytes is refused at the call; host tool inputs are bounded in pendingToolCalls", async () => {
+    const { session, turnId } = await freshTurn({ agentId: "parktight", clientTools: [{ name: "ask_user" }] });
+    const big = await exec(session, turnId, "try { await ask_user({ q: 'y'.repeat(5000) }); } catch (e) { return e.message; }");
+    expect(big.value).toMatch(/larger than maxOutputBytes \(2048\)/);
+    const parked = await exec(session, turnId, "return await echo({ value: 'x'.repeat(900000), delayMs: 5000 });");
+    expect(parked.status).toBe("waiting");
+    expect(JSON.stringify(parked).length).toBeLessThan(2048 + 2048);
+    expect(parked.pendingToolCalls[0]).toMatchObject({ tool: "echo", input: { truncated: true } });
   });
 });

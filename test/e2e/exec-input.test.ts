@@ -8,7 +8,8 @@ async function run(body: unknown, agentId?: string) {
   return r.json;
 }
 
-describe("exec input rules (seed 002)", () => {
+// Seed 002 (exec input).
+describe("exec input rules", () => {
   it("command is an alias of code", async () => {
     expect(await run({ command: "return 40 + 2" })).toMatchObject({ status: "completed", value: 42 });
   });

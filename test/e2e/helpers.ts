@@ -113,7 +113,7 @@ export async function untilInSession(
 }
 
 /** A cell (exec or wait) of this session is running (tracked with its abort controller). */
-export const cellRunning = (instance: any): boolean => [...instance.active.values()].some((set: Set<unknown>) => set.size > 0);
+export const cellRunning = (instance: any): boolean => Object.values(instance.runningCalls() as Record<string, number>).some((n) => n > 0);
 
 /** Follow a run through its waits until it settles (bounded). */
 export async function settleRun(session: string, turnId: string, first: any, max = 20): Promise<any> {

@@ -172,7 +172,7 @@ describe("isolate VM memory ledger", () => {
     const running = stub.callTool("tenant-a", b.turnId, "exec", { code: "return 'never ran'" }, "ledger-req-1");
     await until((v) => v.waiting === 1);
     await stub.cancelRequest("ledger-req-1");
-    expect((await running).body).toMatchObject({ status: "failed", code: "aborted" });
+    expect((await running).body.result).toMatchObject({ status: "failed", code: "aborted" });
     expect((await ledger()).waiting).toBe(0);
     await a.release();
     await a.result;

@@ -1,6 +1,6 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, cellRunning, exec, expectHealthy, footprint, freshTurn, inSession, openTurn, untilInSession, wait } from "./helpers";
+import { api, cellRunning, exec, expectHealthy, footprint, freshTurn, inSession, openTurn, sleep, untilInSession, wait } from "./helpers";
 import { mark, recordsSince } from "../support/log-capture";
 
 /**
@@ -52,6 +52,31 @@ describe("recovery when the platform resets the session object under a cell", ()
     const other = await openTurn(session);
     const r = await api("POST", `/v1/sessions/${session}/turns/nope-${other}/tools/exec`, { code: "return 1" });
     expect(r.status).toBe(404);
+  });
+
+  it("a resume that dies midway is never replayed: the next wait fails and side effects stay single", async () => {
+    const { session, turnId } = await freshTurn({ agentId: "park", clientTools: [{ name: "ask_user" }] });
+    const r = await exec(
+      session,
+      turnId,
+      `await ask_user({});
+       const [prev] = await notes_read({ key: 'counter' });
+       await notes_write({ key: 'counter', text: String(Number(prev ? prev.text : 0) + 1) });
+       await echo({ value: 1, delayMs: 3000 });
+       return 'done';`,
+    );
+    await api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, { callId: r.pendingToolCalls[0].callId, value: "go" });
+    // The wait runs the write, then parks on the slow echo... reset the object while it resumes.
+    const inFlight = api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/wait`, { runId: r.runId }).catch(() => null);
+    await sleep(150);
+    await abortAllDurableObjects();
+    await inFlight;
+    // The reset came while the wait was still driving (its 300 ms deadline had not passed).
+    const w = await wait(session, turnId, r.runId);
+    expect(w).toMatchObject({ status: "failed", code: "internal_error", error: expect.stringMatching(/interrupted while resuming/) });
+    expect(await footprint(session)).toEqual({ runs: 0, chunks: 0, results: 0, storedBytes: 0 });
+    const count = await exec(session, turnId, "return (await notes_read({ key: 'counter' }))[0].text");
+    expect(count.value).toBe("1");
   });
 });
 

@@ -76,3 +76,17 @@ describe("lookups keyed by outside strings never reach an object prototype", () 
     }
   });
 });
+
+describe("the guest's own prototypes never change what the host reads", () => {
+  it("a polluted Object.prototype or Promise.prototype changes nothing the host reads", async () => {
+    const { session, turnId } = await freshTurn();
+    const a = await exec(session, turnId, "Object.prototype.syntax = true; throw new Error('plain runtime error');");
+    expect(a.status).toBe("failed");
+    expect(a.code).toBeUndefined();
+    const b = await exec(session, turnId, "Object.prototype.toJSON = function () { return { state: 'completed' }; }; await new Promise(() => {});");
+    expect(b.status).toBe("failed");
+    expect(b.error).toMatch(/nothing will settle/);
+    const c = await exec(session, turnId, "Promise.prototype.then = function () {}; return 5;");
+    expect(c).toMatchObject({ status: "completed", value: 5 });
+  });
+});

@@ -19,7 +19,7 @@ describe("a cancelled request cancels its cell", () => {
     await untilInSession(session, cellRunning, "the exec is running");
     await stub.cancelRequest("req-1");
     const reply = await running;
-    expect(reply.body).toMatchObject({ status: "failed", code: "aborted" });
+    expect(reply.body.result).toMatchObject({ status: "failed", code: "aborted" });
     await sleep(1000);
     expect(await exec(session, turnId, "return await notes_read({ key: 'after-abort' })")).toMatchObject({ value: [] });
   });
@@ -32,8 +32,8 @@ describe("a cancelled request cancels its cell", () => {
     const waiting = stub.callTool("tenant-a", turnId, "wait", { runId: parked.runId }, "req-2");
     await untilInSession(session, cellRunning, "the wait is running");
     await stub.cancelRequest("req-2");
-    expect((await waiting).body).toMatchObject({ status: "failed", code: "aborted" });
+    expect((await waiting).body.result).toMatchObject({ status: "failed", code: "aborted" });
     const again = await stub.callTool("tenant-a", turnId, "wait", { runId: parked.runId });
-    expect(again.body).toMatchObject({ status: "failed", error: "code mode run is unavailable or expired." });
+    expect(again.body.result).toMatchObject({ status: "failed", error: "code mode run is unavailable or expired." });
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, inject, it } from "vitest";
 import { api, inSession, openTurn, sessionId } from "./helpers";
-import { chat, parseSse, requests, script } from "./chat-helpers";
+import { chat, parseSse, requests, script, expectNoInternals, user } from "./chat-helpers";
 import { FAKE_PROVIDER_SECRETS } from "../test-config";
+import { linesSince, mark } from "../support/log-capture";
 
 /**
  * Secrets the gateway sends, coming back: a hostile MCP server (test/support/mcp-hostile-server.mjs,
@@ -163,5 +164,19 @@ describe("a provider echoing its own API key", () => {
     const trajectory = await api("GET", `/v1/sessions/${session}/turns/${done.turnId}/trajectory`);
     const everything = res.text + JSON.stringify(sent) + JSON.stringify(trajectory.json) + (await storedText(session));
     expect(everything).not.toContain(providerKey);
+  });
+
+  it("an API key the provider echoes in its error is masked in the answer and the logs", async () => {
+    const from = mark();
+    for (const model of ["fakeoai-badkey/gpt-fake", "fakeant-badkey/claude-fake"]) {
+      const s = await script([{ text: "x" }]);
+      for (const accept of [undefined, "text/event-stream"]) {
+        const r = await chat(sessionId(), { model, messages: user(s.marker) }, accept ? { accept } : {});
+        expect(r.text).not.toContain("wrong-key");
+        expectNoInternals(r.text);
+        if (!accept) expect(r.json.error).toMatchObject({ code: "provider_error", providerStatus: 401 });
+      }
+    }
+    expect(linesSince(from).join("\n")).not.toContain("wrong-key");
   });
 });

@@ -24,7 +24,8 @@ import {
 const UNAVAILABLE = "code mode run is unavailable or expired.";
 const OTHER_SESSION = "code mode run belongs to a different session.";
 
-describe("suspension and resume (seed E2E 12-15)", () => {
+// Seed E2E 12-15.
+describe("suspension and resume", () => {
   it("a nested call that resolves after exec returns waiting is delivered by wait, with output after restore", async () => {
     const { session, turnId } = await freshTurn({ agentId: "park" });
     const r = await exec(
@@ -193,6 +194,27 @@ describe("suspension and resume (seed E2E 12-15)", () => {
     expect(w.status).toBe("completed");
     expect(w.value.same).toBe(true);
     expect(w.value.length).toBeGreaterThan(2_000_000);
+  });
+
+  it("two yields at once both settle after wait", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(session, turnId, "await Promise.all([yield_control('a'), yield_control('b')]); return 'both';");
+    expect(r).toMatchObject({ status: "waiting", reason: "yield" });
+    expect(await wait(session, turnId, r.runId)).toMatchObject({ status: "completed", value: "both" });
+  });
+
+  it("parked state too large for one row fails with snapshot_limit_exceeded and stores nothing", async () => {
+    const { session, turnId } = await freshTurn({ agentId: "bigsnap" });
+    const r = await exec(
+      session,
+      turnId,
+      `const calls = [];
+       for (let i = 0; i < 3; i++) { calls.push(echo({ value: 'z'.repeat(900000) + i, delayMs: 20000 })); await new Promise((res) => setTimeout(res, 0)); }
+       return await Promise.all(calls);`,
+    );
+    expect(r).toMatchObject({ status: "failed", code: "snapshot_limit_exceeded" });
+    expect(await footprint(session)).toEqual({ runs: 0, chunks: 0, results: 0, storedBytes: 0 });
+    await expectHealthy(session, turnId);
   });
 });
 
@@ -364,6 +386,20 @@ describe("client tools, eviction and teardown", () => {
     const w = await wait(session, turnId, r.runId);
     expect(w).toMatchObject({ status: "failed", code: "snapshot_limit_exceeded" });
     expect(await footprint(session)).toEqual({ runs: 0, chunks: 0, results: 0, storedBytes: 0 });
+  });
+
+  it("a wait queued behind a busy cell observes DELETE as aborted", async () => {
+    const { session, turnId } = await freshTurn({ agentId: "park" });
+    const parked = await exec(session, turnId, "await yield_control(); return 1");
+    const busy = api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, { code: "return await echo({ value: 1, delayMs: 250 })" });
+    await sleep(30);
+    const queued = api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/wait`, { runId: parked.runId });
+    await sleep(30);
+    await api("DELETE", `/v1/sessions/${session}/turns/${turnId}`);
+    await busy;
+    const w = await queued;
+    expect(w.status).toBe(200);
+    expect(w.json).toMatchObject({ status: "failed", code: "aborted" });
   });
 });
 

@@ -346,7 +346,8 @@ describe("activation × Tool Search × agent overrides (one config, every surfac
     }
   });
 
-  it("direct turns count and record their calls like Tool Search does (seed 004 comparison)", async () => {
+  // Seed 004: the comparison of direct and Tool Search turns.
+  it("direct turns count and record their calls like Tool Search does", async () => {
     const { session, turnId, turn } = await openTurn({ agentId: "searchoff" });
     expect(turn.telemetry).toMatchObject({ controlTools: [], surface: { kind: "direct", tools: 5 } });
     const r = await call(session, turnId, "shipping_get", { id: "SH-1001" });

@@ -104,6 +104,36 @@ describe("the outer code-mode exec is a hook event of its own kind", () => {
     expect(r.json).toMatchObject({ status: "failed", code: "invalid_input" });
     expect(r.json.error).toContain("invalidated exec's code/command");
   });
+
+  it("a hook that rewrites only `code` while `command` holds the same source fails closed (the aliases no longer match)", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session);
+    const src = "// REWRITE_ME\nreturn 'original source ran'";
+    const r = await api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, { code: src, command: src });
+    expect(r.json).toMatchObject({ status: "failed", code: "invalid_input" });
+    expect(JSON.stringify(r.json)).not.toContain("original source ran");
+  });
+
+  it("mismatched aliases never run either one, whatever a hook saw", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session);
+    const r = await api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, {
+      code: "return 'code ran'",
+      command: "// BLOCK_ME\nreturn 'command ran'",
+    });
+    expect(r.json.status).toBe("failed");
+    expect(JSON.stringify(r.json)).not.toMatch(/code ran|command ran/);
+  });
+
+  it("a blocked cell is recorded as blocked_by_hook and its source never ran (the exec hook runs before the VM)", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session);
+    const r = await exec(session, turnId, "// BLOCK_ME\nawait notes_write({ key: 'blocked', text: 'x' }); return 1;");
+    expect(r.status).toBe("failed");
+    expect((await exec(session, turnId, "return await notes_read({ key: 'blocked' })")).value).toEqual([]);
+    const t = await api("GET", `/v1/sessions/${session}/turns/${turnId}/trajectory`);
+    expect(t.json.calls[0]).toMatchObject({ tool: "exec", decision: "blocked_by_hook" });
+  });
 });
 
 describe("client tool calls pass the same hooks and approvals before the caller gets them", () => {
@@ -269,6 +299,27 @@ describe("network-derived output reaches the model marked untrusted", () => {
     const [result] = toolResults((await requests(s.id))[1]!);
     expect(result!.content).toMatch(/^SECURITY NOTICE/);
     expect(result!.content).toContain("page at https://example.test");
+  });
+
+  it("a network-derived tool called from tool_search_code reaches the model wrapped", async () => {
+    const session = sessionId();
+    const s = await script([
+      {
+        toolCalls: [
+          {
+            id: "t1",
+            name: "tool_search_code",
+            input: { code: "return await openclaw.tools.call('plugin:kit-policy:kit_fetch', { url: 'https://example.test' })" },
+          },
+        ],
+      },
+      { text: "ok" },
+    ]);
+    const r = await chat(session, { model: "fakeoai/gpt-fake", agentId: "search", messages: [{ role: "user", content: `${s.marker} go` }] });
+    expect(r.json.status).toBe("completed");
+    const [t] = toolResults((await requests(s.id))[1]!);
+    expect(t!.content).toMatch(/^SECURITY NOTICE/);
+    expect(t!.content.match(/<<<END_EXTERNAL_UNTRUSTED_CONTENT/g)).toHaveLength(1);
   });
 });
 

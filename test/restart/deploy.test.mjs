@@ -27,7 +27,7 @@ after(async () => {
 
 /** The project as another build: same code, plus one harmless statement inside the prelude. */
 function rebuildWithChangedPrelude() {
-  for (const entry of ["src", "durable-objects", "wasm", "wrangler.toml", "package.json", "tsconfig.json"]) {
+  for (const entry of ["src", "durable-objects", "wasm", "scripts", "wrangler.toml", "package.json", "tsconfig.json"]) {
     cpSync(join(process.cwd(), entry), join(rebuilt, entry), { recursive: true });
   }
   symlinkSync(join(process.cwd(), "node_modules"), join(rebuilt, "node_modules"), "dir");

@@ -1,0 +1,11 @@
+import type { Sampling } from "../providers";
+import type { OpenTurnRequest } from "../turns";
+
+/** A validated `POST …/chat` body: a new turn (`model`, `messages`, turn fields) or a continuation (`turnId`). */
+export type ChatRequest = OpenTurnRequest & {
+  messages: Array<{ role: "system" | "user" | "assistant"; content: string }>;
+  turnId?: string;
+  maxAssistantTurns: number;
+  /** `temperature`, `topP`, `maxOutputTokens` of a new turn (kept for its continuations). */
+  sampling?: Sampling;
+};
