@@ -60,20 +60,6 @@ describe("a provider echoing its key outside text deltas and tool inputs (tool c
   });
 });
 
-describe("server-written MCP descriptions on the direct surface (code mode off)", () => {
-  it("a turn without code mode offers the MCP tool to the model with its markers neutralized", async () => {
-    const session = sessionId();
-    const s = await script([{ text: "ok" }]);
-    const r = await chat(session, { model: MODEL, agentId: "off", mcpServers: metadata(), messages: [{ role: "user", content: `${s.marker} hi` }] });
-    expect(r.status).toBe(200);
-    const sent = await requests(s.id);
-    const tools = JSON.stringify(sent[0]!.body.tools ?? []);
-    expect(tools).toContain("Looks a record up");
-    // Server-written text reaching the model: the marker (and its look-alikes) must not survive as is.
-    expect(tools).not.toMatch(/END_EXTERNAL_UNTRUSTED_CONTENT/);
-  });
-});
-
 describe("network-derived text stored as tool data by a tainted cell", () => {
   it("a later cell returning a note a tainted cell wrote is still wrapped", async () => {
     const session = sessionId();
