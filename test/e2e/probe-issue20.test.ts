@@ -2,7 +2,7 @@ import { describe, expect, inject, it } from "vitest";
 
 // Probes of issue 20 ("Trust boundaries hold on every path") by a hostile tester. Each test states the
 // expected behaviour and FAILS on the branch it was written against: each is a defect still open.
-import { api, inSession, sessionId } from "./helpers";
+import { sessionId } from "./helpers";
 import { chat, parseSse, requests, script, toolResults, type RecordedRequest } from "./chat-helpers";
 
 const MODEL = "fakeoai/gpt-fake";
@@ -19,46 +19,6 @@ function ends(text: string): Map<string, { untrusted: boolean; result: string }>
       .map((e) => [e.data.callId as string, e.data]),
   );
 }
-
-function storedText(session: string): Promise<string> {
-  return inSession(session, async (_instance, state) => {
-    const decode = (v: unknown) => (v instanceof ArrayBuffer ? new TextDecoder().decode(v) : v);
-    let out = "";
-    const tables = state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table'").toArray();
-    for (const { name } of tables as Array<{ name: string }>) {
-      try {
-        for (const row of state.storage.sql.exec(`SELECT * FROM "${name}"`)) out += JSON.stringify(Object.values(row).map(decode));
-      } catch {
-        // internal tables
-      }
-    }
-    return out;
-  });
-}
-
-describe("a provider echoing its key outside text deltas and tool inputs (tool call ids, tool names)", () => {
-  it("a tool call id or tool name carrying the provider key never reaches the stream, trajectory or storage", async () => {
-    const key = "fake-key-openai";
-    const session = sessionId();
-    const s = await script([
-      {
-        toolCalls: [
-          { id: `call_${key}`, name: "exec", input: { code: "return 1" } },
-          { id: "c2", name: `tool_${key}`, input: {} },
-        ],
-      },
-      { text: "done" },
-    ]);
-    const res = await chat(session, { model: MODEL, messages: [{ role: "user", content: `${s.marker} go` }] }, { accept: "text/event-stream" });
-    expect(res.status).toBe(200);
-    const events = parseSse(res.text);
-    const turnId = events[0]!.data.turnId;
-    const trajectory = await api("GET", `/v1/sessions/${session}/turns/${turnId}/trajectory`);
-    expect.soft(res.text, "SSE stream").not.toContain(key);
-    expect.soft(JSON.stringify(trajectory.json), "trajectory").not.toContain(key);
-    expect.soft(await storedText(session), "storage").not.toContain(key);
-  });
-});
 
 describe("network-derived text stored as tool data by a tainted cell", () => {
   it("a later cell returning a note a tainted cell wrote is still wrapped", async () => {
