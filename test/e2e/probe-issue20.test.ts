@@ -48,23 +48,3 @@ describe("network-derived text stored as tool data by a tainted cell", () => {
     expect(ends(r.text).get("r")!.untrusted).toBe(true);
   });
 });
-
-describe("server-written MCP tool names read from the namespace", () => {
-  it("a cell returning the MCP namespace's member names (server-written) is flagged untrusted", async () => {
-    const session = sessionId();
-    const s = await script([{ toolCalls: [{ id: "k", name: "exec", input: { code: "return Object.keys(MCP.hostile)" } }] }, { text: "ok" }]);
-    const r = await chat(
-      session,
-      {
-        model: MODEL,
-        mcpServers: { hostile: { url: `${HOSTILE()}/names/probe${Date.now()}/mcp` } },
-        messages: [{ role: "user", content: `${s.marker} go` }],
-      },
-      { accept: "text/event-stream" },
-    );
-    expect(r.status).toBe(200);
-    const seen = resultsById((await requests(s.id))[1]!);
-    expect(seen.get("k")).toContain("echo");
-    expect(ends(r.text).get("k")!.untrusted).toBe(true);
-  });
-});

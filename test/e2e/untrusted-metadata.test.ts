@@ -151,6 +151,41 @@ describe("server-written metadata read before a park", () => {
   });
 });
 
+describe("server-written names listed from the MCP namespace", () => {
+  it("a cell that lists MCP.<server>'s or MCP's members (Object.keys, for-in, getOwnPropertyNames, JSON.stringify, spread) is wrapped and flagged; one that reaches a member by name is not", async () => {
+    const session = sessionId();
+    const cells: Record<string, string> = {
+      keys: "return Object.keys(MCP.hostile)",
+      forIn: "const out = []; for (const k in MCP.hostile) out.push(k); return out",
+      names: "return Object.getOwnPropertyNames(MCP.hostile)",
+      json: "return JSON.stringify(MCP)",
+      spread: "return Object.keys({ ...MCP })",
+      byName: "return typeof MCP.hostile.echo",
+    };
+    const s = await script([{ toolCalls: Object.entries(cells).map(([id, code]) => ({ id, name: "exec", input: { code } })) }, { text: "ok" }]);
+    const names = { hostile: { url: `${inject("mcpHostileUrl" as never) as unknown as string}/names/listing${Date.now()}/mcp` } };
+    const r = await chat(
+      session,
+      { model: MODEL, mcpServers: names, messages: [{ role: "user", content: `${s.marker} go` }] },
+      { accept: "text/event-stream" },
+    );
+    expect(r.status).toBe(200);
+    const seen = resultsById((await requests(s.id))[1]!);
+    const flagged = ends(r.text);
+    for (const id of ["keys", "forIn", "names", "json", "spread"]) {
+      expect(seen.get(id), id).toMatch(/^SECURITY NOTICE/);
+      expect(flagged.get(id)!.untrusted, id).toBe(true);
+    }
+    expect(seen.get("keys")).toContain("echo");
+    expect(seen.get("spread")).toContain("hostile");
+    expect(seen.get("byName")).toMatch(/^\{"status":"completed","value":"function"/);
+    expect(flagged.get("byName")!.untrusted).toBe(false);
+    const calls = await trajectoryCalls(session, parseSse(r.text)[0]!.data.turnId);
+    expect(calls.get("keys")!.untrusted).toBe(true);
+    expect(calls.get("byName")!.untrusted).toBeUndefined();
+  });
+});
+
 describe("server- and client-written tool definitions on the direct surface (code mode off)", () => {
   it("the MCP tool's description and schema and a client tool's description are offered with their markers neutralized in place, the rest of their text kept", async () => {
     const s = await script([{ text: "ok" }]);
