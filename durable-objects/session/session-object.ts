@@ -12,7 +12,7 @@ import { RunLifecycle, type DeliveryRefusal } from "../../src/runs";
 import { registryFromBinding, type ImageRegistryRpc } from "../../src/snapshot-store";
 import { SnapshotCodec } from "../../src/snapshot-store";
 import { SnapshotStore } from "../../src/snapshot-store";
-import type { ToolDefinition, ToolPlugin } from "../../src/tools";
+import { taintedStore, type ToolDefinition, type ToolPlugin } from "../../src/tools";
 import { afterClientResult, clientResultSettlement } from "../../src/turns";
 import type { Settlement } from "../../src/bridge";
 import { callDirectTool, cellEnvironment, execCell, isRestartSafe, type TurnDeps } from "../../src/turns";
@@ -46,7 +46,7 @@ import { SessionExpiry } from "./session-expiry";
 import { sessionKv } from "./session-kv";
 import { SessionStorage } from "./session-storage";
 import { Sql } from "../sql";
-import { StorageQuota } from "./storage-quota";
+import { StorageQuota, TAINT_PREFIX } from "./storage-quota";
 import { QuotaExceeded } from "../../src/quota";
 import { encodeTurn, TurnStore, type EncodedTurn, type StoredTurn } from "./turn-store";
 import { MAX_TURN_ROW_BYTES } from "../../src/limits";
@@ -303,6 +303,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         callId: call.callId,
         activity: (n) => recorder.nested(n),
         taint: (source) => recorder.taint(source),
+        untrusted: () => recorder.untrusted,
         record: (callId, tool, decision, reason) => recorder.policy(callId, tool, decision, reason),
         ...(call.onUpdate ? { onUpdate: call.onUpdate } : {}),
       };
@@ -837,7 +838,11 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
           tenantId: spec.tenantId,
           sessionId: spec.sessionId,
           turnId: spec.turnId,
-          store: sessionKv(this.ctx.storage, this.quota),
+          // Tool data keeps the taint of the call that wrote it (src/tools/taint-store.ts).
+          store: taintedStore(sessionKv(this.ctx.storage, this.quota), sessionKv(this.ctx.storage, this.quota, TAINT_PREFIX), {
+            untrusted: () => scope.untrusted?.() ?? false,
+            taint: (source) => scope.taint?.(source),
+          }),
           ...(spec.agentId !== undefined ? { agentId: spec.agentId } : {}),
           ...(spec.party ? { party: spec.party } : {}),
           ...(scope.callId !== undefined ? { callId: scope.callId } : {}),

@@ -14,3 +14,4 @@ export {
   isWrappedUntrusted,
 } from "./untrusted-content";
 export { type PolicyDecision, type Admission, type CallPolicy } from "./call-policy";
+export { taintedStore, type TaintScope } from "./taint-store";

@@ -151,6 +151,50 @@ describe("server-written metadata read before a park", () => {
   });
 });
 
+describe("network-derived text laundered through tool data", () => {
+  it("a later cell returning a note that a tainted cell wrote (notes_write after API.read of the .d.ts) is wrapped and flagged; a note a trusted cell wrote is not", async () => {
+    const session = sessionId();
+    const s = await script([
+      {
+        toolCalls: [
+          {
+            id: "w",
+            name: "exec",
+            input: { code: 'const d = await API.read("mcp/hostile.d.ts"); await notes_write({ key: "k", text: d.slice(0, 3000) }); return "saved";' },
+          },
+          { id: "w2", name: "exec", input: { code: 'await notes_write({ key: "mine", text: "my own text" }); return "saved";' } },
+        ],
+      },
+      {
+        toolCalls: [
+          { id: "r", name: "exec", input: { code: 'return (await notes_read({ key: "k" }))[0].text' } },
+          { id: "list", name: "exec", input: { code: 'return (await notes_read({ prefix: "" })).length' } },
+          { id: "r2", name: "exec", input: { code: 'return (await notes_read({ key: "mine" }))[0].text' } },
+        ],
+      },
+      { text: "ok" },
+    ]);
+    const r = await chat(
+      session,
+      { model: MODEL, mcpServers: hostile(), messages: [{ role: "user", content: `${s.marker} go` }] },
+      { accept: "text/event-stream" },
+    );
+    expect(r.status).toBe(200);
+    const seen = resultsById((await requests(s.id))[2]!);
+    const flagged = ends(r.text);
+    expectWrapped(seen.get("r")!, INJECTION);
+    expect(flagged.get("r")!.untrusted).toBe(true);
+    // A listing that holds the tainted note is tainted too.
+    expect(seen.get("list")).toMatch(/^SECURITY NOTICE/);
+    expect(flagged.get("list")!.untrusted).toBe(true);
+    expect(seen.get("r2")).toMatch(/^\{"status":"completed","value":"my own text"/);
+    expect(flagged.get("r2")!.untrusted).toBe(false);
+    const calls = await trajectoryCalls(session, parseSse(r.text)[0]!.data.turnId);
+    expect(calls.get("r")!.untrusted).toBe(true);
+    expect(calls.get("r2")!.untrusted).toBeUndefined();
+  });
+});
+
 describe("server-written names listed from the MCP namespace", () => {
   it("a cell that lists MCP.<server>'s or MCP's members (Object.keys, for-in, getOwnPropertyNames, JSON.stringify, spread) is wrapped and flagged; one that reaches a member by name is not", async () => {
     const session = sessionId();
