@@ -13,7 +13,7 @@ import { ApprovalBroker } from "./approval-broker";
 import { SessionExpiry } from "./session-expiry";
 import { sessionKv } from "./session-kv";
 import { SessionStorage } from "./session-storage";
-import { StorageQuota } from "./storage-quota";
+import { StorageQuota, TAINT_PREFIX } from "./storage-quota";
 import { ToolCallClients } from "./tool-call-clients";
 import { TranscriptStore } from "./transcript-store";
 import { TurnStore } from "./turn-store";
@@ -90,6 +90,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         expiry,
         sessionStorage,
         kv: sessionKv(ctx.storage, quota),
+        taintMarks: sessionKv(ctx.storage, quota, TAINT_PREFIX),
         transaction,
         armAlarm: (at) => this.armAlarm(at),
         alarmsWritten: () => this.alarmWrites,

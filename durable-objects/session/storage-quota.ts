@@ -175,6 +175,8 @@ export class StorageQuota implements QuotaPort {
 
 /** Tool data lives in the object's KV storage under this prefix (see session-kv.ts). */
 export const TOOL_PREFIX = "tool:";
+/** Marks of tool data written by untrusted calls (src/tools/taint-store.ts), beside it, counted the same way. */
+export const TAINT_PREFIX = "taint:";
 
 const utf8 = new TextEncoder();
 

@@ -47,10 +47,13 @@ export function sentSecretList(values: Iterable<string>): string[] {
   return [...out].sort((a, b) => b.length - a.length);
 }
 
-/** `text` with every occurrence of a secret masked. `secrets` as sentSecretList gives them. */
-export function maskSentSecrets(text: string, secrets: readonly string[]): string {
+/**
+ * `text` with every occurrence of a secret masked. `secrets` as sentSecretList gives them. `mask`
+ * replaces MASK where the text must keep a syntax (a tool call id replayed to a provider).
+ */
+export function maskSentSecrets(text: string, secrets: readonly string[], mask: string = MASK): string {
   let out = text;
-  for (const secret of secrets) if (secret.length >= MIN_SECRET_CHARS && out.includes(secret)) out = out.split(secret).join(MASK);
+  for (const secret of secrets) if (secret.length >= MIN_SECRET_CHARS && out.includes(secret)) out = out.split(secret).join(mask);
   return out;
 }
 

@@ -1,13 +1,13 @@
 import type { LanguageModelV4StreamPart, LanguageModelV4Usage } from "@ai-sdk/provider";
 import type { RedactOptions } from "../observability";
 import { systemClock, type Clock } from "../runtime";
-import { maskSentSecrets, maskSentSecretsIn, SentSecretStream, sentSecretList } from "../observability";
+import { SentSecretStream, sentSecretList } from "../observability";
 import { observedFetch } from "./observed-fetch";
 import { wireNames } from "./wire-names";
 import { toProviderError, type CallEnd } from "./provider-errors";
 import { toLanguageModelPrompt, toLanguageModelTools } from "./to-language-model-prompt";
 import { tokenCount } from "./token-count";
-import { toModelToolCall } from "./tool-call-input";
+import { maskedToolCall } from "./tool-call-input";
 import {
   ProviderError,
   type ModelClient,
@@ -79,9 +79,11 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
     });
 
   // A provider echoing its key (or another registered secret) gets it masked where its reply enters
-  // (observability/sent-secrets.ts): text deltas through a hold-back stream, tool-call inputs whole.
+  // (observability/sent-secrets.ts): text deltas through a hold-back stream, each tool call whole
+  // (its id, name and input: tool-call-input.ts).
   const secrets = sentSecretList([model.apiKey, ...(opts.redaction?.secrets ?? [])]);
   const textMask = new SentSecretStream(secrets);
+  const offered = new Set(request.tools.map((t) => t.name));
 
   let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart> | undefined;
   try {
@@ -115,9 +117,7 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
         const shown = part.delta === "" ? "" : textMask.push(part.delta);
         if (shown !== "") yield { type: "text-delta", text: shown };
       } else if (part.type === "tool-call") {
-        const call = toModelToolCall(part.toolCallId, names.fromWire(part.toolName), part.input);
-        const input = typeof call.input === "string" ? maskSentSecrets(call.input, secrets) : maskSentSecretsIn(call.input, secrets);
-        yield { type: "tool-call", call: input === call.input ? call : { ...call, input } };
+        yield { type: "tool-call", call: maskedToolCall(part.toolCallId, names.fromWire(part.toolName), part.input, secrets, offered) };
       } else if (part.type === "error") {
         throw fail(part.error);
       } else if (part.type === "finish") {

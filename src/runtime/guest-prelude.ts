@@ -94,6 +94,8 @@ export const GUEST_PRELUDE = String.raw`
   const mapValues = MapCtor.prototype.values;
   const mapIteratorNext = Object.getPrototypeOf(new MapCtor().values()).next;
   const promiseThen = PromiseCtor.prototype.then;
+  const ProxyCtor = Proxy;
+  const reflectOwnKeys = Reflect.ownKeys;
   const call = Function.prototype.call.bind(Function.prototype.call);
 ${WORK_METER_SOURCE}
 
@@ -454,6 +456,21 @@ ${WORK_METER_SOURCE}
   // The virtual API files are served here, from guest memory: reading them is no bridge call.
   const MCP = Object.create(null);
   const apiFiles = new MapCtor();   // path -> { path, bytes, description, content }
+  // Member names of MCP (server names) and of MCP.<server> (tool names) are written outside the
+  // gateway: listing them (Object.keys/entries/getOwnPropertyNames, for-in, spread,
+  // JSON.stringify, console.log) taints the cell, as reading a server's .d.ts does. Reaching a
+  // member by the name one already knows does not, nor does a listing of the gateway's own
+  // members alone ($api, resources, prompts: the last "own" keys of a server; an empty MCP).
+  function listingTaints(target, source, own) {
+    return new ProxyCtor(target, {
+      ownKeys: function (t) {
+        const keys = reflectOwnKeys(t);
+        if (keys.length > own) hostTaint(source);
+        return keys;
+      },
+    });
+  }
+  const mcpView = listingTaints(MCP, "MCP", 0);
   function mcpOp(server, op, input) {
     return request("call", { tool: "mcp:" + server + "/" + op, input: input === undefined ? {} : input });
   }
@@ -479,7 +496,7 @@ ${WORK_METER_SOURCE}
         list: function list(input) { return mcpOp(name, "prompts/list", input); },
         get: function get(input) { return mcpOp(name, "prompts/get", input); },
       });
-      MCP[name] = freeze(ns);
+      MCP[name] = listingTaints(freeze(ns), "MCP." + name, 3);
     }
     for (let i = 0; i < spec.files.length; i++) call(mapSet, apiFiles, spec.files[i].path, freeze(spec.files[i]));
   }
@@ -521,7 +538,7 @@ ${WORK_METER_SOURCE}
   });
   const namespaces = freeze(Object.create(null));
   const globals = { text: text, json: json, setTimeout: setTimeout, clearTimeout: clearTimeout,
-    yield_control: yield_control, catalog: catalog, MCP: MCP, namespaces: namespaces, API: API,
+    yield_control: yield_control, catalog: catalog, MCP: mcpView, namespaces: namespaces, API: API,
     console: console };
   for (const name in globals) {
     defineProperty(g, name, { value: globals[name], writable: true, configurable: true, enumerable: false });

@@ -18,6 +18,8 @@ export type CallScope = {
   activity?: ActivitySink;
   /** Server- or client-written metadata (descriptions, schemas, declaration files) entered the call's result. */
   taint?: (source: string) => void;
+  /** The call's result already holds network-derived content (what it writes to tool data is marked). */
+  untrusted?: () => boolean;
   /** Policy decisions (hooks, approvals), by invocation id. */
   record?: (callId: string | undefined, tool: string, decision: PolicyDecision, reason?: string) => void;
   onUpdate?: (invocationId: string | undefined, tool: string, partial: unknown) => void;

@@ -12,7 +12,7 @@ import { McpServers } from "../mcp";
 import { cellFields, cellTrace, execLanguage, logRecord, type CellTrace } from "../observability";
 import { admitExec, admitWait, execRan, toolCallPolicy, type ApprovalRequester, type ExecAdmission, type PluginHooks } from "../policy";
 import { isToolSearchControl, parseToolSearchInput, TOOL_SEARCH_CONTROLS } from "../tool-search";
-import type { ToolCallEvent, ToolDefinition, ToolPlugin } from "../tools";
+import { taintedStore, type ToolCallEvent, type ToolDefinition, type ToolPlugin } from "../tools";
 import {
   afterClientResult,
   callDirectTool,
@@ -96,6 +96,7 @@ export class OuterCalls {
       callId: call.callId,
       activity: (n) => recorder.nested(n),
       taint: (source) => recorder.taint(source),
+      untrusted: () => recorder.untrusted,
       record: (callId, tool, decision, reason) => recorder.policy(callId, tool, decision, reason),
       ...(call.onUpdate ? { onUpdate: call.onUpdate } : {}),
     };
@@ -381,7 +382,11 @@ export class OuterCalls {
         tenantId: spec.tenantId,
         sessionId: spec.sessionId,
         turnId: spec.turnId,
-        store: this.p.kv,
+        // Tool data keeps the taint of the call that wrote it (src/tools/taint-store.ts).
+        store: taintedStore(this.p.kv, this.p.taintMarks, {
+          untrusted: () => scope.untrusted?.() ?? false,
+          taint: (source) => scope.taint?.(source),
+        }),
         env: this.p.env(),
         waitUntil: (promise) => this.p.waitUntil(promise),
         ...(spec.agentId !== undefined ? { agentId: spec.agentId } : {}),

@@ -146,6 +146,8 @@ export type SessionPorts = {
   sessionStorage: SessionStoragePort;
   /** Tool data (`ctx.store`), session-scoped and counted against the quota. */
   kv: SessionStore;
+  /** Marks beside tool data written by untrusted calls (src/tools/taint-store.ts), counted like it. */
+  taintMarks: SessionStore;
   /** Every write inside `fn` is durable together or not at all. */
   transaction<T>(fn: () => T): T;
   /** Ask for an alarm at `at` (the earliest asked for wins); `alarmsWritten` resolves once asked ones are stored. */

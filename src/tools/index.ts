@@ -5,5 +5,13 @@ export type { JsonSchema, SessionStore, ToolContext, ToolDefinition, ToolPlugin 
 
 export { type SchemaCheck } from "./schema-validator";
 export { type TurnParty, type ToolCallEvent, type BeforeToolCallResult, type ToolHooks } from "./types";
-export { UNTRUSTED_NOTICE, UNTRUSTED_OVERHEAD_BYTES, sanitizeUntrusted, wrapUntrusted, isWrappedUntrusted } from "./untrusted-content";
+export {
+  UNTRUSTED_NOTICE,
+  UNTRUSTED_OVERHEAD_BYTES,
+  sanitizeUntrusted,
+  sanitizeUntrustedIn,
+  wrapUntrusted,
+  isWrappedUntrusted,
+} from "./untrusted-content";
 export { type PolicyDecision, type Admission, type CallPolicy } from "./call-policy";
+export { taintedStore, type TaintScope } from "./taint-store";

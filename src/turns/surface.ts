@@ -1,6 +1,6 @@
 import type { CatalogEntry, CatalogProjection } from "../catalog";
 import type { CodeModeLanguage } from "../code-mode";
-import type { JsonSchema } from "../tools";
+import { sanitizeUntrusted, sanitizeUntrustedIn, type JsonSchema } from "../tools";
 import { toolSearchSurface } from "../tool-search";
 import { renderQuickIndex } from "./quick-index";
 import type { TurnToolSearch } from "./turn-spec";
@@ -73,8 +73,15 @@ const WAIT_TOOL: ModelTool = {
   },
 };
 
+/**
+ * A tool the model calls directly. An MCP server's or a client's description and schema are their
+ * writer's text, and a tool definition cannot be wrapped as untrusted: the wrapper's markers in
+ * them (descriptions, titles, every string and key of the schema) are neutralized in place, with
+ * the same sanitizer as wrapped content. The name stays: it is how the call is routed.
+ */
 function directTool(entry: CatalogEntry): ModelTool {
-  return { name: entry.toolName, description: entry.description, parameters: entry.parameters };
+  if (entry.source === "openclaw") return { name: entry.toolName, description: entry.description, parameters: entry.parameters };
+  return { name: entry.toolName, description: sanitizeUntrusted(entry.description), parameters: sanitizeUntrustedIn(entry.parameters) };
 }
 
 /** Which surface a turn gets (decided by config's `planSurface`, with the turn's own settings). */
@@ -105,7 +112,12 @@ export function modelSurface(catalog: CatalogProjection, shape: SurfaceShape): M
     }
     case "code_mode":
       return [
-        { name: "exec", description: execDescription(catalog.entries, shape.languages), parameters: execParameters(shape.languages) },
+        // Client tool names and MCP server names are listed in it: neutralized like a direct tool's text.
+        {
+          name: "exec",
+          description: sanitizeUntrusted(execDescription(catalog.entries, shape.languages)),
+          parameters: execParameters(shape.languages),
+        },
         WAIT_TOOL,
         ...catalog.direct.map(directTool),
       ];

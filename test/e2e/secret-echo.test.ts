@@ -179,4 +179,36 @@ describe("a provider echoing its own API key", () => {
     }
     expect(linesSince(from).join("\n")).not.toContain("wrong-key");
   });
+
+  it("a key in a tool call id or a tool name never reaches the stream, the trajectory or storage; the masked id still pairs the result with its call, the masked name runs no tool", async () => {
+    const key = FAKE_PROVIDER_SECRETS.FAKE_OPENAI_KEY;
+    const session = sessionId();
+    const s = await script([
+      {
+        toolCalls: [
+          { id: `call_${key}`, name: "exec", input: { code: "return 1" } },
+          { id: "c2", name: `tool_${key}`, input: {} },
+        ],
+      },
+      { text: "done" },
+    ]);
+    const res = await chat(session, { model: MODEL, messages: [{ role: "user", content: `${s.marker} go` }] }, { accept: "text/event-stream" });
+    expect(res.status).toBe(200);
+    const events = parseSse(res.text);
+    const ends = events.filter((e) => e.event === "tool_call_end").map((e) => e.data);
+    expect(ends.map((e) => [e.callId, e.name, e.status])).toEqual([
+      ["call____", "exec", "completed"],
+      ["c2", "tool_***", "failed"],
+    ]);
+    // The replay: each call's result answers it under the masked id.
+    const replay = (await requests(s.id))[1]!.body.messages as any[];
+    const assistant = replay.find((m) => m.role === "assistant");
+    expect(assistant.tool_calls.map((c: any) => c.id)).toEqual(["call____", "c2"]);
+    expect(replay.filter((m) => m.role === "tool").map((m) => m.tool_call_id)).toEqual(["call____", "c2"]);
+    const turnId = events[0]!.data.turnId;
+    const trajectory = await api("GET", `/v1/sessions/${session}/turns/${turnId}/trajectory`);
+    expect(res.text, "SSE stream").not.toContain(key);
+    expect(JSON.stringify(trajectory.json), "trajectory").not.toContain(key);
+    expect(await storedText(session), "storage").not.toContain(key);
+  });
 });

@@ -1,6 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { SESSION_LIMIT_DEFAULTS, type SessionLimits } from "../../src/config";
 import { api, exec, inSession, openTurn, sessionId } from "./helpers";
+import { estimateStoredBytes } from "../../durable-objects/session/storage-quota";
 
 async function withLimits(session: string, limits: Partial<SessionLimits>): Promise<void> {
   await inSession(session, (instance) => {
@@ -106,5 +107,44 @@ describe("per-session storage bounds", () => {
     await withLimits(session, { maxStoredBytes: 200_000 });
     const fresh = await openTurn(session);
     expect((await exec(session, fresh, FILL)).value.written).toBeGreaterThan(3);
+  });
+
+  it("the taint mark of a note an untrusted cell wrote is stored beside it and counted in the quota like it; a trusted rewrite removes the mark and gives its bytes back", async () => {
+    const session = sessionId();
+    const hostile = { hostile: { url: `${inject("mcpHostileUrl" as never) as unknown as string}/metadata/mcp` } };
+    const turnId = await openTurn(session, { mcpServers: hostile });
+    const rows = () => inSession(session, (_, state) => state.storage.sql.exec("SELECT key, bytes FROM tool_data ORDER BY key").toArray());
+    const toolBytes = () =>
+      inSession(session, (_, state) => Number(state.storage.sql.exec("SELECT value FROM session_meta WHERE key = 'tool_bytes'").one().value));
+    const mark = estimateStoredBytes("taint:note:k", 1);
+    const note = estimateStoredBytes("tool:note:k", "abc");
+    const tainted = await exec(session, turnId, 'await API.read("mcp/hostile.d.ts"); return await notes_write({ key: "k", text: "abc" })');
+    expect(tainted.status).toBe("completed");
+    expect(await rows()).toEqual([
+      { key: "taint:note:k", bytes: mark },
+      { key: "tool:note:k", bytes: note },
+    ]);
+    expect(await toolBytes()).toBe(mark + note);
+    expect(await exec(session, turnId, 'return await notes_write({ key: "k", text: "abc" })')).toMatchObject({ status: "completed" });
+    expect(await rows()).toEqual([{ key: "tool:note:k", bytes: note }]);
+    expect(await toolBytes()).toBe(note);
+    expect(await inSession(session, (_, state) => [...state.storage.kv.list({ prefix: "taint:" })].length)).toBe(0);
+  });
+
+  it("an untrusted note the session has no room for is refused whole: no value is stored (its mark may stay: too much taint, never too little)", async () => {
+    const session = sessionId();
+    const hostile = { hostile: { url: `${inject("mcpHostileUrl" as never) as unknown as string}/metadata/mcp` } };
+    const turnId = await openTurn(session, { mcpServers: hostile });
+    await exec(session, turnId, "return 1");
+    const base = (await usage(session)).bytes;
+    // Room for the cell's trajectory rows, not for a 16 KB note.
+    await withLimits(session, { maxStoredBytes: base + 8_000 });
+    const r = await exec(
+      session,
+      turnId,
+      'await API.read("mcp/hostile.d.ts"); try { await notes_write({ key: "k", text: "x".repeat(16000) }); return "stored" } catch (e) { return e.message }',
+    );
+    expect(r.value).toMatch(/maxStoredBytes/);
+    expect(await inSession(session, (_, state) => [...state.storage.kv.list({ prefix: "tool:" })].length)).toBe(0);
   });
 });

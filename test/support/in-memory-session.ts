@@ -981,6 +981,8 @@ export class InMemoryKv implements SessionStore {
   constructor(
     db: MemoryDb,
     private readonly quota: InMemoryQuota,
+    /** Its area of the session's tool storage (the quota counts keys with it, as the SQLite adapter does). */
+    private readonly area = "tool:",
   ) {
     this.values = db.table();
   }
@@ -990,10 +992,10 @@ export class InMemoryKv implements SessionStore {
   }
   async put(key: string, value: unknown): Promise<void> {
     const bytes = byteLength(key) + byteLength(JSON.stringify(value) ?? "");
-    this.quota.charge(key, bytes, () => this.values.set(key, structuredClone(value)));
+    this.quota.charge(this.area + key, bytes, () => this.values.set(key, structuredClone(value)));
   }
   async delete(key: string): Promise<boolean> {
-    return this.quota.release(key, () => this.values.delete(key));
+    return this.quota.release(this.area + key, () => this.values.delete(key));
   }
   async list(prefix: string, limit: number): Promise<Array<{ key: string; value: unknown }>> {
     return this.values
@@ -1087,6 +1089,7 @@ export function inMemorySessionPorts(options: InMemorySessionOptions = {}, overr
   const toolCallClients = new InMemoryToolCallClients(db, ready, turnExists, quota);
   const approvals = new InMemoryApprovals(db, ready, () => clock.now());
   const kv = new InMemoryKv(db, quota);
+  const taintMarks = new InMemoryKv(db, quota, "taint:");
   const transaction = <T>(fn: () => T): T => db.transaction(fn);
   const runs = new RunLifecycle({
     store: snapshots,
@@ -1107,6 +1110,7 @@ export function inMemorySessionPorts(options: InMemorySessionOptions = {}, overr
     expiry,
     sessionStorage,
     kv,
+    taintMarks,
     transaction,
     armAlarm: (at) => alarm.arm(at),
     alarmsWritten: async () => undefined,

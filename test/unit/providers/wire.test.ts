@@ -13,7 +13,7 @@ import { observedFetch, sseDataTap } from "../../../src/providers/observed-fetch
 import { toProviderError, type ErrorContext } from "../../../src/providers/provider-errors";
 import { retryAfterSeconds } from "../../../src/providers/retry-after";
 import { toLanguageModelPrompt } from "../../../src/providers/to-language-model-prompt";
-import { toModelToolCall } from "../../../src/providers/tool-call-input";
+import { maskedToolCall, toModelToolCall } from "../../../src/providers/tool-call-input";
 import { ProviderError, type ModelMessage } from "../../../src/providers";
 
 describe("toModelToolCall", () => {
@@ -50,6 +50,36 @@ describe("toModelToolCall", () => {
     const call = toModelToolCall("c1", "exec", '{"__proto__":{"polluted":true}}');
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(Object.getPrototypeOf(call.input)).toBe(Object.prototype);
+  });
+});
+
+describe("maskedToolCall: every provider-written string of a tool call is masked where it enters", () => {
+  const KEY = "sk-provider-key-1234";
+  const secrets = [KEY];
+  const offered = new Set(["exec", "wait", "tool_***"]);
+
+  it("a key in the id becomes the wire-safe mask; the same id always masks the same way (the replay pairs call and result)", () => {
+    const a = maskedToolCall(`call_${KEY}`, "exec", '{"code":"return 1"}', secrets, offered);
+    expect(a).toEqual({ id: "call____", name: "exec", input: { code: "return 1" } });
+    expect(maskedToolCall(`call_${KEY}`, "exec", "{}", secrets, offered).id).toBe(a.id);
+    expect(a.id).toMatch(/^[A-Za-z0-9_-]+$/);
+  });
+
+  it("a key in the name is masked, and the masked name never names a tool the request offered", () => {
+    expect(maskedToolCall("c1", `${KEY}_tool`, "{}", secrets, offered).name).toBe("***_tool");
+    // `tool_<key>` masks to `tool_***`, which the request offered: it gets a suffix instead.
+    expect(maskedToolCall("c1", `tool_${KEY}`, "{}", secrets, offered).name).toBe("tool_***_2");
+    expect(maskedToolCall("c1", `tool_${KEY}`, "{}", secrets, new Set([...offered, "tool_***_2"])).name).toBe("tool_***_3");
+    // A name without a secret is left alone, even one the request did not offer.
+    expect(maskedToolCall("c1", "tool_***", "{}", secrets, offered).name).toBe("tool_***");
+  });
+
+  it("arguments: the key in a string, a key, a JSON-escaped spelling, and arguments that do not parse (the parse error too)", () => {
+    const escaped = `{"a":"${KEY.replace("s", "\\u0073")}","${KEY}":1}`;
+    expect(maskedToolCall("c1", "exec", escaped, secrets, offered).input).toEqual({ a: "***", "***": 1 });
+    const bad = maskedToolCall("c1", "exec", `${KEY} is not json`, secrets, offered);
+    expect(bad.input).toBe("*** is not json");
+    expect(JSON.stringify(bad)).not.toContain(KEY);
   });
 });
 
