@@ -22,6 +22,7 @@ const scratch = mkdtempSync(join(tmpdir(), "codemode-template-"));
 const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH}`, WRANGLER_SEND_METRICS: "false" };
 process.env.PATH = env.PATH;
 let linked = false;
+let createdModules = false;
 let running = null;
 
 function run(args) {
@@ -43,6 +44,7 @@ before(() => {
   // The package's TypeScript compiler module is generated (git-ignored); the repo builds it before its tests.
   execFileSync(process.execPath, [join(root, "scripts/build-typescript-module.mjs")], { cwd: root, env });
   if (!existsSync(link)) {
+    createdModules = !existsSync(dirname(link));
     mkdirSync(dirname(link), { recursive: true });
     symlinkSync("../../..", link, "dir");
     linked = true;
@@ -53,6 +55,7 @@ before(() => {
 after(async () => {
   await running?.stop();
   if (linked) rmSync(link);
+  if (createdModules) rmSync(dirname(link), { recursive: true, force: true });
   rmSync(scratch, { recursive: true, force: true });
 });
 
