@@ -3,14 +3,16 @@ import { spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 
-export function gatewayProcess({ cwd, port, persist, token }) {
+/** `wrangler`: the CLI's path (default `npx wrangler`, found from `cwd`). */
+export function gatewayProcess({ cwd, port, persist, token, wrangler }) {
   const base = `http://127.0.0.1:${port}`;
   let child = null;
 
   async function start() {
+    const [command, ...prefix] = wrangler ? [wrangler] : ["npx", "wrangler"];
     child = spawn(
-      "npx",
-      ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist, "--var", `GATEWAY_TOKENS:{"${token}":"restart"}`],
+      command,
+      [...prefix, "dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist, "--var", `GATEWAY_TOKENS:{"${token}":"restart"}`],
       { cwd, stdio: "ignore", detached: true, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
     );
     const deadline = Date.now() + 60_000;
