@@ -25,13 +25,7 @@ export type {
 
 // Configuration: the config module's typed form (`defineConfig`), and the parsed shape and sections.
 export { defineConfig } from "./config";
-export type {
-  CodemodeApprovalsConfig,
-  CodemodeConfig,
-  CodemodeModelOverride,
-  CodemodeProviderConfig,
-  CodemodeToolsConfig,
-} from "./config";
+export type { CodemodeApprovalsConfig, CodemodeConfig, CodemodeModelOverride, CodemodeProviderConfig, CodemodeToolsConfig } from "./config";
 export type {
   AgentDefaults,
   AgentEntry,

@@ -17,10 +17,7 @@ export type CodemodeConfig = {
   };
   agents?: {
     defaults?: { models?: Record<string, CodemodeModelOverride> };
-    entries?: Record<
-      string,
-      { tools?: CodemodeToolsConfig; models?: Record<string, CodemodeModelOverride>; approvals?: CodemodeApprovalsConfig }
-    >;
+    entries?: Record<string, { tools?: CodemodeToolsConfig; models?: Record<string, CodemodeModelOverride>; approvals?: CodemodeApprovalsConfig }>;
   };
   models?: { providers?: Record<string, CodemodeProviderConfig> };
   gateway?: {

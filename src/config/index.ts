@@ -77,3 +77,4 @@ export {
   matchesToolPattern,
   type ApprovalSettings,
 } from "./approval-settings";
+export { CONFIG_KEYS } from "./config-keys";

@@ -106,7 +106,8 @@ class Reader {
       this.skip();
       const next = this.text[this.at];
       if (next === ",") this.at++;
-      else if (next !== "}") throw new JsoncError(next === undefined ? "unexpected end of input (an object is not closed)" : "expected , or }", this.at);
+      else if (next !== "}")
+        throw new JsoncError(next === undefined ? "unexpected end of input (an object is not closed)" : "expected , or }", this.at);
     }
   }
 
@@ -124,7 +125,8 @@ class Reader {
       this.skip();
       const next = this.text[this.at];
       if (next === ",") this.at++;
-      else if (next !== "]") throw new JsoncError(next === undefined ? "unexpected end of input (an array is not closed)" : "expected , or ]", this.at);
+      else if (next !== "]")
+        throw new JsoncError(next === undefined ? "unexpected end of input (an array is not closed)" : "expected , or ]", this.at);
     }
   }
 

@@ -112,7 +112,10 @@ export function createApp(
   // First: every request, refused ones included, gets an id and one `request` record.
   app.use("*", requestLog());
   // Next: browser preflights are answered before authentication; allowed origins' answers get their headers.
-  app.use("*", cors((env: GatewayEnv) => corsSettings(load(env))));
+  app.use(
+    "*",
+    cors((env: GatewayEnv) => corsSettings(load(env))),
+  );
 
   app.get("/healthz", (c) => {
     const error = configurationError(c.env, load);
@@ -132,7 +135,10 @@ export function createApp(
       c.set("tenant", authenticate(c.req.header("authorization"), c.env.GATEWAY_TOKENS));
       await next();
     });
-    app.use(path, tenantRateLimit((env: GatewayEnv) => rateLimitSettings(load(env))));
+    app.use(
+      path,
+      tenantRateLimit((env: GatewayEnv) => rateLimitSettings(load(env))),
+    );
   }
   app.use(
     "/v1/*",
