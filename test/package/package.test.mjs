@@ -39,7 +39,7 @@ test("installing the package runs none of this repo's dev setup", () => {
   assert.equal(pkg.scripts.prepare, "node scripts/setup-dev.mjs");
 });
 
-test("npm pack ships the Worker's sources, the wasm loader, the license and the README, and no tests, benchmarks or scripts", () => {
+test("npm pack ships the Worker's sources, the wasm loader, the config schema, the license and the README, and no tests, benchmarks or scripts", () => {
   const files = pack("--dry-run").files.map((f) => f.path);
   for (const needed of [
     "package.json",
@@ -50,6 +50,7 @@ test("npm pack ships the Worker's sources, the wasm loader, the license and the 
     "src/index.ts",
     "wasm/quickjs.ts",
     "wasm/wasm.d.ts",
+    "schema/codemode-config.schema.json",
   ])
     assert.ok(files.includes(needed), `${needed} is packed`);
   assert.ok(
@@ -60,7 +61,7 @@ test("npm pack ships the Worker's sources, the wasm loader, the license and the 
     files.some((f) => f.startsWith("durable-objects/images/")),
     "the image registry is packed",
   );
-  const stray = files.filter((f) => !/^(src|durable-objects|wasm)\//.test(f) && !["package.json", "LICENSE", "README.md"].includes(f));
+  const stray = files.filter((f) => !/^(src|durable-objects|wasm|schema)\//.test(f) && !["package.json", "LICENSE", "README.md"].includes(f));
   assert.deepEqual(stray, []);
   for (const dir of ["test/", "bench/", "scripts/", "node_modules/", ".wrangler/"])
     assert.deepEqual(
