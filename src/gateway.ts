@@ -5,10 +5,16 @@ import { handleMcpRequest } from "./mcp-server";
 import { MemoryLedger } from "./runtime";
 import { VmPool } from "./runtime";
 import type { ToolPlugin } from "./tools";
+import { checkConfigModule, type CodemodeConfig } from "./config";
 import { systemClock, type Clock } from "./runtime";
 
 export type GatewayOptions = {
   plugins: readonly ToolPlugin[];
+  /**
+   * The config module (`defineConfig({...})`), bundled with the Worker: laid over the defaults, with
+   * `CODEMODE_CONFIG` (when set) laid over it key by key. Checked here: an invalid one fails the Worker at start-up.
+   */
+  config?: CodemodeConfig;
   /**
    * QuickJS VM memory all session objects of one isolate may hold at once, in bytes: an
    * integer from 4 MiB to 128 MiB (the platform's isolate limit); default 80 MiB, which
@@ -30,6 +36,11 @@ export type GatewayOptions = {
 export function createGateway(options: GatewayOptions) {
   // Validated before anything else: a bad budget fails the Worker at start-up.
   const ledger = new MemoryLedger({ budgetBytes: options.isolateVmMemoryBytes });
+  const config = options.config;
+  if (config !== undefined) {
+    const checked = checkConfigModule(config);
+    if (!checked.ok) throw new Error(`invalid config module (createGateway config): ${checked.error.message}`);
+  }
   // Plugin conflicts are enforced at start-up; only client tools may shadow a name per turn.
   const owners = new Map<string, string>();
   for (const p of options.plugins) {
@@ -39,12 +50,12 @@ export function createGateway(options: GatewayOptions) {
       owners.set(t.name, p.id);
     }
   }
-  const app = createApp({ sseHeartbeatMs: options.sseHeartbeatMs, mcp: handleMcpRequest });
+  const app = createApp({ sseHeartbeatMs: options.sseHeartbeatMs, mcp: handleMcpRequest, config });
   return {
     worker: { fetch: (req: Request, env: GatewayEnv, ctx: ExecutionContext) => app.fetch(req, env, ctx) } satisfies ExportedHandler<GatewayEnv>,
     // Module state of this gateway instance, so one ledger and pool per isolate: every
     // session object the isolate hosts shares them.
-    SessionDurableObject: createSessionObject(options.plugins, new VmPool(ledger), options.clock ?? systemClock),
+    SessionDurableObject: createSessionObject(options.plugins, new VmPool(ledger), options.clock ?? systemClock, config),
     PristineImageRegistry,
   };
 }

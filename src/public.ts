@@ -23,7 +23,9 @@ export type {
   TurnParty,
 } from "./tools";
 
-// Configuration (`CODEMODE_CONFIG`): its parsed shape and sections.
+// Configuration: the config module's typed form (`defineConfig`), and the parsed shape and sections.
+export { defineConfig } from "./config";
+export type { CodemodeApprovalsConfig, CodemodeConfig, CodemodeModelOverride, CodemodeProviderConfig, CodemodeToolsConfig } from "./config";
 export type {
   AgentDefaults,
   AgentEntry,

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { loadGatewayConfig, SESSION_LIMIT_DEFAULTS, type SessionLimits } from "../../src/config";
+import { loadGatewayConfig, SESSION_LIMIT_DEFAULTS, type CodemodeConfig, type SessionLimits } from "../../src/config";
 import type { ChatRequest } from "../../src/agent";
 import { systemClock, type CellVms, type Clock, type VmPool } from "../../src/runtime";
 import { RunLifecycle } from "../../src/runs";
@@ -32,7 +32,7 @@ export type SessionEnv = {
  * (src/session/turn-service.ts) in one line. Replies cross the RPC boundary as data; the HTTP
  * layer maps them to responses.
  */
-export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool, clock: Clock = systemClock) {
+export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool, clock: Clock = systemClock, configModule?: CodemodeConfig) {
   return class SessionDurableObject extends DurableObject<SessionEnv> implements SessionRpc {
     /** The gateway's clock (createGateway); a test may also swap it on one live instance. */
     clock: Clock = clock;
@@ -95,6 +95,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         armAlarm: (at) => this.armAlarm(at),
         alarmsWritten: () => this.alarmWrites,
         env: () => this.env as SessionEnv & Record<string, unknown>,
+        config: () => loadGatewayConfig(this.env, configModule),
         waitUntil: (promise) => ctx.waitUntil(promise),
         clock: () => this.clock,
         vms: () => this.vms,
@@ -171,7 +172,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
 
     private limits(): SessionLimits {
       if (this.limitsOverride) return this.limitsOverride;
-      const config = loadGatewayConfig(this.env);
+      const config = loadGatewayConfig(this.env, configModule);
       return config.ok ? config.config.operations.sessions : SESSION_LIMIT_DEFAULTS;
     }
   };

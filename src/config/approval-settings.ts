@@ -13,6 +13,7 @@ export type ApprovalSettings = { require: string[]; timeoutSeconds: number };
 export const APPROVAL_TIMEOUT_DEFAULT_SECONDS = 300;
 export const APPROVAL_TIMEOUT_RANGE = Object.freeze({ min: 1, max: 3600 });
 export const MAX_APPROVAL_PATTERNS = 256;
+export const APPROVALS_KEYS = ["require", "timeoutSeconds"];
 
 export const APPROVALS_OFF: ApprovalSettings = Object.freeze({ require: [], timeoutSeconds: APPROVAL_TIMEOUT_DEFAULT_SECONDS }) as ApprovalSettings;
 
@@ -20,7 +21,7 @@ export const APPROVALS_OFF: ApprovalSettings = Object.freeze({ require: [], time
 export function parseApprovals(value: unknown, path: string): { require: string[]; timeoutSeconds?: number } | undefined {
   if (value === undefined) return undefined;
   if (!isRecord(value)) fail(path, "must be an object { require, timeoutSeconds }");
-  rejectUnknownKeys(value, path, ["require", "timeoutSeconds"]);
+  rejectUnknownKeys(value, path, APPROVALS_KEYS);
   const out: { require: string[]; timeoutSeconds?: number } = { require: [] };
   const require = own(value, "require");
   if (require !== undefined) {

@@ -23,7 +23,17 @@ export type {
   ProviderCatalog,
 } from "./gateway-config";
 export { parseGatewayConfig } from "./parse-gateway-config";
-export { DEFAULT_GATEWAY_CONFIG, loadGatewayConfig } from "./load-gateway-config";
+export { checkConfigModule, DEFAULT_GATEWAY_CONFIG, loadGatewayConfig } from "./load-gateway-config";
+export {
+  defineConfig,
+  type CodemodeApprovalsConfig,
+  type CodemodeConfig,
+  type CodemodeModelOverride,
+  type CodemodeProviderConfig,
+  type CodemodeToolsConfig,
+} from "./codemode-config";
+export { parseJsonc, type JsoncResult } from "./jsonc";
+export { overlayConfig } from "./overlay-config";
 export { resolveCodeModeOptions } from "./resolve-code-mode-options";
 export { resolveActivation, type Activation } from "./resolve-activation";
 export { findModel, findProvider, splitModelRef, type CatalogModel } from "./find-model";
@@ -67,3 +77,4 @@ export {
   matchesToolPattern,
   type ApprovalSettings,
 } from "./approval-settings";
+export { CONFIG_KEYS } from "./config-keys";

@@ -9,11 +9,11 @@ import { parseToolsSection } from "./parse-tools-section";
 const EXACT_MODEL_REF = /^[^/]+\/.+$/;
 
 /** Keys this gateway reads; anything else in these sections is refused (a typo must not look applied). */
-const AGENTS_KEYS = ["defaults", "entries"];
-const DEFAULTS_KEYS = ["models"];
-const ENTRY_KEYS = ["tools", "models", "approvals"];
+export const AGENTS_KEYS = ["defaults", "entries"];
+export const DEFAULTS_KEYS = ["models"];
+export const ENTRY_KEYS = ["tools", "models", "approvals"];
 /** A model row may also select its runtime (seed: `agentRuntime: { id: "openclaw" }`). */
-const MODEL_ROW_KEYS = ["codeMode", "agentRuntime"];
+export const MODEL_ROW_KEYS = ["codeMode", "agentRuntime"];
 
 /**
  * Validates `agents`: `agents.defaults.models`, and per agent `agents.entries.<agent>.tools` and

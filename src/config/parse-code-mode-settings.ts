@@ -4,7 +4,7 @@ import { fail, isRecord, rejectUnknownKeys } from "./config-validation-error";
 import { configPath } from "./config-path";
 
 const NUMERIC_KEYS: ReadonlySet<string> = new Set(CODE_MODE_NUMERIC_KEYS);
-const KNOWN_KEYS: readonly string[] = ["enabled", "runtime", "mode", "languages", ...CODE_MODE_NUMERIC_KEYS];
+export const CODE_MODE_KEYS: readonly string[] = ["enabled", "runtime", "mode", "languages", ...CODE_MODE_NUMERIC_KEYS];
 
 /**
  * Validates one `tools.codeMode` value (global, or `agents.entries.<agent>.tools.codeMode`).
@@ -19,7 +19,7 @@ export function parseCodeModeSettings(value: unknown, path: string): CodeModeSet
   if (typeof value === "boolean" || value === "auto") return { enabled: value };
   if (!isRecord(value)) fail(path, 'must be true, false, "auto" or an object');
 
-  rejectUnknownKeys(value, path, KNOWN_KEYS);
+  rejectUnknownKeys(value, path, CODE_MODE_KEYS);
   const settings: CodeModeSettings = {};
   for (const key of Object.keys(value)) {
     const keyPath = configPath(path, key);

@@ -11,8 +11,9 @@ import { parseProviderCatalogs } from "./parse-provider-catalogs";
 import { parseToolsSection } from "./parse-tools-section";
 
 /** The sections this gateway reads (ARCHITECTURE.md, "Configuration"); any other top-level key is refused. */
-const TOP_LEVEL_KEYS = ["tools", "agents", "models", "gateway", "mcp", "logging", "approvals"];
-const MODELS_KEYS = ["providers"];
+export const TOP_LEVEL_KEYS = ["tools", "agents", "models", "gateway", "mcp", "logging", "approvals"];
+export const MODELS_KEYS = ["providers"];
+export const MCP_KEYS = ["servers", "allowPrivateAddresses"];
 
 /**
  * Validates a configuration document (a JSON value). Pure and synchronous; never throws.
@@ -69,7 +70,7 @@ function parseMcpSection(value: unknown, path: string): Record<string, McpServer
   const servers = emptyRecord<McpServerConfig>();
   if (value === undefined) return servers;
   if (!isRecord(value)) fail(path, "must be an object { servers }");
-  rejectUnknownKeys(value, path, ["servers", "allowPrivateAddresses"]);
+  rejectUnknownKeys(value, path, MCP_KEYS);
   const list = own(value, "servers");
   if (list === undefined) return servers;
   const listPath = configPath(path, "servers");

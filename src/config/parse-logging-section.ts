@@ -5,6 +5,7 @@ import { configPath } from "./config-path";
 export const MAX_REDACT_PATTERNS = 32;
 /** Characters of one pattern's source. */
 export const MAX_REDACT_PATTERN_CHARS = 256;
+export const LOGGING_KEYS = ["redactPatterns"];
 
 /**
  * `logging`: `{ redactPatterns?: string[] }`. Each pattern is a JavaScript RegExp source (no slashes,
@@ -18,7 +19,7 @@ export const MAX_REDACT_PATTERN_CHARS = 256;
 export function parseLoggingSection(value: unknown, path: string): RegExp[] {
   if (value === undefined) return [];
   if (!isRecord(value)) fail(path, "must be an object");
-  rejectUnknownKeys(value, path, ["redactPatterns"]);
+  rejectUnknownKeys(value, path, LOGGING_KEYS);
   const list = own(value, "redactPatterns");
   const listPath = configPath(path, "redactPatterns");
   if (list === undefined) return [];

@@ -4,7 +4,7 @@ import type { ModelCompat, ModelCost, ModelRow, ProviderApi, ProviderCatalog } f
 import { modelFamilyKey } from "./model-family-key";
 
 const APIS: readonly ProviderApi[] = ["openai-completions", "anthropic-messages"];
-const COST_KEYS = ["input", "output", "cacheRead", "cacheWrite"] as const;
+export const COST_KEYS = ["input", "output", "cacheRead", "cacheWrite"] as const;
 /** `env:` followed by a secret name without whitespace. */
 const SECRET_REF = /^env:\S+$/;
 /**
@@ -13,12 +13,12 @@ const SECRET_REF = /^env:\S+$/;
  * `contextTokens`) and provider `headers` are accepted as written so catalogs carry over; anything
  * else (a typo) is refused.
  */
-const PROVIDER_KEYS = ["api", "baseUrl", "apiKey", "models", "headers"];
-const ROW_KEYS = ["id", "compat", "cost", "upstreamModel", "name", "reasoning", "input", "contextWindow", "contextTokens", "maxTokens"];
+export const PROVIDER_KEYS = ["api", "baseUrl", "apiKey", "models", "headers"];
+export const ROW_KEYS = ["id", "compat", "cost", "upstreamModel", "name", "reasoning", "input", "contextWindow", "contextTokens", "maxTokens"];
 /** Token counts of a row that the provider layer reads (context sizing, `max_tokens`). */
 const TOKEN_COUNT_KEYS = ["contextWindow", "maxTokens"] as const;
 /** The compat flags core reads; other compat flags belong to the provider's own transport and pass through. */
-const COMPAT_READ = ["codeMode", "supportsTools"];
+export const COMPAT_READ = ["codeMode", "supportsTools"];
 
 /**
  * Validates the user's `models.providers` (at `path`) and merges it over `bundled`:

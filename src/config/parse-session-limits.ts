@@ -61,6 +61,10 @@ export const RATE_LIMIT_DEFAULTS: RateLimitSettings = Object.freeze({ enabled: t
 export const CORS_DEFAULTS: CorsSettings = Object.freeze({ allowedOrigins: Object.freeze([]), maxAgeSeconds: 600 });
 const CORS_MAX_AGE: Range = { min: 0, max: 86_400 };
 export const MAX_CORS_ORIGINS = 100;
+export const GATEWAY_KEYS = ["sessions", "rateLimit", "cors"];
+export const CORS_KEYS = ["allowedOrigins", "maxAgeSeconds"];
+/** The keys parseRateLimit reads (any other is refused with its own message). */
+export const RATE_LIMIT_KEYS = ["enabled", "retryAfterSeconds"];
 
 /**
  * Validates `gateway.sessions`, `gateway.rateLimit` and `gateway.cors`. Unknown keys (in `gateway` too)
@@ -69,7 +73,7 @@ export const MAX_CORS_ORIGINS = 100;
 export function parseGatewayOperations(value: unknown, path: string): GatewayOperations {
   if (value === undefined) return { sessions: { ...SESSION_LIMIT_DEFAULTS }, rateLimit: { ...RATE_LIMIT_DEFAULTS }, cors: CORS_DEFAULTS };
   if (!isRecord(value)) fail(path, "must be an object");
-  rejectUnknownKeys(value, path, ["sessions", "rateLimit", "cors"]);
+  rejectUnknownKeys(value, path, GATEWAY_KEYS);
   return {
     sessions: parseSessionLimits(own(value, "sessions"), configPath(path, "sessions")),
     rateLimit: parseRateLimit(own(value, "rateLimit"), configPath(path, "rateLimit")),
@@ -80,7 +84,7 @@ export function parseGatewayOperations(value: unknown, path: string): GatewayOpe
 function parseCors(value: unknown, path: string): CorsSettings {
   if (value === undefined) return CORS_DEFAULTS;
   if (!isRecord(value)) fail(path, "must be an object");
-  rejectUnknownKeys(value, path, ["allowedOrigins", "maxAgeSeconds"]);
+  rejectUnknownKeys(value, path, CORS_KEYS);
   const maxAge = own(value, "maxAgeSeconds");
   const maxAgeSeconds = maxAge === undefined ? CORS_DEFAULTS.maxAgeSeconds : clampedNumber(maxAge, configPath(path, "maxAgeSeconds"), CORS_MAX_AGE);
   const origins = own(value, "allowedOrigins");

@@ -9,10 +9,12 @@ import { parseCodeModeSettings } from "./parse-code-mode-settings";
  * (`tools.sandbox.tools.alsoAllow`, `tools.swarm: false`, an empty `tools.allow` list), accepted
  * so carried-over configs keep loading. Anything else is refused.
  */
-const GLOBAL_TOOLS_KEYS = ["codeMode", "toolSearch", "sandbox", "swarm", "allow"] as const;
+export const GLOBAL_TOOLS_KEYS = ["codeMode", "toolSearch", "sandbox", "swarm", "allow"] as const;
 /** An agent's `tools`: its Code Mode and Tool Search overrides and, as the seed documents, its Swarm opt-out. */
-const AGENT_TOOLS_KEYS = ["codeMode", "toolSearch", "swarm"] as const;
-const TOOL_SEARCH_KEYS = ["enabled", "mode", ...TOOL_SEARCH_NUMERIC_KEYS] as const;
+export const AGENT_TOOLS_KEYS = ["codeMode", "toolSearch", "swarm"] as const;
+export const TOOL_SEARCH_KEYS = ["enabled", "mode", ...TOOL_SEARCH_NUMERIC_KEYS] as const;
+
+export const SWARM_KEYS = ["enabled"] as const;
 
 export type ToolsSection = { codeMode: CodeModeSettings; toolSearch: ToolSearchSettings };
 
@@ -37,7 +39,7 @@ export function parseToolsSection(value: unknown, path: string, scope: "global" 
 function parseSwarm(value: unknown, path: string): void {
   if (typeof value === "boolean") return;
   if (!isRecord(value)) fail(path, "must be true, false or an object { enabled }");
-  rejectUnknownKeys(value, path, ["enabled"]);
+  rejectUnknownKeys(value, path, SWARM_KEYS);
   const enabled = own(value, "enabled");
   if (enabled !== undefined && typeof enabled !== "boolean") fail(configPath(path, "enabled"), "must be true or false");
 }

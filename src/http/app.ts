@@ -1,7 +1,7 @@
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { SessionReply, SessionRpc } from "../session";
-import { CORS_DEFAULTS, loadGatewayConfig, RATE_LIMIT_DEFAULTS } from "../config";
+import { CORS_DEFAULTS, loadGatewayConfig, RATE_LIMIT_DEFAULTS, resolveActivation, type CodemodeConfig, type ConfigResult } from "../config";
 import { cors } from "./cors";
 import { authenticate, loadGatewayTokens } from "./auth";
 import { GatewayError, sessionResetMessage } from "../errors";
@@ -33,15 +33,16 @@ const TOOL_NAME = /^[^\u0000-\u001f\u007f]{1,128}$/;
 
 type Vars = { Variables: RequestLogVars };
 
+/** The layered configuration of one request (the app's config module under the env's `CODEMODE_CONFIG`). */
+type LoadConfig = (env: GatewayEnv) => ConfigResult;
+
 /** The rate limit settings of the config; an invalid config is refused before they are read. */
-function rateLimitSettings(env: GatewayEnv) {
-  const config = loadGatewayConfig(env);
+function rateLimitSettings(config: ConfigResult) {
   return config.ok ? config.config.operations.rateLimit : RATE_LIMIT_DEFAULTS;
 }
 
 /** `gateway.cors`; an invalid config allows no origin (every route then answers its invalid_config error). */
-function corsSettings(env: GatewayEnv) {
-  const config = loadGatewayConfig(env);
+function corsSettings(config: ConfigResult) {
   return config.ok ? config.config.operations.cors : CORS_DEFAULTS;
 }
 
@@ -53,8 +54,8 @@ async function readJson(c: Context): Promise<unknown> {
  * Configuration the gateway cannot run with: an invalid `CODEMODE_CONFIG` or an invalid
  * `GATEWAY_TOKENS` secret. Reported on `/healthz` and on every `/v1` request, naming the rule.
  */
-function configurationError(env: GatewayEnv): GatewayError | undefined {
-  const config = loadGatewayConfig(env);
+function configurationError(env: GatewayEnv, load: LoadConfig): GatewayError | undefined {
+  const config = load(env);
   if (!config.ok) return new GatewayError("invalid_config", `invalid CODEMODE_CONFIG: ${config.error.message}`, config.error.path);
   const tokens = loadGatewayTokens(env.GATEWAY_TOKENS);
   if (!tokens.ok) return new GatewayError("invalid_config", `invalid GATEWAY_TOKENS: ${tokens.message}`, "GATEWAY_TOKENS");
@@ -62,8 +63,7 @@ function configurationError(env: GatewayEnv): GatewayError | undefined {
 }
 
 /** `mcp.allowPrivateAddresses` (a bad config is refused before any route runs). */
-function privateMcpAllowed(env: GatewayEnv): boolean {
-  const config = loadGatewayConfig(env);
+function privateMcpAllowed(config: ConfigResult): boolean {
   return config.ok && config.config.mcpAllowPrivateAddresses;
 }
 
@@ -104,28 +104,41 @@ export type McpRequestContext = {
 /** Code mode as an MCP server, mounted at `/mcp` by the gateway (src/mcp-server) — the edge does not import it. */
 export type McpHandler = (req: Request, ctx: McpRequestContext) => Promise<Response>;
 
-export function createApp(options: { sseHeartbeatMs?: number; mcp?: McpHandler } = {}): Hono<{ Bindings: GatewayEnv } & Vars> {
+export function createApp(
+  options: { sseHeartbeatMs?: number; mcp?: McpHandler; config?: CodemodeConfig } = {},
+): Hono<{ Bindings: GatewayEnv } & Vars> {
+  const load: LoadConfig = (env) => loadGatewayConfig(env, options.config);
   const app = new Hono<{ Bindings: GatewayEnv } & Vars>();
   // First: every request, refused ones included, gets an id and one `request` record.
   app.use("*", requestLog());
   // Next: browser preflights are answered before authentication; allowed origins' answers get their headers.
-  app.use("*", cors(corsSettings));
+  app.use(
+    "*",
+    cors((env: GatewayEnv) => corsSettings(load(env))),
+  );
 
   app.get("/healthz", (c) => {
-    const error = configurationError(c.env);
+    const error = configurationError(c.env, load);
     if (error) throw error;
-    return c.json({ ok: true, runtime: "quickjs-wasi", version: VERSION });
+    const config = load(c.env);
+    // Effective activation for a turn that names no agent or model (what /mcp and a bare turn get); no secrets.
+    const activation = config.ok ? resolveActivation(config.config, {}) : undefined;
+    const codeMode = activation && { enabled: activation.enabled, engagedForDefault: activation.engaged, source: activation.source };
+    return c.json({ ok: true, runtime: "quickjs-wasi", version: VERSION, codeMode });
   });
 
   // /v1 and /mcp: the same bearer tokens and per-tenant rate limit.
   for (const path of ["/v1/*", "/mcp"]) {
     app.use(path, async (c, next) => {
-      const error = configurationError(c.env);
+      const error = configurationError(c.env, load);
       if (error) throw error;
       c.set("tenant", authenticate(c.req.header("authorization"), c.env.GATEWAY_TOKENS));
       await next();
     });
-    app.use(path, tenantRateLimit(rateLimitSettings));
+    app.use(
+      path,
+      tenantRateLimit((env: GatewayEnv) => rateLimitSettings(load(env))),
+    );
   }
   app.use(
     "/v1/*",
@@ -139,7 +152,7 @@ export function createApp(options: { sseHeartbeatMs?: number; mcp?: McpHandler }
 
   app.post("/v1/sessions/:sessionId/turns", async (c) => {
     const body = validateOpenTurn(await readJson(c));
-    refusePrivateMcpServers(body.mcpServers, privateMcpAllowed(c.env));
+    refusePrivateMcpServers(body.mcpServers, privateMcpAllowed(load(c.env)));
     const { stub, sessionId } = sessionStub(c);
     return reply(c, await stub.openTurn(c.get("tenant"), sessionId, body), 201);
   });
@@ -188,7 +201,7 @@ export function createApp(options: { sseHeartbeatMs?: number; mcp?: McpHandler }
   // The agent loop: JSON (the final answer) or SSE (every event) with Accept: text/event-stream.
   app.post("/v1/sessions/:sessionId/chat", async (c) => {
     const body = validateChat(await readJson(c));
-    refusePrivateMcpServers(body.mcpServers, privateMcpAllowed(c.env));
+    refusePrivateMcpServers(body.mcpServers, privateMcpAllowed(load(c.env)));
     const { stub, sessionId } = sessionStub(c);
     const requestId = c.get("requestId");
     const tenant = c.get("tenant");
@@ -228,7 +241,7 @@ export function createApp(options: { sseHeartbeatMs?: number; mcp?: McpHandler }
     app.all("/mcp", async (c) => {
       const tenant = c.get("tenant");
       // The request took one unit above; a JSON-RPC batch's further tools/call take one each.
-      const chargeToolCall = () => chargeTenant(c.env.RATE_LIMITER, rateLimitSettings(c.env), tenant);
+      const chargeToolCall = () => chargeTenant(c.env.RATE_LIMITER, rateLimitSettings(load(c.env)), tenant);
       const res = await mcp(c.req.raw, { tenant, requestId: c.get("requestId"), sessions: c.env.SESSIONS, chargeToolCall });
       // Through the context, so the headers set for every answer (x-request-id) are kept.
       return c.newResponse(res.body, res);

@@ -5,6 +5,7 @@ export {
   resolveHeaders,
   resolveMcpTarget,
   mcpServerProblem,
+  MCP_SERVER_KEYS,
   type McpServerConfig,
   type McpConfigOrigin,
   type McpTarget,

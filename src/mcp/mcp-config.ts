@@ -114,6 +114,9 @@ const SERVER_NAME = /^[^\u0000-\u001f\u007f]{1,64}$/;
  * servers' `env:` references are checked for form only; the secret is looked up when used.
  * Returns the problem (`path` relative to the server) or undefined.
  */
+/** The keys of one MCP server entry (`mcp.servers.<name>`, a turn's `mcpServers`). */
+export const MCP_SERVER_KEYS: readonly string[] = ["url", "headers"];
+
 export function mcpServerProblem(name: string, value: unknown, origin: McpConfigOrigin): { path?: string; message: string } | undefined {
   // No ":" (Tool Search ids are mcp:<server>:<tool>) and no "__" (catalog names are <server>__<tool>): both stay unambiguous.
   if (!SERVER_NAME.test(name) || name.includes("__") || name.includes(":")) {
@@ -122,7 +125,7 @@ export function mcpServerProblem(name: string, value: unknown, origin: McpConfig
   if (value === null || typeof value !== "object" || Array.isArray(value)) return { message: "must be an object { url, headers? }" };
   const v = value as Record<string, unknown>;
   for (const key of Object.keys(v))
-    if (key !== "url" && key !== "headers") return { path: key, message: `unknown key ${JSON.stringify(key)}; an MCP server takes url and headers` };
+    if (!MCP_SERVER_KEYS.includes(key)) return { path: key, message: `unknown key ${JSON.stringify(key)}; an MCP server takes url and headers` };
   const url = validateServerUrl(name, v.url);
   if (!url.ok) return { path: "url", message: url.message };
   if (v.headers !== undefined) {

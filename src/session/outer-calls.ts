@@ -6,7 +6,7 @@ import { Catalog, type CatalogEntry } from "../catalog";
 import type { Settlement } from "../bridge";
 import { failed } from "../cell";
 import type { CodeModeResult, CodeModeTelemetry } from "../code-mode";
-import { APPROVALS_OFF, loadGatewayConfig } from "../config";
+import { APPROVALS_OFF } from "../config";
 import { type SessionReply } from "../errors";
 import { McpServers } from "../mcp";
 import { cellFields, cellTrace, execLanguage, logRecord, type CellTrace } from "../observability";
@@ -211,12 +211,12 @@ export class OuterCalls {
 
   /** Values masked wherever the session stores or logs text: provider keys, MCP headers, gateway tokens. */
   secretsOf(spec: TurnSpec | undefined): string[] {
-    const config = loadGatewayConfig(this.p.env());
+    const config = this.p.config();
     return registeredSecrets(this.p.env() as unknown as Record<string, unknown>, config.ok ? config.config : undefined, spec);
   }
 
   redactPatterns(): RegExp[] {
-    const config = loadGatewayConfig(this.p.env());
+    const config = this.p.config();
     return config.ok ? config.config.redactPatterns : [];
   }
 

@@ -1,5 +1,5 @@
 import type { ChatRecords, Promised } from "../agent";
-import type { SessionLimits } from "../config";
+import type { ConfigResult, SessionLimits } from "../config";
 import type { CellVms, Clock } from "../runtime";
 import type { RunLifecycle, RunStore } from "../runs";
 import type { SessionStore } from "../tools";
@@ -154,6 +154,8 @@ export type SessionPorts = {
   armAlarm(at: number): void;
   alarmsWritten(): Promise<void>;
   env(): Record<string, unknown> & { CODEMODE_CONFIG?: string; CODEMODE_DEBUG?: string };
+  /** The gateway configuration: the defaults, the entry's config module and `CODEMODE_CONFIG`, layered (loadGatewayConfig). */
+  config(): ConfigResult;
   /** Keep a tool's background work alive past its call (the object's `ctx.waitUntil`). */
   waitUntil(promise: Promise<unknown>): void;
   clock(): Clock;

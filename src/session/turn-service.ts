@@ -1,6 +1,6 @@
 import { failed } from "../cell";
 import type { CodeModeTelemetry } from "../code-mode";
-import { findModel, loadGatewayConfig, type SessionLimits } from "../config";
+import { findModel, type SessionLimits } from "../config";
 import { objectResetMessage, sessionResetMessage, type SessionReply } from "../errors";
 import { cellFields, cellTrace, debugFlags, logRecord, logTurnSurface, transportObserver } from "../observability";
 import { costUsd } from "../providers";
@@ -72,7 +72,7 @@ export class TurnService {
 
   /** `storedWith`: bytes the opener (a /chat call: its first messages) stores with the turn, admitted together. */
   async openTurn(tenantId: string, sessionId: string, req: OpenTurnRequest, storedWith = 0): Promise<SessionReply<OpenTurnAnswer>> {
-    const config = loadGatewayConfig(this.p.env());
+    const config = this.p.config();
     if (!config.ok) return { ok: false, reason: "invalid_config", message: config.error.message };
     const turnId = crypto.randomUUID();
     const mcp = await discoverMcp(config.config, req, this.p.env() as unknown as Record<string, unknown>);
@@ -286,7 +286,7 @@ export class TurnService {
       env: {
         now: () => this.p.clock().now(),
         config: () => {
-          const c = loadGatewayConfig(this.p.env());
+          const c = this.p.config();
           return c.ok ? c : { ok: false, message: c.error.message };
         },
         vars: this.p.env(),
@@ -335,7 +335,7 @@ export class TurnService {
     // A stored `running` that no call of this instance drives was cut off by a reset: it is stopped.
     const state: ChatState | undefined =
       stored?.status === "running" && !this.driving.has(turnId) ? { ...stored, status: "stopped", lastError: "session_reset" } : stored;
-    const config = loadGatewayConfig(this.p.env());
+    const config = this.p.config();
     const model = state && config.ok ? findModel(config.config, state.model) : undefined;
     return {
       ok: true,

@@ -1,3 +1,4 @@
+import { defineConfig } from "../../src/config";
 import { createGateway } from "../../src/gateway";
 import { demoPlugin } from "../../src/plugins";
 import { defineToolPlugin } from "../../src/tools";
@@ -228,8 +229,21 @@ const kitBindings = defineToolPlugin<KitEnv>({
   ],
 });
 
+/**
+ * The embedding's config module (issue 23): agents of its own, under the test project's CODEMODE_CONFIG
+ * (laid over it key by key, so the var's agents and these both exist).
+ */
+export const kitConfig = defineConfig({
+  agents: {
+    entries: {
+      "module-off": { tools: { codeMode: false } },
+      "module-tight": { tools: { codeMode: { maxOutputBytes: 1024 } } },
+    },
+  },
+});
+
 // A short SSE heartbeat, so kit tests see it and a client that went away is noticed quickly.
-const gateway = createGateway({ plugins: [kitExternal, demoPlugin, kitCore, kitPolicy, kitBindings], sseHeartbeatMs: 200 });
+const gateway = createGateway({ plugins: [kitExternal, demoPlugin, kitCore, kitPolicy, kitBindings], sseHeartbeatMs: 200, config: kitConfig });
 
 export default gateway.worker;
 export class SessionDurableObject extends gateway.SessionDurableObject {}

@@ -39,7 +39,7 @@ test("installing the package runs none of this repo's dev setup", () => {
   assert.equal(pkg.scripts.prepare, "node scripts/setup-dev.mjs");
 });
 
-test("npm pack ships the Worker's sources, the wasm loader, the compiler module, the license, the README and docs, and no tests, benchmarks or scripts", () => {
+test("npm pack ships the Worker's sources, the wasm loader, the compiler module, the config schema, the license, the README and docs, and no tests, benchmarks or scripts", () => {
   const files = pack("--dry-run").files.map((f) => f.path);
   for (const needed of [
     "package.json",
@@ -53,6 +53,7 @@ test("npm pack ships the Worker's sources, the wasm loader, the compiler module,
     "docs/README.md",
     // The TypeScript compiler's own module (generated, git-ignored; prepack and npm test build it).
     "src/generated/typescript.mjs",
+    "schema/codemode-config.schema.json",
   ])
     assert.ok(files.includes(needed), `${needed} is packed`);
   assert.ok(
@@ -63,7 +64,7 @@ test("npm pack ships the Worker's sources, the wasm loader, the compiler module,
     files.some((f) => f.startsWith("durable-objects/images/")),
     "the image registry is packed",
   );
-  const stray = files.filter((f) => !/^(src|durable-objects|wasm|docs)\//.test(f) && !["package.json", "LICENSE", "README.md"].includes(f));
+  const stray = files.filter((f) => !/^(src|durable-objects|wasm|docs|schema)\//.test(f) && !["package.json", "LICENSE", "README.md"].includes(f));
   assert.deepEqual(stray, []);
   for (const dir of ["test/", "bench/", "scripts/", "node_modules/", ".wrangler/"])
     assert.deepEqual(

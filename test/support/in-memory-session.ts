@@ -10,7 +10,7 @@
  */
 import type { ChatState, TrajectoryRow } from "../../src/agent";
 import type { Settlement } from "../../src/bridge";
-import { SESSION_LIMIT_DEFAULTS, type SessionLimits } from "../../src/config";
+import { loadGatewayConfig, SESSION_LIMIT_DEFAULTS, type SessionLimits } from "../../src/config";
 import { DELIVERED_CALLS_LIMIT, MAX_TRAJECTORY_EVENTS, MAX_TRANSCRIPT_BYTES, NESTED_PREVIEW_BYTES } from "../../src/limits";
 import { redactedPreview } from "../../src/observability";
 import type { ApprovalAnswer, ApprovalRequester } from "../../src/policy";
@@ -1115,6 +1115,8 @@ export function inMemorySessionPorts(options: InMemorySessionOptions = {}, overr
     armAlarm: (at) => alarm.arm(at),
     alarmsWritten: async () => undefined,
     env: () => env,
+    // Follows an overridden env, as the session object's reads its own.
+    config: () => loadGatewayConfig(wired.env()),
     clock: () => clock,
     vms: () => vms,
     limits,

@@ -873,18 +873,18 @@ describe("loadGatewayConfig", () => {
     expect(resolveActivation(result.config, { model: "ollama/llama4" }).engaged).toBe(true);
   });
 
-  it("CODEMODE_CONFIG replaces the default entirely", () => {
+  it("CODEMODE_CONFIG is laid over the default: a snippet that does not mention code mode keeps it on", () => {
     const result = loadGatewayConfig({ CODEMODE_CONFIG: JSON.stringify({ tools: { toolSearch: true } }) });
     expect(result.ok).toBe(true);
     if (!result.ok) return;
-    expect(resolveCodeModeOptions(result.config).enabled).toBe(false);
+    expect(resolveCodeModeOptions(result.config).enabled).toBe(true);
     expect(result.config.toolSearch).toEqual({ enabled: true });
   });
 
   it("invalid JSON is an error at CODEMODE_CONFIG that does not quote the text", () => {
     expect(loadGatewayConfig({ CODEMODE_CONFIG: '{ "tools": { "codeMode": tru, "k": "sk-secret" ' })).toEqual({
       ok: false,
-      error: { path: "CODEMODE_CONFIG", message: "CODEMODE_CONFIG is not valid JSON" },
+      error: { path: "CODEMODE_CONFIG", message: "CODEMODE_CONFIG is not valid JSON: unexpected character (expected a value) at line 1, column 26" },
     });
   });
 
