@@ -106,7 +106,11 @@ describe("MCP servers on a code-mode turn", () => {
         "const out = []; for (const f of [() => MCP.everything.resources.read({ uri: 'demo://resource/static/document/architecture.md' }), () => MCP.everything.prompts.get({ name: 'simple-prompt' })]) { try { await f(); out.push('ran'); } catch (e) { out.push(e.message); } }\n" +
         "out.push(typeof (await MCP.everything.resources.list({})).resources); return out;",
     });
-    expect(r.json.value).toEqual(["everything/resources/read is not an available MCP operation", "everything/prompts/get is not an available MCP operation", "object"]);
+    expect(r.json.value).toEqual([
+      "everything/resources/read is not an available MCP operation",
+      "everything/prompts/get is not an available MCP operation",
+      "object",
+    ]);
     const none = await api("POST", `/v1/sessions/${session}/turns`, { mcpServers: everything, allow: ["echo"] });
     const v = await api("POST", `/v1/sessions/${session}/turns/${none.json.turnId}/tools/exec`, {
       code: "return [typeof MCP === 'undefined' ? 'none' : Object.keys(MCP), (await API.list('mcp'))]",
