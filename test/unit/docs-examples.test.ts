@@ -102,8 +102,9 @@ describe("docs example checks", () => {
     expect(shellSyntaxError("bash", script)).toBeUndefined();
   });
 
-  it("reject a config snippet that would turn code mode off, and one with an unknown key", () => {
-    expect(configProblem('{ "logging": { "redactPatterns": ["acct_[0-9]{6}"] } }')).toMatch(/code mode off/);
+  it("reject a config snippet that would turn code mode off, and one with an unknown key; a snippet that does not mention code mode keeps it on", () => {
+    expect(configProblem('{ "tools": { "codeMode": false } }')).toMatch(/code mode off/);
+    expect(configProblem('{ "logging": { "redactPatterns": ["acct_[0-9]{6}"] } }')).toBeUndefined();
     expect(configProblem('{ "tool": { "codeMode": true } }')).toMatch(/unknown key "tool"/);
     expect(configProblem('{ "tools": { "codeMode": true }, "logging": { "redactPatterns": ["acct_[0-9]{6}"] } }')).toBeUndefined();
   });

@@ -3,8 +3,8 @@ import * as pkg from "codemode-edge";
 import { createGateway, defineToolPlugin, type CodeModeResult, type ErrorCode, type ToolPlugin } from "codemode-edge";
 
 describe("the package entry (codemode-edge, resolved through package.json exports)", () => {
-  it("exports exactly the public values: the gateway factory, the plugin helper and the error table", () => {
-    expect(Object.keys(pkg).sort()).toEqual(["ERROR_CODES", "createGateway", "defineToolPlugin", "isRetryable"]);
+  it("exports exactly the public values: the gateway factory, the config and plugin helpers and the error table", () => {
+    expect(Object.keys(pkg).sort()).toEqual(["ERROR_CODES", "createGateway", "defineConfig", "defineToolPlugin", "isRetryable"]);
   });
 
   it("builds a gateway from a plugin: a Worker handler and both Durable Object classes", () => {
