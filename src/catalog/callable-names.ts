@@ -1,5 +1,5 @@
 import { fnv1a64 } from "./opaque-id";
-import { isReservedGuestName, OBJECT_PROTOCOL_NAMES } from "../runtime";
+import { isReservedGuestName, OBJECT_PROTOCOL_NAMES } from "../guest-names";
 
 export { OBJECT_PROTOCOL_NAMES };
 
@@ -26,7 +26,7 @@ const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 export function isJsSafeName(name: string): boolean {
   return (
-    // Reserved words and protocol names (runtime/reserved-names.ts): an own global `toString` would
+    // Reserved words and protocol names (src/guest-names.ts): an own global `toString` would
     // shadow Object.prototype's, `then` make `globalThis` a thenable, `toJSON` replace how it serializes.
     IDENT.test(name) && !isReservedGuestName(name) && !SPECIALIZED_GLOBALS.has(name)
   );

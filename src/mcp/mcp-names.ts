@@ -17,7 +17,7 @@
  *    `async of undefined NaN Infinity eval arguments`, and the protocol names the engine calls
  *    on any object (`Object.prototype` members like `constructor`, `toString`, `hasOwnProperty`,
  *    and `then`, `toJSON`: `await MCP.<server>` or `JSON.stringify(MCP.<server>)` must never
- *    call a server) — the one rule of runtime/reserved-names.ts, shared with catalog globals;
+ *    call a server) — the one rule of src/guest-names.ts, shared with catalog globals;
  *    for tools also the namespace's own members `$api resources prompts`; for servers also
  *    `index` (the shared file `mcp/index.d.ts`).
  *
@@ -30,7 +30,7 @@
  * equals another name's form). Groups are processed in code-unit order of their form.
  */
 
-import { isReservedGuestName } from "../runtime";
+import { isReservedGuestName } from "../guest-names";
 
 /** Members of every `MCP.<server>` namespace object: a tool cannot take these names. */
 export const MCP_NAMESPACE_MEMBERS: readonly string[] = ["$api", "resources", "prompts"];

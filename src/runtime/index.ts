@@ -19,4 +19,3 @@ export {
 export { preludeBytecode, resetPreludeBytecodeForTests, frozenWasi } from "./prelude-bytecode";
 export { VmPool, type VmRoom, type VmTake, type CellVms } from "./vm-pool";
 export { WORK_UNITS_PER_TICK, WORK_FLUSH_UNITS, WORK_METER_SOURCE } from "./work-meter";
-export { JS_RESERVED_WORDS, OBJECT_PROTOCOL_NAMES, isProtocolName, isReservedGuestName } from "./reserved-names";

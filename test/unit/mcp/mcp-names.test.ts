@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { assignMcpNames, normalizeMcpName } from "../../../src/mcp";
 import { isJsSafeName } from "../../../src/catalog";
-import { OBJECT_PROTOCOL_NAMES } from "../../../src/runtime/reserved-names";
+import { OBJECT_PROTOCOL_NAMES } from "../../../src/guest-names";
 
 describe("normalizeMcpName: the documented rule", () => {
   it.each([
