@@ -39,7 +39,16 @@ const LAYERS = [
   ["src/bridge", "src/tools"],
   ["src/runtime"],
   ["src/observability", "src/quota"],
-  ["src/code-mode", "src/js-tokens", "src/errors", "src/guest-names.ts", "src/limits.ts", "src/version.ts", "src/typescript-module.ts", "wasm/quickjs.ts"],
+  [
+    "src/code-mode",
+    "src/js-tokens",
+    "src/errors",
+    "src/guest-names.ts",
+    "src/limits.ts",
+    "src/version.ts",
+    "src/typescript-module.ts",
+    "wasm/quickjs.ts",
+  ],
 ];
 /** The composition root: it wires the Worker and the Durable Object classes together. */
 const COMPOSITION_ROOT = "src/gateway.ts";
