@@ -139,12 +139,15 @@ export default defineConfig({
           testTimeout: 30_000,
         },
       },
-      // The shipped entry (src/index.ts: demo plugin).
+      // The shipped entry's gateway (demo plugin) with dependencies the tests control (test/e2e/entry.ts).
       {
-        plugins: [withoutDanglingSourceMaps(), workers({ requestsPerMinute: 1_000_000, corsOrigins: [ALLOWED_TEST_ORIGIN] })],
+        plugins: [
+          withoutDanglingSourceMaps(),
+          workers({ main: "./test/e2e/entry.ts", requestsPerMinute: 1_000_000, corsOrigins: [ALLOWED_TEST_ORIGIN] }),
+        ],
         test: {
           name: "gateway",
-          setupFiles: LOG_CAPTURE,
+          setupFiles: [...LOG_CAPTURE, "./test/e2e/reset-session-controls.ts"],
           globalSetup: [...MCP_EVERYTHING, ...MCP_HOSTILE, ...FAKE_PROVIDERS],
           include: [...UNIT_IN_WORKERD, "test/e2e/**/*.test.ts"],
           testTimeout: 30_000,

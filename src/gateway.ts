@@ -55,7 +55,7 @@ export function createGateway(options: GatewayOptions) {
     worker: { fetch: (req: Request, env: GatewayEnv, ctx: ExecutionContext) => app.fetch(req, env, ctx) } satisfies ExportedHandler<GatewayEnv>,
     // Module state of this gateway instance, so one ledger and pool per isolate: every
     // session object the isolate hosts shares them.
-    SessionDurableObject: createSessionObject(options.plugins, new VmPool(ledger), options.clock ?? systemClock, config),
+    SessionDurableObject: createSessionObject(options.plugins, new VmPool(ledger), { clock: options.clock ?? systemClock, config }),
     PristineImageRegistry,
   };
 }

@@ -26,23 +26,32 @@ export type SessionEnv = {
   PRISTINE_IMAGES?: DurableObjectNamespace<ImageRegistryRpc>;
 };
 
+/** What a session object is built from besides its plugins and the isolate's VM pool (createGateway passes them). */
+export type SessionObjectOptions = {
+  /** Where the object reads time (deadlines, TTLs, idle expiry); the system clock by default. */
+  clock?: Clock;
+  /** The config module (`defineConfig`), under `CODEMODE_CONFIG`. */
+  config?: CodemodeConfig;
+  /**
+   * Session limits that win over the config's `gateway.sessions`, unclamped, read on every use (an
+   * embedding with fixed limits; test entries pass small ones). `undefined` reads the config.
+   */
+  limits?: () => SessionLimits | undefined;
+};
+
 /**
  * The session Durable Object: a shell. It adapts the session's SQLite storage to the turn
  * service's ports (src/session/ports.ts), owns its alarm, and hands every RPC to the service
  * (src/session/turn-service.ts) in one line. Replies cross the RPC boundary as data; the HTTP
  * layer maps them to responses.
  */
-export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool, clock: Clock = systemClock, configModule?: CodemodeConfig) {
+export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool, options: SessionObjectOptions = {}) {
+  const clock = options.clock ?? systemClock;
+  const configModule = options.config;
   return class SessionDurableObject extends DurableObject<SessionEnv> implements SessionRpc {
-    /** The gateway's clock (createGateway); a test may also swap it on one live instance. */
-    clock: Clock = clock;
-    /** Injected in tests (small limits); production reads `gateway.sessions` from the config. */
-    limitsOverride: SessionLimits | undefined;
-    readonly snapshots: SnapshotStore;
-    /** Encodes parked VMs against a base a later build can rebuild (its registry is replaced in tests). */
-    readonly codec: SnapshotCodec;
-    /** The isolate's VM pool and memory ledger (shared by every object here; read by tests). */
-    readonly vms: CellVms;
+    private readonly snapshots: SnapshotStore;
+    /** The isolate's VM pool and memory ledger (shared by every object here), and this object as the owner of its VMs. */
+    private readonly vms: CellVms;
     private readonly turns: TurnStore;
     private readonly transcript: TranscriptStore;
     private readonly service: TurnService;
@@ -59,8 +68,8 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const transaction = <T>(fn: () => T): T => ctx.storage.transactionSync(fn);
       const ready = () => sessionStorage.ready;
       const quota = new StorageQuota({ sql, transaction, limits: () => this.limits(), ready });
-      const expiry = new SessionExpiry({ sql, now: () => this.clock.now(), limits: () => this.limits() });
-      const approvals = new ApprovalBroker(sql, () => this.clock.now(), ready, quota);
+      const expiry = new SessionExpiry({ sql, now: () => clock.now(), limits: () => this.limits() });
+      const approvals = new ApprovalBroker(sql, () => clock.now(), ready, quota);
       // The schema is created by the first turn, not here: an unknown session id stores nothing.
       const sessionStorage = new SessionStorage(ctx.storage, sql, () => {
         quota.init(ctx.storage);
@@ -70,13 +79,14 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       this.transcript = new TranscriptStore(sql, ready, quota);
       // Parked runs are counted where they are stored: the quota only checks their writes.
       this.snapshots = new SnapshotStore(sql, (bytes, write, what) => quota.grow(null, bytes, write, what));
-      this.codec = new SnapshotCodec(env.PRISTINE_IMAGES ? registryFromBinding(env.PRISTINE_IMAGES) : null);
+      // Encodes parked VMs against a base a later build can rebuild.
+      const codec = new SnapshotCodec(env.PRISTINE_IMAGES ? registryFromBinding(env.PRISTINE_IMAGES) : null);
       const runs = new RunLifecycle({
         store: this.snapshots,
-        codec: this.codec,
+        codec,
         sessionTag: () => sessionStorage.runTag(),
         transaction,
-        now: () => this.clock.now(),
+        now: () => clock.now(),
         scheduleExpiry: (at) => this.armAlarm(at),
       });
       this.service = new TurnService(plugins, {
@@ -97,7 +107,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         env: () => this.env as SessionEnv & Record<string, unknown>,
         config: () => loadGatewayConfig(this.env, configModule),
         waitUntil: (promise) => ctx.waitUntil(promise),
-        clock: () => this.clock,
+        clock: () => clock,
         vms: () => this.vms,
         limits: () => this.limits(),
         providerFetch: () => undefined,
@@ -149,6 +159,10 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     storageUsage() {
       return this.service.storageUsage();
     }
+    /** What parked runs hold in storage: runs, their snapshot chunks, settled results, bytes (operators and tests). */
+    parkedRuns(): { runs: number; chunks: number; results: number; storedBytes: number } {
+      return this.snapshots.footprint();
+    }
     /** Calls running now, per turn (read-only; tests wait on it). */
     runningCalls(): Record<string, number> {
       return this.service.calls.running();
@@ -171,7 +185,8 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     }
 
     private limits(): SessionLimits {
-      if (this.limitsOverride) return this.limitsOverride;
+      const fixed = options.limits?.();
+      if (fixed) return fixed;
       const config = loadGatewayConfig(this.env, configModule);
       return config.ok ? config.config.operations.sessions : SESSION_LIMIT_DEFAULTS;
     }

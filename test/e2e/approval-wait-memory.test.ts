@@ -1,6 +1,8 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { api, exec, expectHealthy, freshTurn, inSession, openTurn, sessionId, sleep } from "./helpers";
+import { api, exec, expectHealthy, freshTurn, openTurn, sleep } from "./helpers";
+import { failNextCodec, testVmPool } from "./session-controls";
+import type { MemoryReservation } from "../../src/runtime";
 import { decide, listApprovals, pendingApprovals, startExec, startWait } from "./approval-helpers";
 import { mark, recordsSince } from "../support/log-capture";
 
@@ -10,22 +12,20 @@ import { mark, recordsSince } from "../support/log-capture";
 // run 48 MiB VMs whose notes_write needs an approval. VMs are accounted at what they hold (not
 // their limit), so a cell asleep is seen by its VM count: none alive while it waits.
 
-/** Any session object can read the isolate's ledger; this one never runs cells. */
-const OBSERVER = sessionId();
+/** Room the test itself holds in the isolate's ledger (`hold`), as another session's VM would. */
+let testHold: MemoryReservation | null = null;
 
 type LedgerView = { budget: number; reserved: number; cells: number; vms: number; waiting: number };
 
 function ledger(): Promise<LedgerView> {
-  return inSession(OBSERVER, (instance) => {
-    const { pool } = instance.vms;
-    return {
-      budget: pool.ledger.budgetBytes,
-      reserved: pool.ledger.reservedBytes,
-      cells: pool.ledger.reservedBytes - pool.spareBytes,
-      waiting: pool.ledger.waiting,
-      // Cell VMs alive: VMs are accounted at what they hold, so their count says who is asleep.
-      vms: pool.ledger.reservations - (pool.spareBytes > 0 ? 1 : 0) - (instance.testHold && !instance.testHold.released ? 1 : 0),
-    };
+  const pool = testVmPool;
+  return Promise.resolve({
+    budget: pool.ledger.budgetBytes,
+    reserved: pool.ledger.reservedBytes,
+    cells: pool.ledger.reservedBytes - pool.spareBytes,
+    waiting: pool.ledger.waiting,
+    // Cell VMs alive: VMs are accounted at what they hold, so their count says who is asleep.
+    vms: pool.ledger.reservations - (pool.spareBytes > 0 ? 1 : 0) - (testHold && !testHold.released ? 1 : 0),
   });
 }
 
@@ -43,18 +43,15 @@ const asleep = () => until((v) => v.vms === 0);
 
 /** Room held by the test itself (all but `leaving`), as another session's VM would hold it. */
 function hold(leaving: number, opts: { dropSpare?: boolean } = {}): Promise<boolean> {
-  return inSession(OBSERVER, (instance) => {
-    if (opts.dropSpare) instance.vms.pool.dropSpare();
-    instance.testHold = instance.vms.pool.ledger.tryReserve(instance.vms.pool.ledger.roomBytes - leaving);
-    return instance.testHold !== null;
-  });
+  if (opts.dropSpare) testVmPool.dropSpare();
+  testHold = testVmPool.ledger.tryReserve(testVmPool.ledger.roomBytes - leaving);
+  return Promise.resolve(testHold !== null);
 }
 
 function unhold(): Promise<void> {
-  return inSession(OBSERVER, (instance) => {
-    instance.testHold?.release();
-    instance.testHold = null;
-  });
+  testHold?.release();
+  testHold = null;
+  return Promise.resolve();
 }
 
 /** A 48 MiB cell of another session that fills 40 MiB of its VM. */
@@ -172,14 +169,7 @@ describe("a cell waiting for an operator's decision gives its VM memory back", (
     const [p] = await pendingApprovals(a.session);
     await asleep();
     // The sleeping cell's bytes decode through the worker's SnapshotCodec: make its next decode fail.
-    await inSession(a.session, (instance) => {
-      const proto = Object.getPrototypeOf(instance.codec);
-      const decode = proto.decode;
-      proto.decode = function () {
-        proto.decode = decode;
-        return Promise.reject(new Error("corrupted while asleep"));
-      };
-    });
+    failNextCodec("decode", new Error("corrupted while asleep"));
     const m = mark();
     await decide(a.session, p!.approvalId, "allow");
     const r = (await running).json;

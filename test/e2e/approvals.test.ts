@@ -1,7 +1,7 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { SETTLED_APPROVALS_KEPT } from "../../durable-objects/session/approval-broker";
-import { api, exec, inSession, openTurn, sessionId, sleep, TOKEN_B } from "./helpers";
+import { api, exec, openTurn, sessionId, sessionProbe, sleep, TOKEN_B } from "./helpers";
 import { mark, recordsSince } from "../support/log-capture";
 import { chat, requests, script, toolResults } from "./chat-helpers";
 import { decide, listApprovals, notes, pendingApprovals, startExec, startWait } from "./approval-helpers";
@@ -181,8 +181,8 @@ describe("approval records are bounded", () => {
   it("a turn keeps its newest settled approvals only, and their bytes count against the session's storage", async () => {
     const session = sessionId();
     const turnId = await openTurn(session, { agentId: "approvefast" });
-    const rows = () => inSession(session, (_, state) => state.storage.sql.exec("SELECT status FROM approvals").toArray().length as number);
-    const used = () => inSession(session, (instance) => instance.storageUsage().bytes as number);
+    const rows = async () => (await sessionProbe(session).storageRows("SELECT status FROM approvals")).length;
+    const used = async () => (await sessionProbe(session).storageUsage()).bytes;
     const before = await used();
     // Each cell asks for 16 approvals at once; none is decided, all time out after 1 s.
     const cell = "await Promise.allSettled(Array.from({ length: 16 }, (_, i) => notes_read({ key: 'k' + i }))); return 1";

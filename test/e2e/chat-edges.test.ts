@@ -1,6 +1,7 @@
 import { runDurableObjectAlarm, SELF } from "cloudflare:test";
 import { inject, describe, expect, it } from "vitest";
-import { api, inSession, sessionId, sessionStub, setClock, sleep } from "./helpers";
+import { api, sessionId, sessionStub, sleep } from "./helpers";
+import { setClock, setSessionEnv } from "./session-controls";
 import { manualClock } from "../../src/runtime";
 import { mark, recordsSince } from "../support/log-capture";
 import { appendSteps, chat, offeredTools, parseSse, requests, script, toolResults } from "./chat-helpers";
@@ -296,12 +297,7 @@ describe("/chat: CODEMODE_DEBUG transport, payload and SSE logging", () => {
   it("transport logs request and response, payload=full-redacted a redacted snapshot, sse=peek the first five provider events", async () => {
     const session = sessionId();
     await api("POST", `/v1/sessions/${session}/turns`, { disableTools: true });
-    await inSession(session, (instance) => {
-      Object.defineProperty(instance, "env", {
-        value: { ...instance.env, CODEMODE_DEBUG: "transport,payload=full-redacted,sse=peek" },
-        configurable: true,
-      });
-    });
+    setSessionEnv(session, { CODEMODE_DEBUG: "transport,payload=full-redacted,sse=peek" });
     const secret = "sk-proj-abcdefghijklmnopqrstuvwxyz012345";
     const s = await script([{ text: ["a", "b", "c", "d", "e", "f", "g", "h"] }]);
     const m = mark();
@@ -379,7 +375,7 @@ describe("/chat: a waiting turn whose parked run expired", () => {
     const session = sessionId();
     const clock = manualClock(Date.now());
     await api("POST", `/v1/sessions/${session}/turns`, {}); // create the object
-    await setClock(session, clock);
+    setClock(clock);
     const s = await script([{ toolCalls: [{ id: "p1", name: "exec", input: { code: "return await ask_user({ q: 1 })" } }] }]);
     const first = await chat(session, {
       model: MODEL,

@@ -1,6 +1,6 @@
 import { SELF } from "cloudflare:test";
 import { expect } from "vitest";
-import { api, inSession, TOKEN_A } from "./helpers";
+import { api, sessionProbe, TOKEN_A } from "./helpers";
 import { fakeScript, type FakeRequestRecord, type FakeStep } from "../support/fake-provider-client";
 
 export type RecordedRequest = FakeRequestRecord;
@@ -84,9 +84,9 @@ export const user = (marker: string, text = "go") => [{ role: "user", content: `
 /** GET …/turns/:turnId/trajectory of the default tenant. */
 export const trajectory = (session: string, turnId: string) => api("GET", `/v1/sessions/${session}/turns/${turnId}/trajectory`);
 
-/** SQLite rows of the session object (test-only access). */
+/** SQLite rows of the session object (its storage probe, test/support/session-probe.ts). */
 export function rows<T = any>(session: string, query: string): Promise<T[]> {
-  return inSession(session, (_i, state) => state.storage.sql.exec(query).toArray() as T[]);
+  return sessionProbe(session).storageRows<T>(query);
 }
 
 /** An SSE /chat call read as it arrives, so a test can act mid-loop. */

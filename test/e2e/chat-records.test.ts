@@ -1,6 +1,6 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, cellRunning, inSession, sessionId, untilInSession } from "./helpers";
+import { api, cellRunning, sessionId, sessionProbe, untilInSession } from "./helpers";
 import { recordsSince, mark } from "../support/log-capture";
 import { appendSteps, chat, script } from "./chat-helpers";
 import { decide, pendingApprovals } from "./approval-helpers";
@@ -115,8 +115,7 @@ describe("meta.stopReason says why the turn ended", () => {
     const s = await script([{ hangMs: 20_000 }]);
     const running = chat(session, { model: MODEL, messages: user(s.marker) });
     await untilInSession(session, cellRunning, "the model call is in flight");
-    const turnId = (await inSession(session, (_i, state) => state.storage.sql.exec("SELECT turn_id FROM chat_turns").toArray()))[0]!
-      .turn_id as string;
+    const turnId = (await sessionProbe(session).storageRows("SELECT turn_id FROM chat_turns"))[0]!.turn_id as string;
     await abortAllDurableObjects();
     expect((await running).json.error.code).toBe("session_reset");
     const stopped = (await trajectory(session, turnId)).json;
@@ -179,10 +178,9 @@ describe("a reset of the session object under a /chat tool call is on record onc
     ]);
     const running = chat(session, { model: MODEL, agentId: "off", clientTools: [{ name: "ask_user" }], messages: user(s.marker) });
     // Two tracked controllers of the turn: the /chat loop's own and the running echo's.
-    const echoRunning = (instance: any): boolean => Object.values(instance.runningCalls() as Record<string, number>).some((n) => n >= 2);
+    const echoRunning = (running: Record<string, number>): boolean => Object.values(running).some((n) => n >= 2);
     await untilInSession(session, echoRunning, "echo is running");
-    const turnId = (await inSession(session, (_i, state) => state.storage.sql.exec("SELECT turn_id FROM chat_turns").toArray()))[0]!
-      .turn_id as string;
+    const turnId = (await sessionProbe(session).storageRows("SELECT turn_id FROM chat_turns"))[0]!.turn_id as string;
     await abortAllDurableObjects();
     expect((await running).json.error.code).toBe("session_reset");
     const t = (await trajectory(session, turnId)).json;

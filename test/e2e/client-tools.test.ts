@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { api, exec, freshTurn, inSession, openTurn, sessionId, wait } from "./helpers";
+import { api, exec, freshTurn, openTurn, sessionId, sessionProbe, wait } from "./helpers";
 
 const openRaw = (body: unknown) => api("POST", `/v1/sessions/${sessionId()}/turns`, body);
 const clientResult = (session: string, turnId: string, body: unknown) => api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, body);
@@ -292,18 +292,16 @@ describe("a repeated client result", () => {
 describe("the per-turn record of delivered client results", () => {
   it("is bounded: past DELIVERED_CALLS_LIMIT the oldest callIds are forgotten first, per turn", async () => {
     const { session, turnId } = await freshTurn();
-    const r = await inSession(session, (instance) => {
-      const turns = instance.turns;
-      for (let i = 0; i < 4096 + 10; i++) turns.recordDelivered(turnId, `c${i}`);
-      turns.recordDelivered("other-turn", "c0");
-      return {
-        oldest: turns.wasDelivered(turnId, "c0"),
-        firstKept: turns.wasDelivered(turnId, "c10"),
-        newest: turns.wasDelivered(turnId, "c4105"),
-        otherTurn: turns.wasDelivered("other-turn", "c0"),
-      };
-    });
-    expect(r).toEqual({ oldest: false, firstKept: true, newest: true, otherTurn: true });
+    // The session's turn store adapter over its own SQLite (through the storage probe).
+    const record: Array<[string, string]> = Array.from({ length: 4096 + 10 }, (_, i) => [turnId, `c${i}`]);
+    record.push(["other-turn", "c0"]);
+    const [oldest, firstKept, newest, otherTurn] = await sessionProbe(session).deliveredCalls(record, [
+      [turnId, "c0"],
+      [turnId, "c10"],
+      [turnId, "c4105"],
+      ["other-turn", "c0"],
+    ]);
+    expect({ oldest, firstKept, newest, otherTurn }).toEqual({ oldest: false, firstKept: true, newest: true, otherTurn: true });
   });
 });
 

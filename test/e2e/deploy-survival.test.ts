@@ -1,10 +1,11 @@
-import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env, evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/runtime";
 import { GUEST_ABI_VERSION } from "../../src/runtime";
 import {
   decodeSnapshot,
   IMAGE_PRUNE_AFTER_MS,
+  isolateImageCaches,
   pristineImage,
   type ImageRecord,
   type ImageRegistry,
@@ -12,47 +13,53 @@ import {
 } from "../../src/snapshot-store";
 import type { Snapshot } from "quickjs-wasi";
 import { encodeFormat1, headerOf, otherBuild, rewrite } from "../support/snapshot-fixtures";
-import { api, exec, expectHealthy, footprint, inSession, openTurn, parkOnClientTool, sessionId, sessionStub, wait } from "./helpers";
+import { api, exec, expectHealthy, footprint, openTurn, parkOnClientTool, sessionId, sessionProbe, sessionStub, wait } from "./helpers";
+import { setClock, setSessionEnv } from "./session-controls";
 
 const images = (env as unknown as { PRISTINE_IMAGES: DurableObjectNamespace<ImageRegistryRpc> }).PRISTINE_IMAGES;
-const registry = (name = "v1") => images.get(images.idFromName(name));
+/** The registry object: its RPC, and the test entry's `alarmAt` (test/e2e/entry.ts). */
+const registry = (name = "v1") =>
+  images.get(images.idFromName(name)) as unknown as ImageRegistryRpc & {
+    digests(): Promise<Array<{ digest: string; lastSeen: number }>>;
+    alarmAt(): Promise<number | null>;
+  };
 const DAY = 86_400_000;
 
-/** Run `fn` inside a registry object (test-only access to its instance and storage). */
-function inRegistry<R>(name: string, fn: (instance: any, state: DurableObjectState) => R | Promise<R>): Promise<R> {
-  const run = runInDurableObject as unknown as (stub: unknown, cb: typeof fn) => Promise<R>;
-  return run(registry(name), fn);
-}
-
-/** What the registry object holds (its SQLite, read inside the object). */
+/** What the registry object holds (its `digests` RPC). */
 function registryDigests(name = "v1"): Promise<Array<{ digest: string; lastSeen: number }>> {
-  return inRegistry(name, (instance) => instance.images.digests());
+  return registry(name).digests();
 }
 
 /** Replace a parked run's stored snapshot with what `make` writes (another build, engine or ABI). */
 async function rewriteStored(session: string, runId: string, make: (snapshot: Snapshot) => Promise<Uint8Array>): Promise<void> {
-  await inSession(session, async (instance) => {
-    const snapshot = await decodeSnapshot(instance.snapshots.bytes(runId));
-    instance.snapshots.put(instance.snapshots.state(runId), await make(snapshot));
-  });
+  const probe = sessionProbe(session);
+  const snapshot = await decodeSnapshot(await probe.parkedSnapshot(runId));
+  await probe.replaceParkedSnapshot(runId, await make(snapshot));
 }
 
 async function storedHeader(session: string, runId: string) {
-  return inSession(session, async (instance) => headerOf(instance.snapshots.bytes(runId)));
+  return headerOf(await sessionProbe(session).parkedSnapshot(runId));
 }
 
-/** The registry unreachable from this session object (its codec's registry replaced), and the isolate's memory of it cleared. */
-async function registryDown(session: string): Promise<void> {
+/**
+ * The registry unreachable from this session object's next incarnation (called while it is not
+ * running: it is built bound to a registry namespace whose object never answers), and the
+ * isolate's memory of the registry cleared.
+ */
+function registryDown(session: string): void {
   const down: ImageRegistry = {
     touch: () => Promise.reject(new Error("registry object unreachable")),
     put: () => Promise.reject(new Error("registry object unreachable")),
     get: () => Promise.reject(new Error("registry object unreachable")),
   };
-  await inSession(session, (instance) => {
-    instance.codec.registry = down;
-    instance.codec.caches.confirmedAt.clear();
-    instance.codec.caches.failedAt = undefined;
-  });
+  setSessionEnv(session, { PRISTINE_IMAGES: { idFromName: () => ({}), get: () => down } });
+  isolateImageCaches.confirmedAt.clear();
+  isolateImageCaches.failedAt = undefined;
+}
+
+/** The real registry bound again for the session object's next incarnation (the caller evicts it). */
+function registryUp(session: string): void {
+  setSessionEnv(session, undefined);
 }
 
 async function deliver(session: string, turnId: string, callId: string, value: unknown) {
@@ -64,7 +71,7 @@ describe("parked runs survive deploys", () => {
   it("a park registers this build's image in the registry object and stores only the delta against it", async () => {
     const session = sessionId();
     // Storage is per test here; forget what this isolate confirmed in earlier tests.
-    await inSession(session, (instance) => instance.codec.caches.confirmedAt.clear());
+    isolateImageCaches.confirmedAt.clear();
     const { turnId, runId, callId } = await parkOnClientTool(session);
     const local = await pristineImage();
     expect(await storedHeader(session, runId)).toMatchObject({ format: 2, abi: GUEST_ABI_VERSION, base: { kind: "image", digest: local.digest } });
@@ -85,25 +92,23 @@ describe("parked runs survive deploys", () => {
     await deliver(session, turnId, callId, "Ada");
     expect(await wait(session, turnId, runId)).toMatchObject({ status: "completed", value: "Hello, Ada" });
     // The base came from the registry (this build's own image would have corrupted the VM).
-    expect(await inSession(session, (instance) => instance.codec.caches.foreignDigests)).toContain(other.digest);
+    expect(isolateImageCaches.foreignDigests).toContain(other.digest);
     expect((await footprint(session)).runs).toBe(0);
   });
 
   it("registry unavailable at park: the run still parks (self-contained), survives eviction, and wait completes", async () => {
     const session = sessionId();
-    await inSession(session, () => undefined);
-    await registryDown(session);
+    registryDown(session);
     try {
       const { turnId, runId, callId } = await parkOnClientTool(session);
       expect((await storedHeader(session, runId)).base).toEqual({ kind: "engine" });
       // A fresh object (the real registry bound again) needs nothing from the registry for it.
+      registryUp(session);
       await evictDurableObject(sessionStub(session));
       await deliver(session, turnId, callId, "Grace");
       expect(await wait(session, turnId, runId)).toMatchObject({ status: "completed", value: "Hello, Grace" });
     } finally {
-      await inSession(session, (instance) => {
-        instance.codec.caches.failedAt = undefined;
-      });
+      isolateImageCaches.failedAt = undefined;
     }
   });
 
@@ -116,7 +121,7 @@ describe("parked runs survive deploys", () => {
     await registry().put(other.record);
     await rewriteStored(session, r.runId, (s) => rewrite(s, { base: { kind: "image", digest: other.digest }, baseMemory: other.memory }));
     await evictDurableObject(sessionStub(session));
-    await registryDown(session);
+    registryDown(session);
     const w = await wait(session, turnId, r.runId);
     expect(w).toMatchObject({
       status: "failed",
@@ -125,6 +130,7 @@ describe("parked runs survive deploys", () => {
         "code mode run could not be restored right now (the image registry did not answer: registry object unreachable); it is still parked: call wait again later.",
     });
     expect((await footprint(session)).runs).toBe(1);
+    registryUp(session);
     await evictDurableObject(sessionStub(session));
     expect(await wait(session, turnId, r.runId)).toMatchObject({ status: "completed", value: 42 });
   });
@@ -183,12 +189,10 @@ describe("the image registry object", () => {
     const stub = registry("prune-test");
     const t0 = Date.now();
     const clock = manualClock(t0);
-    await inRegistry("prune-test", (instance) => {
-      instance.clock = clock;
-    });
+    setClock(clock);
     await stub.put(record("a".repeat(64)));
     await stub.put(record("b".repeat(64)));
-    expect(await inRegistry("prune-test", (_i, state) => state.storage.getAlarm())).toBe(t0 + IMAGE_PRUNE_AFTER_MS);
+    expect(await stub.alarmAt()).toBe(t0 + IMAGE_PRUNE_AFTER_MS);
     expect(await stub.get("a".repeat(64))).toEqual(record("a".repeat(64)));
     expect(await stub.get("c".repeat(64))).toBeNull();
 
@@ -200,13 +204,13 @@ describe("the image registry object", () => {
     expect(await runDurableObjectAlarm(stub as unknown as DurableObjectStub)).toBe(true);
     expect((await registryDigests("prune-test")).map((r) => r.digest)).toEqual(["a".repeat(64)]);
     expect(await stub.get("b".repeat(64))).toBeNull();
-    expect(await inRegistry("prune-test", (_i, state) => state.storage.getAlarm())).toBe(t0 + DAY + IMAGE_PRUNE_AFTER_MS);
+    expect(await stub.alarmAt()).toBe(t0 + DAY + IMAGE_PRUNE_AFTER_MS);
 
     clock.set(t0 + DAY + IMAGE_PRUNE_AFTER_MS + 1);
     expect(await runDurableObjectAlarm(stub as unknown as DurableObjectStub)).toBe(true);
     expect(await registryDigests("prune-test")).toEqual([]);
     expect(await stub.touch("a".repeat(64))).toBe(false);
-    expect(await inRegistry("prune-test", (_i, state) => state.storage.getAlarm())).toBeNull();
+    expect(await stub.alarmAt()).toBeNull();
   });
 
   it("a second put of a digest keeps the first image and only refreshes it", async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { frozenClock } from "../../src/runtime";
-import { exec, expectHealthy, freshTurn, setClock } from "./helpers";
+import { exec, expectHealthy, freshTurn } from "./helpers";
+import { setClock } from "./session-controls";
 
 describe("hostile cells are contained and the session survives", () => {
   it("while(true){} times out on the real clock", async () => {
@@ -13,7 +14,7 @@ describe("hostile cells are contained and the session survives", () => {
 
   it("while(true){} times out on a frozen clock (CPU budget)", async () => {
     const { session, turnId } = await freshTurn({ agentId: "fast" });
-    await setClock(session, frozenClock());
+    setClock(frozenClock());
     const r = await exec(session, turnId, "let i = 0; while (true) { i++ }");
     expect(r).toMatchObject({ status: "failed", code: "timeout" });
     await expectHealthy(session, turnId);
@@ -21,7 +22,7 @@ describe("hostile cells are contained and the session survives", () => {
 
   it("an arithmetic loop on a frozen clock is stopped too", async () => {
     const { session, turnId } = await freshTurn({ agentId: "fast" });
-    await setClock(session, frozenClock());
+    setClock(frozenClock());
     const r = await exec(session, turnId, "let x = 0; for (;;) { x = (x * 31 + 7) % 1000003; }");
     expect(r).toMatchObject({ status: "failed", code: "timeout" });
     await expectHealthy(session, turnId);
@@ -311,7 +312,7 @@ describe("native built-ins are charged by size: none holds the session past its 
   for (const [name, code] of corpus) {
     it(`${name}: stopped as a timeout, session healthy`, async () => {
       const { session, turnId } = await freshTurn({ agentId: "fast" });
-      await setClock(session, frozenClock());
+      setClock(frozenClock());
       const r = await exec(session, turnId, code);
       expect(r).toMatchObject({ status: "failed", code: "timeout" });
       expect(r.error).toContain("timeoutMs 400");
@@ -321,7 +322,7 @@ describe("native built-ins are charged by size: none holds the session past its 
 
   it("a refused built-in cannot be retried by catching the refusal", async () => {
     const { session, turnId } = await freshTurn({ agentId: "fast" });
-    await setClock(session, frozenClock());
+    setClock(frozenClock());
     const r = await exec(session, turnId, "const a = new Array(1e9); for (;;) { try { a.join(''); } catch (e) {} }");
     expect(r).toMatchObject({ status: "failed", code: "timeout" });
   });
@@ -368,7 +369,7 @@ describe("native built-ins are charged by size: none holds the session past its 
 
   it("ordinary work with the same built-ins still completes within the default budget", async () => {
     const { session, turnId } = await freshTurn();
-    await setClock(session, frozenClock());
+    setClock(frozenClock());
     const r = await exec(
       session,
       turnId,

@@ -50,29 +50,39 @@ export async function freshTurn(body: unknown = {}): Promise<{ session: string; 
   return { session, turnId: await openTurn(session, body) };
 }
 
-import { env, runInDurableObject } from "cloudflare:test";
-import type { Clock } from "../../src/runtime";
+import { env } from "cloudflare:test";
 
-/** The session object behind (tenant, session), for clock injection and eviction. */
+/** The session object behind (tenant, session): its RPC, for eviction, alarms and what it stores. */
 export function sessionStub(session: string, tenant = "tenant-a") {
   const ns = (env as any).SESSIONS;
   return ns.get(ns.idFromName(`${tenant}:${session}`)) as DurableObjectStub;
 }
 
-/** Run `fn` against the live session object instance (test-only access). */
-export function inSession<R>(session: string, fn: (instance: any, state: DurableObjectState) => R | Promise<R>, tenant = "tenant-a"): Promise<R> {
-  const run = runInDurableObject as unknown as (stub: unknown, cb: (i: any, s: DurableObjectState) => R | Promise<R>) => Promise<R>;
-  return run(sessionStub(session, tenant), fn);
-}
+/**
+ * The session object's RPC, with the storage probe the test entries add (test/support/session-probe.ts):
+ * what the object stores, read without touching the object's members.
+ */
+export type SessionProbe = {
+  parkedRuns(): Promise<{ runs: number; chunks: number; results: number; storedBytes: number }>;
+  runningCalls(): Promise<Record<string, number>>;
+  storageUsage(): Promise<{ turns: number; bytes: number }>;
+  storageRows<T = Record<string, any>>(query: string, ...binds: unknown[]): Promise<T[]>;
+  storageWrite(query: string, ...binds: unknown[]): Promise<void>;
+  failNextStatement(prefix: string, message: string): Promise<void>;
+  storageKeys(prefix?: string): Promise<string[]>;
+  storageGet(key: string): Promise<unknown>;
+  storagePut(key: string, value: unknown): Promise<void>;
+  storageEntries(): Promise<Array<[string, unknown]>>;
+  storageAlarm(): Promise<number | null>;
+  databaseSize(): Promise<number>;
+  parkedSnapshot(runId: string): Promise<Uint8Array>;
+  replaceParkedSnapshot(runId: string, bytes: Uint8Array): Promise<void>;
+  parkedRunsOfTurn(turnId: string): Promise<number>;
+  deliveredCalls(record: Array<[string, string]>, ask: Array<[string, string]>): Promise<boolean[]>;
+};
 
-export async function setClock(session: string, clock: Clock, tenant = "tenant-a"): Promise<void> {
-  await inSession(
-    session,
-    (instance) => {
-      instance.clock = clock;
-    },
-    tenant,
-  );
+export function sessionProbe(session: string, tenant = "tenant-a"): SessionProbe {
+  return sessionStub(session, tenant) as unknown as SessionProbe;
 }
 
 /** After anything hostile, the same session must still run a trivial cell. */
@@ -87,33 +97,33 @@ export async function wait(session: string, turnId: string, runId: unknown, toke
   return r.json;
 }
 
-/** Rows held by parked runs in the session object's storage. */
+/** Rows held by parked runs in the session object's storage (its `parkedRuns` RPC). */
 export function footprint(session: string, tenant = "tenant-a"): Promise<{ runs: number; chunks: number; results: number; storedBytes: number }> {
-  return inSession(session, (instance) => instance.snapshots.footprint(), tenant);
+  return sessionProbe(session, tenant).parkedRuns();
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Poll the live session object until `predicate` holds (bounded: fails after `ms`). Tests use
- * it instead of sleeping to decide request order (e.g. "a cell is running", "a wait is claimed").
+ * Poll the session object's running calls (its `runningCalls` RPC) until `predicate` holds (bounded:
+ * fails after `ms`). Tests use it instead of sleeping to decide request order (e.g. "a cell is running").
  */
 export async function untilInSession(
   session: string,
-  predicate: (instance: any) => boolean,
+  predicate: (running: Record<string, number>) => boolean,
   what: string,
   ms = 10_000,
   tenant = "tenant-a",
 ): Promise<void> {
   const deadline = Date.now() + ms;
-  while (!(await inSession(session, (instance) => predicate(instance), tenant))) {
+  while (!predicate(await sessionProbe(session, tenant).runningCalls())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
     await sleep(5);
   }
 }
 
 /** A cell (exec or wait) of this session is running (tracked with its abort controller). */
-export const cellRunning = (instance: any): boolean => Object.values(instance.runningCalls() as Record<string, number>).some((n) => n > 0);
+export const cellRunning = (running: Record<string, number>): boolean => Object.values(running).some((n) => n > 0);
 
 /** Follow a run through its waits until it settles (bounded). */
 export async function settleRun(session: string, turnId: string, first: any, max = 20): Promise<any> {

@@ -2,7 +2,7 @@ import { abortAllDurableObjects, SELF } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { readEvents, type ChatEvent } from "../../src/agent";
 import { MAX_TOKEN_COUNT } from "../../src/limits";
-import { api, exec, expectHealthy, inSession, openTurn, sessionId, sessionStub, sleep } from "./helpers";
+import { api, exec, expectHealthy, openTurn, sessionId, sessionProbe, sessionStub, sleep } from "./helpers";
 import { chat, parseSse, requests, script, toolResults } from "./chat-helpers";
 import { decide, pendingApprovals, startWait } from "./approval-helpers";
 
@@ -27,13 +27,10 @@ async function startChat(session: string, body: unknown, sse: boolean): Promise<
 /** The single turn of a session, once /chat opened it (bounded polling). */
 async function openedTurn(session: string): Promise<string> {
   for (let i = 0; i < 400; i++) {
-    const ids = await inSession(session, (_i, state) => {
-      try {
-        return state.storage.sql.exec("SELECT turn_id FROM chat_turns").toArray() as Array<{ turn_id: string }>;
-      } catch {
-        return [];
-      }
-    });
+    // No table yet: the session has stored nothing.
+    const probe = sessionProbe(session);
+    const opened = (await probe.storageRows("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'chat_turns'")).length > 0;
+    const ids = opened ? await probe.storageRows<{ turn_id: string }>("SELECT turn_id FROM chat_turns") : [];
     if (ids.length > 0) return ids[0]!.turn_id;
     await sleep(10);
   }

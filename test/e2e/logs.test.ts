@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { linesSince, mark, recordsSince } from "../support/log-capture";
-import { api, freshTurn, inSession, sessionId, sessionStub, sleep, TOKEN_A } from "./helpers";
+import { api, freshTurn, sessionId, sessionStub, sleep, TOKEN_A } from "./helpers";
+import { failNextCodec } from "./session-controls";
 
 /** One HTTP call through the Worker, with the request id the gateway sent back. */
 const call = api;
@@ -192,11 +193,7 @@ describe("structured logs", () => {
 
   it("a swallowed host error is logged with its cause (name and message, no stack) beside the failed cell", async () => {
     const { session, turnId } = await freshTurn({ agentId: "park" });
-    await inSession(session, (instance) => {
-      instance.codec.encode = async () => {
-        throw new TypeError("snapshot store offline (injected)");
-      };
-    });
+    failNextCodec("encode", new TypeError("snapshot store offline (injected)"));
     const from = mark();
     const parked = await call("POST", tool(session, turnId, "exec"), { code: "return await echo({ value: 1, delayMs: 600 })" });
     expect(parked.json).toMatchObject({ status: "failed", code: "internal_error", error: "the code mode VM could not be snapshotted" });

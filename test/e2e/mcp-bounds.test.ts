@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from "vitest";
-import { api, inSession, sessionId } from "./helpers";
+import { api, sessionId, sessionProbe } from "./helpers";
 import { MAX_JSON_DEPTH, MAX_MCP_RESPONSE_BYTES, MAX_MCP_TOOLS_BYTES, MAX_TURN_ROW_BYTES } from "../../src/limits";
 
 /**
@@ -90,13 +90,8 @@ describe("an MCP tool list the turn cannot store is reported, never a 500", () =
 describe("a failed turn write leaves nothing behind", () => {
   it("when the first turn's write fails, the session stores nothing (DELETE answers 404) and the next turn opens", async () => {
     const session = sessionId();
-    await inSession(session, (instance) => {
-      const insert = instance.turns.insert.bind(instance.turns);
-      instance.turns.insert = () => {
-        instance.turns.insert = insert;
-        throw new Error("SQL failed (INSERT INTO turns): string or blob too big: SQLITE_TOOBIG");
-      };
-    });
+    // The session's storage refuses its next turn row (test/support/session-probe.ts).
+    await sessionProbe(session).failNextStatement("INSERT INTO turns", "string or blob too big: SQLITE_TOOBIG");
     const failed = await open(session, {});
     expect(failed.status).toBe(500);
     expect((await api("DELETE", `/v1/sessions/${session}`)).status).toBe(404);

@@ -1,5 +1,7 @@
+import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
-import { api, inSession, sessionId } from "./helpers";
+import { api, sessionId, sessionStub } from "./helpers";
+import { setSessionEnv } from "./session-controls";
 import { linesSince, mark } from "../support/log-capture";
 
 /**
@@ -219,8 +221,8 @@ describe("MCP survives park and resume", () => {
       `const before = (await API.list("mcp")).length; await yield_control("pause"); return [before, (await API.list("mcp")).length, (await MCP.everything.echo({ message: "after park" })).content[0].text];`,
     );
     expect(first.status).toBe("waiting");
-    // Forget the parsed turn: the resume reads it back from SQLite.
-    await inSession(session, (instance) => instance.turns.forget());
+    // A fresh object holds no parsed turn: the resume reads it back from SQLite.
+    await evictDurableObject(sessionStub(session));
     const r = await api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/wait`, { runId: first.runId });
     expect(r.json).toMatchObject({ status: "completed", value: [2, 2, "Echo: after park"] });
   });
@@ -269,15 +271,8 @@ describe("gateway-configured MCP servers (mcp.servers)", () => {
     const session = sessionId();
     await api("POST", `/v1/sessions/${session}/turns`, { disableTools: true });
     const config = { tools: { codeMode: true }, mcp: { servers: { everything: { url: URL_, headers: { "x-api-key": "env:MCP_TEST_SECRET" } } } } };
-    const setEnv = (extra: Record<string, unknown>) =>
-      inSession(session, (instance) => {
-        instance.realEnv ??= instance.env;
-        Object.defineProperty(instance, "env", {
-          value: { ...instance.realEnv, CODEMODE_CONFIG: JSON.stringify(config), ...extra },
-          configurable: true,
-        });
-      });
-    await setEnv({});
+    const setEnv = (extra: Record<string, unknown>) => setSessionEnv(session, { CODEMODE_CONFIG: JSON.stringify(config), ...extra });
+    setEnv({});
     const missing = await api("POST", `/v1/sessions/${session}/turns`, {});
     expect(missing.status).toBe(201);
     expect(missing.json.mcpServers).toEqual([
@@ -288,7 +283,7 @@ describe("gateway-configured MCP servers (mcp.servers)", () => {
         error: 'MCP server "everything": header "x-api-key" references the Worker secret MCP_TEST_SECRET, which is not set',
       },
     ]);
-    await setEnv({ MCP_TEST_SECRET: "s3cret-from-env" });
+    setEnv({ MCP_TEST_SECRET: "s3cret-from-env" });
     const m = mark();
     const ok = await api("POST", `/v1/sessions/${session}/turns`, {});
     expect(ok.json.mcpServers[0].tools).toBeGreaterThan(5);
@@ -300,6 +295,6 @@ describe("gateway-configured MCP servers (mcp.servers)", () => {
     const clash = await api("POST", `/v1/sessions/${session}/turns`, { mcpServers: { everything: { url: URL_ } } });
     expect(clash.status).toBe(400);
     expect(JSON.stringify([ok.json, r.json, clash.json]) + linesSince(m).join("\n")).not.toContain("s3cret-from-env");
-    await inSession(session, (instance) => Object.defineProperty(instance, "env", { value: instance.realEnv, configurable: true }));
+    setSessionEnv(session, undefined);
   });
 });

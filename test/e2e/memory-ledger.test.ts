@@ -1,6 +1,8 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { api, exec, expectHealthy, footprint, freshTurn, inSession, sessionId, sessionStub, sleep, wait } from "./helpers";
+import { api, exec, expectHealthy, footprint, freshTurn, sessionProbe, sessionStub, sleep, wait } from "./helpers";
+import { testVmPool } from "./session-controls";
+import type { MemoryReservation } from "../../src/runtime";
 
 // Every session object of this file runs in one isolate (the Workers vitest integration), so
 // they share the gateway's VM memory ledger: 80 MiB by default. A VM is accounted at what it
@@ -10,34 +12,30 @@ import { api, exec, expectHealthy, footprint, freshTurn, inSession, sessionId, s
 
 const MiB = 1024 * 1024;
 
-/** Any session object can read the isolate's ledger; this one never runs cells. */
-const OBSERVER = sessionId();
+/** Room the test itself holds in the isolate's ledger (`hold`, `fill`), as another session's VM would. */
+let testHold: MemoryReservation | null = null;
 
 type LedgerView = { budget: number; reserved: number; spare: number; cells: number; vms: number; waiting: number; overhead: number };
 
 function ledger(): Promise<LedgerView> {
-  return inSession(OBSERVER, (instance) => {
-    const { pool } = instance.vms;
-    const held: number = instance.testHold && !instance.testHold.released ? instance.testHold.bytes : 0;
-    return {
-      budget: pool.ledger.budgetBytes,
-      reserved: pool.ledger.reservedBytes,
-      spare: pool.spareBytes,
-      // What cells' VMs hold: neither the spare nor the test's own hold.
-      cells: pool.ledger.reservedBytes - pool.spareBytes - held,
-      vms: pool.ledger.reservations - (pool.spareBytes > 0 ? 1 : 0) - (held > 0 ? 1 : 0),
-      waiting: pool.ledger.waiting,
-      overhead: pool.ledger.overheadBytes,
-    };
+  const pool = testVmPool;
+  const held: number = testHold && !testHold.released ? testHold.bytes : 0;
+  return Promise.resolve({
+    budget: pool.ledger.budgetBytes,
+    reserved: pool.ledger.reservedBytes,
+    spare: pool.spareBytes,
+    // What cells' VMs hold: neither the spare nor the test's own hold.
+    cells: pool.ledger.reservedBytes - pool.spareBytes - held,
+    vms: pool.ledger.reservations - (pool.spareBytes > 0 ? 1 : 0) - (held > 0 ? 1 : 0),
+    waiting: pool.ledger.waiting,
+    overhead: pool.ledger.overheadBytes,
   });
 }
 
 /** Room held by the test itself, as another session's VM would hold it. */
 function hold(bytes: number): Promise<boolean> {
-  return inSession(OBSERVER, (instance) => {
-    instance.testHold = instance.vms.pool.ledger.tryReserve(bytes);
-    return instance.testHold !== null;
-  });
+  testHold = testVmPool.ledger.tryReserve(bytes);
+  return Promise.resolve(testHold !== null);
 }
 
 /**
@@ -45,19 +43,15 @@ function hold(bytes: number): Promise<boolean> {
  * be given up (it is dropped first and cannot be refilled: a fresh VM needs 1.5 MiB).
  */
 function fill(leaving: number): Promise<boolean> {
-  return inSession(OBSERVER, (instance) => {
-    const { pool } = instance.vms;
-    pool.dropSpare();
-    instance.testHold = pool.ledger.tryReserve(pool.ledger.roomBytes - leaving);
-    return instance.testHold !== null;
-  });
+  testVmPool.dropSpare();
+  testHold = testVmPool.ledger.tryReserve(testVmPool.ledger.roomBytes - leaving);
+  return Promise.resolve(testHold !== null);
 }
 
 function unhold(): Promise<void> {
-  return inSession(OBSERVER, (instance) => {
-    instance.testHold?.release();
-    instance.testHold = null;
-  });
+  testHold?.release();
+  testHold = null;
+  return Promise.resolve();
 }
 
 /** Poll the ledger until `ok` (bounded by the test timeout; no timing is asserted). */
@@ -91,7 +85,7 @@ async function startHolder(vmsBefore = 0, code = HOLD) {
     turnId,
     result,
     held,
-    release: () => inSession(session, (_i, state) => state.storage.put("tool:note:go", "1")),
+    release: () => sessionProbe(session).storagePut("tool:note:go", "1"),
   };
 }
 
@@ -232,9 +226,7 @@ describe("isolate VM memory ledger", () => {
   it("a restore that fails gives its room back", async () => {
     const { session, turnId } = await freshTurn({ agentId: "bigmem" });
     const r = await exec(session, turnId, "await yield_control(); return 1");
-    await inSession(session, (_i, state) => {
-      state.storage.sql.exec("UPDATE run_chunks SET data = ? WHERE seq = 0", new Uint8Array([1, 2, 3, 4]).buffer);
-    });
+    await sessionProbe(session).storageWrite("UPDATE run_chunks SET data = ? WHERE seq = 0", new Uint8Array([1, 2, 3, 4]).buffer);
     expect(await wait(session, turnId, r.runId)).toMatchObject({ status: "failed", code: "internal_error" });
     expect((await until((v) => v.cells === 0)).cells).toBe(0);
   });
@@ -256,7 +248,7 @@ describe("isolate VM memory ledger", () => {
     // The cell's HTTP call fails with the reset; its VM is never disposed by anyone.
     await a.result.catch(() => undefined);
     // The object's next incarnation (its next request) gives the dead cell's room back.
-    await inSession(a.session, () => undefined);
+    await sessionProbe(a.session).runningCalls();
     expect((await until((v) => v.cells === 0)).cells).toBe(0);
   });
 

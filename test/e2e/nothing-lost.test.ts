@@ -1,7 +1,8 @@
 import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { frozenClock } from "../../src/runtime";
-import { api, exec, expectHealthy, footprint, freshTurn, sessionStub, setClock, wait } from "./helpers";
+import { api, exec, expectHealthy, footprint, freshTurn, sessionStub, wait } from "./helpers";
+import { setClock } from "./session-controls";
 
 const ASK = { clientTools: [{ name: "ask_user", description: "Ask the user a question" }] };
 
@@ -57,7 +58,7 @@ describe("when to park", () => {
   it("a cell awaiting a client tool parks at once, even with its own guard timer pending", async () => {
     // A frozen clock: if exec waited for the timer or the deadline, it would never answer.
     const { session, turnId } = await freshTurn(ASK);
-    await setClock(session, frozenClock());
+    setClock(frozenClock());
     const r = await exec(
       session,
       turnId,
@@ -75,7 +76,7 @@ describe("when to park", () => {
 
   it("a client call parks at once even while a slow host tool runs; the host result is delivered later", async () => {
     const { session, turnId } = await freshTurn(ASK);
-    await setClock(session, frozenClock());
+    setClock(frozenClock());
     const r = await exec(
       session,
       turnId,
@@ -112,7 +113,7 @@ describe("when to park", () => {
 
   it("an endless setTimeout(f, 0) chain is a timeout, not a series of waiting results (frozen clock)", async () => {
     const { session, turnId } = await freshTurn({ agentId: "fast" });
-    await setClock(session, frozenClock());
+    setClock(frozenClock());
     const r = await exec(
       session,
       turnId,

@@ -1,6 +1,7 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, cellRunning, exec, expectHealthy, footprint, freshTurn, inSession, openTurn, sleep, untilInSession, wait } from "./helpers";
+import { api, cellRunning, exec, expectHealthy, footprint, freshTurn, openTurn, sleep, untilInSession, wait } from "./helpers";
+import { setVmFault } from "./session-controls";
 import { mark, recordsSince } from "../support/log-capture";
 
 /**
@@ -83,24 +84,13 @@ describe("recovery when the platform resets the session object under a cell", ()
 describe("fail closed when the sandbox cannot start", () => {
   it("an engaged turn whose VM cannot start answers runtime_unavailable, never a direct-tool fallback; the session recovers", async () => {
     const { session, turnId } = await freshTurn();
-    // This object's VMs come from a pool whose VM cannot be prepared (what a broken engine looks like).
-    await inSession(session, (instance) => {
-      instance.realVms = instance.vms;
-      Object.defineProperty(instance, "vms", {
-        value: {
-          owner: instance.vms.owner,
-          pool: { ledger: instance.vms.pool.ledger, take: async () => Promise.reject(new Error("wasm instantiation failed")), refillSoon() {} },
-        },
-        configurable: true,
-      });
-    });
+    // The isolate's VM pool cannot prepare a VM (what a broken engine looks like).
+    setVmFault("cannot_start");
     const r = await exec(session, turnId, "return 1 + 2");
     expect(r).toMatchObject({ status: "failed", code: "runtime_unavailable", error: "QuickJS-WASI runtime is unavailable: the VM could not start" });
     // The model-facing surface stays exec + wait: nothing falls back to the hidden tools.
     expect((await api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/shipping_list`, {})).status).toBe(404);
-    await inSession(session, (instance) => {
-      Object.defineProperty(instance, "vms", { value: instance.realVms, configurable: true });
-    });
+    setVmFault(null);
     await expectHealthy(session, turnId);
   });
 });
@@ -108,17 +98,13 @@ describe("fail closed when the sandbox cannot start", () => {
 describe("a cell's failure is data, never an HTTP 500", () => {
   it("an exception escaping the cell machinery answers failed internal_error (200) and the session recovers", async () => {
     const { session, turnId } = await freshTurn();
-    await inSession(session, (instance) => {
-      instance.realVms = instance.vms;
-      Object.defineProperty(instance, "vms", { value: { owner: instance.vms.owner, pool: {} }, configurable: true });
-    });
+    // The VM pool throws on use: an exception escapes the cell machinery.
+    setVmFault("broken");
     const r = await api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/exec`, { code: "return 1" });
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ status: "failed", code: "internal_error", error: "internal error in the code mode runtime" });
     expect(r.json.telemetry).toBeDefined();
-    await inSession(session, (instance) => {
-      Object.defineProperty(instance, "vms", { value: instance.realVms, configurable: true });
-    });
+    setVmFault(null);
     await expectHealthy(session, turnId);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { SESSION_LIMIT_DEFAULTS, type SessionLimits } from "../../src/config";
-import { api, exec, inSession, openTurn, sessionId } from "./helpers";
+import { api, exec, footprint, openTurn, sessionId, sessionProbe } from "./helpers";
+import { setLimits } from "./session-controls";
 import { chat, requests, script } from "./chat-helpers";
 
 // Storage is bounded by the session's quota, not only charged to it: every write that grows a
@@ -10,16 +10,13 @@ import { chat, requests, script } from "./chat-helpers";
 const MODEL = "fakeoai/gpt-fake";
 const MAX = 65_536;
 
-async function withLimits(session: string, limits: Partial<SessionLimits>): Promise<void> {
-  await inSession(session, (instance) => {
-    instance.limitsOverride = { ...SESSION_LIMIT_DEFAULTS, ...limits };
-  });
-}
-
-const usage = (session: string): Promise<{ turns: number; bytes: number }> => inSession(session, (instance) => instance.storageUsage());
+const usage = (session: string): Promise<{ turns: number; bytes: number }> => sessionProbe(session).storageUsage();
 
 type Stored = { role: string; toolCalls?: Array<{ id: string }>; toolCallId?: string; content: unknown };
-const transcript = (session: string, turnId: string): Promise<Stored[]> => inSession(session, (instance) => instance.transcript.messages(turnId));
+const transcript = async (session: string, turnId: string): Promise<Stored[]> =>
+  (await sessionProbe(session).storageRows<{ message: string }>("SELECT message FROM transcript WHERE turn_id = ? ORDER BY seq", turnId)).map(
+    (row) => JSON.parse(row.message) as Stored,
+  );
 
 /** Every assistant tool call has its result before the next assistant message, and the last round is whole. */
 function expectWholeRounds(messages: Stored[]): void {
@@ -36,10 +33,10 @@ function expectWholeRounds(messages: Stored[]): void {
   expect([...open]).toEqual([]);
 }
 
-/** A new session limited to MAX bytes (the override lives on the object instance, as in storage-quota.test.ts). */
+/** A new session limited to MAX bytes (the limit holds until the test ends: test/e2e/session-controls.ts). */
 async function smallSession(): Promise<string> {
   const session = sessionId();
-  await withLimits(session, { maxStoredBytes: MAX });
+  setLimits({ maxStoredBytes: MAX });
   return session;
 }
 
@@ -95,7 +92,7 @@ describe("a /chat turn whose transcript would exceed the session's quota", () =>
     expect(placeholder).toBeGreaterThan(0);
     // Calls after the refused result did not run: their notes were never written.
     for (const later of results.slice(placeholder + 1)) expect(later).toMatch(/not run: the session's storage is full|was not stored/);
-    const notes = await inSession(session, (_, state) => [...state.storage.kv.list({ prefix: "tool:" })].length);
+    const notes = (await sessionProbe(session).storageKeys("tool:")).length;
     expect(notes).toBe(placeholder + 1);
     expect((await usage(session)).bytes).toBeLessThanOrEqual(MAX);
   });
@@ -151,7 +148,7 @@ describe("a turn's trajectory under the session's quota", () => {
       "let n = 0; try { for (;;) { await notes_write({ key: 'k' + n, text: 'x'.repeat(4000) }); n++; } } catch (e) { return { n, error: e.message }; }",
     );
     expect(fill.value.error).toMatch(/session storage is full.*gateway\.sessions\.maxStoredBytes/);
-    const before = await inSession(session, (_, state) => [...state.storage.kv.list({ prefix: "tool:" })].length);
+    const before = (await sessionProbe(session).storageKeys("tool:")).length;
     expect(before).toBe(fill.value.n);
     expect((await usage(session)).bytes).toBeLessThanOrEqual(MAX);
 
@@ -183,7 +180,7 @@ describe("parked runs count against the session's quota", () => {
       code: "snapshot_limit_exceeded",
       error: expect.stringMatching(/gateway\.sessions\.maxStoredBytes.*the run was dropped/),
     });
-    expect(await inSession(session, (instance) => instance.snapshots.count())).toBe(0);
+    expect((await footprint(session)).runs).toBe(0);
     expect((await usage(session)).bytes).toBeLessThanOrEqual(MAX);
 
     expect((await api("DELETE", `/v1/sessions/${session}/turns/${filler}`)).status).toBe(200);

@@ -1,5 +1,7 @@
+import { env } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
-import { api, inSession, openTurn, sessionId } from "./helpers";
+import { api, openTurn, sessionId, sessionProbe } from "./helpers";
+import { setSessionEnv } from "./session-controls";
 import { chat, parseSse, requests, script, expectNoInternals, user } from "./chat-helpers";
 import { FAKE_PROVIDER_SECRETS } from "../test-config";
 import { linesSince, mark } from "../support/log-capture";
@@ -20,35 +22,26 @@ const MODEL = "fakeoai/gpt-fake";
 const unique = () => Math.random().toString(36).slice(2, 10);
 
 /** Every row of the session object's storage (SQL tables and key/value pairs), as text. */
-function storedText(session: string): Promise<string> {
-  return inSession(session, async (_instance, state) => {
-    const decode = (v: unknown) => (v instanceof ArrayBuffer ? new TextDecoder().decode(v) : v);
-    let out = "";
-    const tables = state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table'").toArray();
-    for (const { name } of tables as Array<{ name: string }>) {
-      try {
-        for (const row of state.storage.sql.exec(`SELECT * FROM "${name}"`)) out += JSON.stringify(Object.values(row).map(decode));
-      } catch {
-        // Internal tables the object may not read; their contents are listed below.
-      }
-    }
-    for (const [key, value] of await state.storage.list()) out += key + JSON.stringify(value);
-    return out;
-  });
+async function storedText(session: string): Promise<string> {
+  const probe = sessionProbe(session);
+  const decode = (v: unknown) => (v instanceof ArrayBuffer ? new TextDecoder().decode(v) : v);
+  let out = "";
+  const tables = await probe.storageRows<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'");
+  for (const { name } of tables) {
+    // The platform's internal tables (_cf_*) the object may not read; their contents are listed below.
+    if (name.startsWith("_cf_")) continue;
+    for (const row of await probe.storageRows(`SELECT * FROM "${name}"`)) out += JSON.stringify(Object.values(row).map(decode));
+  }
+  for (const [key, value] of await probe.storageEntries()) out += key + JSON.stringify(value);
+  return out;
 }
 
-/** Gateway config with an `echo` MCP server whose headers reference Worker secrets, set on the live session object. */
+/** Gateway config with an `echo` MCP server whose headers reference Worker secrets, laid over the session object's environment. */
 async function withEchoServer(session: string, secrets: Record<string, string>) {
   await openTurn(session, { disableTools: true });
-  await inSession(session, (instance) => {
-    instance.realEnv ??= instance.env;
-    const config = JSON.parse(instance.realEnv.CODEMODE_CONFIG);
-    config.mcp = { ...config.mcp, servers: { echo: { url: ECHO_URL, headers: { authorization: "env:ECHO_AUTH", "x-api-key": "env:ECHO_KEY" } } } };
-    Object.defineProperty(instance, "env", {
-      value: { ...instance.realEnv, CODEMODE_CONFIG: JSON.stringify(config), ...secrets },
-      configurable: true,
-    });
-  });
+  const config = JSON.parse((env as unknown as { CODEMODE_CONFIG: string }).CODEMODE_CONFIG);
+  config.mcp = { ...config.mcp, servers: { echo: { url: ECHO_URL, headers: { authorization: "env:ECHO_AUTH", "x-api-key": "env:ECHO_KEY" } } } };
+  setSessionEnv(session, { CODEMODE_CONFIG: JSON.stringify(config), ...secrets });
 }
 
 /** Everything an MCP server can answer, from one cell; a JSON-RPC error is caught as the guest sees it. */
@@ -99,7 +92,7 @@ describe("an MCP server echoing the gateway's env: header secrets", () => {
     expect(trajectory.status).toBe(200);
     const everything = JSON.stringify([r.json, d.json, trajectory.json]) + (await storedText(session));
     for (const secret of [token, key]) expect(everything).not.toContain(secret);
-    await inSession(session, (instance) => Object.defineProperty(instance, "env", { value: instance.realEnv, configurable: true }));
+    setSessionEnv(session, undefined);
   });
 });
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { frozenClock } from "../../src/runtime";
 import { COSTS } from "../../src/source";
-import { api, exec, expectHealthy, freshTurn, inSession, setClock } from "./helpers";
+import { api, exec, expectHealthy, freshTurn } from "./helpers";
+import { setClock } from "./session-controls";
 
 // Hostile sources (issue "Every input bounded, every error honest", items 1-3): each cell ends
 // as a `failed` or `completed` result — never an HTTP 500 — and the gateway keeps answering.
@@ -10,8 +11,9 @@ import { api, exec, expectHealthy, freshTurn, inSession, setClock } from "./help
 
 const KiB = 1024;
 
-async function compilerLoaded(session: string): Promise<boolean> {
-  return inSession(session, async () => (await import("../../src/source/typescript-transform")).isTypeScriptCompilerLoaded());
+/** The TypeScript compiler is loaded in this isolate (the session objects run in the tests' isolate). */
+async function compilerLoaded(): Promise<boolean> {
+  return (await import("../../src/source/typescript-transform")).isTypeScriptCompilerLoaded();
 }
 
 /** After a hostile cell: its session, another session and `/healthz` all answer. */
@@ -29,28 +31,28 @@ describe("hostile sources are bounded by the cell's budget", () => {
   it("the first TypeScript cell of an isolate is charged the compiler start (timeoutMs 400: refused, named)", async () => {
     expect(COSTS.compilerStartMs).toBeGreaterThan(400); // what makes the fast agent's first TypeScript cell unaffordable
     const { session, turnId } = await freshTurn({ agentId: "fast" });
-    expect(await compilerLoaded(session)).toBe(false);
+    expect(await compilerLoaded()).toBe(false);
     const r = await exec(session, turnId, "const n: number = 1;\nreturn n;", { language: "typescript" });
     expect(r).toMatchObject({ status: "failed", code: "timeout" });
     expect(r.error).toContain("The TypeScript compiler start exceeded timeoutMs (400)");
     // Refused before the work: the compiler was not started for a cell that could not pay for it.
-    expect(await compilerLoaded(session)).toBe(false);
+    expect(await compilerLoaded()).toBe(false);
     await gatewayAnswers(session, turnId);
   });
 
   it("with room for it, the first TypeScript cell starts the compiler and runs", async () => {
     const { session, turnId } = await freshTurn();
-    await setClock(session, frozenClock());
+    setClock(frozenClock());
     expect(await exec(session, turnId, "const n: number = 2;\nreturn n * 21;", { language: "typescript" })).toMatchObject({
       status: "completed",
       value: 42,
     });
-    expect(await compilerLoaded(session)).toBe(true);
+    expect(await compilerLoaded()).toBe(true);
   }, 120_000); // the test runner ships ~9 MB of compiler on the first load
 
   it("a 930 KB type-only TypeScript cell under timeoutMs 400 is a timeout naming the transform", async () => {
     const { session, turnId } = await freshTurn({ agentId: "fast" });
-    await setClock(session, frozenClock());
+    setClock(frozenClock());
     const r = await exec(session, turnId, "type T = { a: string; b: number };\n".repeat(27_000), { language: "typescript" });
     expect(r).toMatchObject({ status: "failed", code: "timeout" });
     expect(r.error).toContain("The TypeScript transform exceeded timeoutMs (400)");
@@ -60,7 +62,7 @@ describe("hostile sources are bounded by the cell's budget", () => {
 
   it("a megabyte of `;` under timeoutMs 400 is a timeout naming the source checks", async () => {
     const { session, turnId } = await freshTurn({ agentId: "fast" });
-    await setClock(session, frozenClock());
+    setClock(frozenClock());
     const r = await exec(session, turnId, ";".repeat(1000 * KiB));
     expect(r).toMatchObject({ status: "failed", code: "timeout" });
     expect(r.error).toContain("The source checks exceeded timeoutMs (400)");
@@ -71,7 +73,7 @@ describe("hostile sources are bounded by the cell's budget", () => {
     // ~600 interrupt ticks of guest work: fits in timeoutMs 400 (1,200 ticks) on its own...
     const loop = "let s = 0;\nfor (let i = 0; i < 3e6; i++) { s += i; }\nreturn s > 0;";
     const { session, turnId } = await freshTurn({ agentId: "fast" });
-    await setClock(session, frozenClock());
+    setClock(frozenClock());
     expect(await exec(session, turnId, loop)).toMatchObject({ status: "completed", value: true });
     // ...but not after ~300 ms of checks and compile are charged for a big comment before it.
     const padKiB = Math.floor(300 / (COSTS.checksMsPerKiB + COSTS.guestCompileMsPerKiB));
@@ -83,7 +85,7 @@ describe("hostile sources are bounded by the cell's budget", () => {
 
   it("320 KB of one-line TypeScript syntax errors fails with five diagnostics and a count (quadratic before: 24 s at 160 KB)", async () => {
     const { session, turnId } = await freshTurn();
-    await setClock(session, frozenClock());
+    setClock(frozenClock());
     const r = await exec(session, turnId, "a b;\n".repeat(64 * KiB), { language: "typescript" });
     expect(r).toMatchObject({ status: "failed", code: "invalid_input" });
     expect(r.error.match(/error TS1434/g)?.length).toBe(5);
@@ -105,7 +107,7 @@ describe("hostile sources are bounded by the cell's budget", () => {
 
   it("nesting deeper than the VM can compile is invalid_input before any transform or VM", async () => {
     const { session, turnId } = await freshTurn();
-    await setClock(session, frozenClock());
+    setClock(frozenClock());
     const deep: Array<[string, string]> = [
       ["[".repeat(300 * KiB), "javascript"],
       ["`${".repeat(100 * KiB), "javascript"],
@@ -121,7 +123,7 @@ describe("hostile sources are bounded by the cell's budget", () => {
 
   it("a compiler stack overflow (a flood of decorators) is invalid_input, and the compiler still works", async () => {
     const { session, turnId } = await freshTurn();
-    await setClock(session, frozenClock());
+    setClock(frozenClock());
     const r = await exec(session, turnId, "@\n".repeat(30 * KiB), { language: "typescript" });
     expect(r).toMatchObject({ status: "failed", code: "invalid_input" });
     expect(r.error).toContain("TypeScript transform failed: Maximum call stack size exceeded");
@@ -147,7 +149,7 @@ describe("hostile sources are bounded by the cell's budget", () => {
 
   it.each(corpus)("%s: a failed or completed result, and the gateway answers", async (_name, code, language) => {
     const { session, turnId } = await freshTurn({ agentId: "fast" });
-    await setClock(session, frozenClock());
+    setClock(frozenClock());
     const r = await exec(session, turnId, code, { language });
     expect(["failed", "completed"]).toContain(r.status);
     if (r.status === "failed") expect(["invalid_input", "timeout"]).toContain(r.code);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { frozenClock } from "../../src/runtime";
 import { ORDINARY_CELLS, REFUSED_CELLS } from "../source-corpus";
-import { exec, expectHealthy, freshTurn, setClock } from "./helpers";
+import { exec, expectHealthy, freshTurn } from "./helpers";
+import { setClock } from "./session-controls";
 
 // Item 10 through HTTP → Durable Object → VM: ordinary code runs, module access and shell
 // commands are refused before the guest runs. A frozen clock keeps the first TypeScript cell's
@@ -12,7 +13,7 @@ describe("source checks through the whole path", () => {
     "runs %s",
     async (_name, cell) => {
       const { session, turnId } = await freshTurn();
-      await setClock(session, frozenClock());
+      setClock(frozenClock());
       const r = await exec(session, turnId, cell.code, { language: cell.language });
       expect(r).toMatchObject({ status: "completed", value: cell.value });
     },

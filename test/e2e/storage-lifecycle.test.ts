@@ -1,40 +1,33 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { SESSION_LIMIT_DEFAULTS, type SessionLimits } from "../../src/config";
+import type { SessionLimits } from "../../src/config";
 import { manualClock } from "../../src/runtime";
-import { api, exec, footprint, inSession, openTurn, sessionId, sessionStub, sleep, TOKEN_B, wait } from "./helpers";
+import { api, exec, footprint, openTurn, sessionId, sessionProbe, sessionStub, sleep, TOKEN_B, wait } from "./helpers";
+import { setClock, setLimits } from "./session-controls";
 
 const UNAVAILABLE = "code mode run is unavailable or expired.";
 
 /** Everything the session object's storage holds: SQL tables, KV keys, the alarm. */
-function storageOf(session: string, tenant = "tenant-a") {
-  return inSession(
-    session,
-    async (_, state) => ({
-      tables: state.storage.sql
-        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
-        .toArray()
-        .map((r) => r.name),
-      kv: [...state.storage.kv.list()].map(([k]) => k),
-      alarm: await state.storage.getAlarm(),
-    }),
-    tenant,
-  );
+async function storageOf(session: string, tenant = "tenant-a") {
+  const probe = sessionProbe(session, tenant);
+  return {
+    tables: (await probe.storageRows<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")).map((r) => r.name),
+    kv: await probe.storageKeys(),
+    alarm: await probe.storageAlarm(),
+  };
 }
 
 const EMPTY = { tables: [], kv: [], alarm: null };
 
-/** Inject a manual clock and small limits before the session stores anything. */
-async function prepare(session: string, limits: Partial<SessionLimits>) {
+/** A manual clock and small limits for the session objects (until the test ends), before the session stores anything. */
+function prepare(limits: Partial<SessionLimits>) {
   const clock = manualClock(Date.now());
-  await inSession(session, (instance) => {
-    instance.clock = clock;
-    instance.limitsOverride = { ...SESSION_LIMIT_DEFAULTS, ...limits };
-  });
+  setClock(clock);
+  setLimits(limits);
   return clock;
 }
 
-const alarmOf = (session: string) => inSession(session, (_, state) => state.storage.getAlarm());
+const alarmOf = (session: string) => sessionProbe(session).storageAlarm();
 
 describe("DELETE /v1/sessions/:sessionId", () => {
   it("removes turns, parked runs, tool data, meta and the alarm: the object's storage is empty", async () => {
@@ -45,7 +38,7 @@ describe("DELETE /v1/sessions/:sessionId", () => {
     const parked = await exec(session, b, "await yield_control(); return 2");
     expect(parked.status).toBe("waiting");
     const before = await storageOf(session);
-    const sizeBefore = await inSession(session, (_, state) => state.storage.sql.databaseSize);
+    const sizeBefore = await sessionProbe(session).databaseSize();
     expect(before.tables).toEqual(expect.arrayContaining(["turns", "runs", "run_chunks", "session_meta"]));
     expect(before.kv).toEqual(["tool:note:k1"]);
     expect(before.alarm).not.toBeNull();
@@ -55,7 +48,7 @@ describe("DELETE /v1/sessions/:sessionId", () => {
     expect(del.json).toEqual({ deleted: true });
     expect(await storageOf(session)).toEqual(EMPTY);
     // One empty page is what an empty database measures.
-    expect(await inSession(session, (_, state) => state.storage.sql.databaseSize)).toBeLessThan(sizeBefore / 10);
+    expect(await sessionProbe(session).databaseSize()).toBeLessThan(sizeBefore / 10);
 
     // Nothing is left to address; a second DELETE finds nothing.
     expect((await api("POST", `/v1/sessions/${session}/turns/${a}/tools/exec`, { code: "return 1" })).status).toBe(404);
@@ -118,14 +111,14 @@ describe("DELETE /v1/sessions/:sessionId", () => {
     expect((await api("DELETE", `/v1/sessions/${session}`)).status).toBe(200);
     const turnId = await openTurn(session);
     expect(await exec(session, turnId, "return await notes_read({ key: 'old' })")).toMatchObject({ status: "completed", value: [] });
-    expect(await inSession(session, (instance) => instance.storageUsage().turns)).toBe(1);
+    expect((await sessionProbe(session).storageUsage()).turns).toBe(1);
   });
 });
 
 describe("idle expiry (alarm, injected clock)", () => {
   it("a turn idle for turnIdleSeconds is deleted; activity keeps another; tool data stays with the session", async () => {
     const session = sessionId();
-    const clock = await prepare(session, { turnIdleSeconds: 60, sessionIdleSeconds: 3600 });
+    const clock = prepare({ turnIdleSeconds: 60, sessionIdleSeconds: 3600 });
     const idle = await openTurn(session, { agentId: "park" });
     const kept = await openTurn(session);
     expect(await exec(session, idle, "await notes_write({ key: 'n', text: 'from the idle turn' }); return 1")).toMatchObject({ status: "completed" });
@@ -133,7 +126,7 @@ describe("idle expiry (alarm, injected clock)", () => {
     expect(await exec(session, kept, "return 'still here'")).toMatchObject({ status: "completed" });
     // Not due yet: nothing changes.
     expect(await runDurableObjectAlarm(sessionStub(session))).toBe(true);
-    expect(await inSession(session, (instance) => instance.storageUsage().turns)).toBe(2);
+    expect((await sessionProbe(session).storageUsage()).turns).toBe(2);
 
     clock.advance(30_000); // idle turn: 70 s without a call (> 60 s + 6 s slack); kept: 30 s
     expect(await runDurableObjectAlarm(sessionStub(session))).toBe(true);
@@ -148,7 +141,7 @@ describe("idle expiry (alarm, injected clock)", () => {
 
   it("a parked run that is still valid keeps its turn until the run expires", async () => {
     const session = sessionId();
-    const clock = await prepare(session, { turnIdleSeconds: 60, sessionIdleSeconds: 7200 });
+    const clock = prepare({ turnIdleSeconds: 60, sessionIdleSeconds: 7200 });
     const turnId = await openTurn(session); // default snapshotTtlSeconds: 900
     const parked = await exec(session, turnId, "await yield_control(); return 'resumed'");
     expect(parked.status).toBe("waiting");
@@ -166,7 +159,7 @@ describe("idle expiry (alarm, injected clock)", () => {
 
   it("a session idle for sessionIdleSeconds deletes everything it stored: storage is empty, no alarm left", async () => {
     const session = sessionId();
-    const clock = await prepare(session, { turnIdleSeconds: 600, sessionIdleSeconds: 120 });
+    const clock = prepare({ turnIdleSeconds: 600, sessionIdleSeconds: 120 });
     const turnId = await openTurn(session);
     expect(await exec(session, turnId, "await notes_write({ key: 'n', text: 'x' }); return 1")).toMatchObject({ status: "completed" });
     clock.advance(100_000);
@@ -183,7 +176,7 @@ describe("idle expiry (alarm, injected clock)", () => {
 
   it("a parked run that is still valid keeps the session too, until it expires", async () => {
     const session = sessionId();
-    const clock = await prepare(session, { turnIdleSeconds: 600, sessionIdleSeconds: 120 });
+    const clock = prepare({ turnIdleSeconds: 600, sessionIdleSeconds: 120 });
     const turnId = await openTurn(session); // default snapshotTtlSeconds: 900
     const parked = await exec(session, turnId, "await yield_control(); return 'resumed'");
     clock.advance(300_000);
@@ -197,14 +190,14 @@ describe("idle expiry (alarm, injected clock)", () => {
 
   it("activity on any turn keeps the session alive", async () => {
     const session = sessionId();
-    const clock = await prepare(session, { turnIdleSeconds: 3600, sessionIdleSeconds: 120 });
+    const clock = prepare({ turnIdleSeconds: 3600, sessionIdleSeconds: 120 });
     const turnId = await openTurn(session);
     for (let i = 0; i < 3; i++) {
       clock.advance(100_000);
       expect(await exec(session, turnId, `return ${i}`)).toMatchObject({ status: "completed", value: i });
       expect(await runDurableObjectAlarm(sessionStub(session))).toBe(true);
     }
-    expect(await inSession(session, (instance) => instance.storageUsage().turns)).toBe(1);
+    expect((await sessionProbe(session).storageUsage()).turns).toBe(1);
     expect(await alarmOf(session)).toBe(clock.now() + 132_000);
   });
 });

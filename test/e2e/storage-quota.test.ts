@@ -1,15 +1,9 @@
 import { describe, expect, inject, it } from "vitest";
-import { SESSION_LIMIT_DEFAULTS, type SessionLimits } from "../../src/config";
-import { api, exec, inSession, openTurn, sessionId } from "./helpers";
+import { api, exec, openTurn, sessionId, sessionProbe } from "./helpers";
+import { setLimits } from "./session-controls";
 import { estimateStoredBytes } from "../../durable-objects/session/storage-quota";
 
-async function withLimits(session: string, limits: Partial<SessionLimits>): Promise<void> {
-  await inSession(session, (instance) => {
-    instance.limitsOverride = { ...SESSION_LIMIT_DEFAULTS, ...limits };
-  });
-}
-
-const usage = (session: string): Promise<{ turns: number; bytes: number }> => inSession(session, (instance) => instance.storageUsage());
+const usage = (session: string): Promise<{ turns: number; bytes: number }> => sessionProbe(session).storageUsage();
 
 /** A cell that writes 16 KiB notes until the store refuses, and reports what happened. */
 const FILL = `
@@ -23,7 +17,7 @@ const FILL = `
 describe("per-session storage bounds", () => {
   it("opening a turn past maxTurnsPerSession is 409 quota_exceeded naming the limit; deleting a turn frees a slot", async () => {
     const session = sessionId();
-    await withLimits(session, { maxTurnsPerSession: 3 });
+    setLimits({ maxTurnsPerSession: 3 });
     const turns = [await openTurn(session), await openTurn(session), await openTurn(session)];
     const refused = await api("POST", `/v1/sessions/${session}/turns`, {});
     expect(refused.status).toBe(409);
@@ -39,7 +33,7 @@ describe("per-session storage bounds", () => {
     await openTurn(session, big);
     const one = (await usage(session)).bytes;
     expect(one).toBeGreaterThan(40_000);
-    await withLimits(session, { maxStoredBytes: 2 * one + 100 });
+    setLimits({ maxStoredBytes: 2 * one + 100 });
     await openTurn(session, big);
     const refused = await api("POST", `/v1/sessions/${session}/turns`, big);
     expect(refused.status).toBe(409);
@@ -56,13 +50,18 @@ describe("per-session storage bounds", () => {
     const opened = (await usage(session)).bytes;
     const r = await exec(session, turnId, "let n = 0; for (let i = 0; i < 300; i++) n += await echo({ value: 1 }); return n;");
     expect(r).toMatchObject({ status: "completed", value: 300 });
-    const rows: Array<{ kind: string; body: unknown }> = await inSession(session, (instance) => instance.transcript.events(turnId));
+    const rows = (
+      await sessionProbe(session).storageRows<{ kind: string; body: string }>(
+        "SELECT kind, body FROM trajectory WHERE turn_id = ? ORDER BY seq",
+        turnId,
+      )
+    ).map((row) => ({ kind: row.kind, body: JSON.parse(row.body) as unknown }));
     expect(rows.length).toBeGreaterThan(300);
     const rowBytes = rows.reduce((sum, row) => sum + row.kind.length + new TextEncoder().encode(JSON.stringify(row.body)).length, 0);
     const after = (await usage(session)).bytes;
     expect(after - opened).toBeGreaterThanOrEqual(rowBytes);
     // Full with what the trajectory recorded: a new turn is refused until the turn goes.
-    await withLimits(session, { maxStoredBytes: after + 50 });
+    setLimits({ maxStoredBytes: after + 50 });
     expect((await api("POST", `/v1/sessions/${session}/turns`, {})).json.error.code).toBe("quota_exceeded");
     expect((await api("DELETE", `/v1/sessions/${session}/turns/${turnId}`)).status).toBe(200);
     expect((await usage(session)).bytes).toBe(0);
@@ -74,7 +73,7 @@ describe("per-session storage bounds", () => {
     const turnId = await openTurn(session);
     const base = (await usage(session)).bytes;
     // Room for three 16 KB notes and the trajectory rows of the calls (bounded previews); not for a fourth note.
-    await withLimits(session, { maxStoredBytes: base + 60_000 });
+    setLimits({ maxStoredBytes: base + 60_000 });
     const r = await exec(session, turnId, FILL);
     expect(r.status).toBe("completed");
     expect(r.value.written).toBe(3);
@@ -82,7 +81,7 @@ describe("per-session storage bounds", () => {
     const used = await usage(session);
     expect(used.bytes).toBeLessThanOrEqual(base + 60_000);
     expect(used.bytes).toBeGreaterThan(base + 48_000);
-    expect(await inSession(session, (_, state) => [...state.storage.kv.list({ prefix: "tool:" })].length)).toBe(3);
+    expect((await sessionProbe(session).storageKeys("tool:")).length).toBe(3);
     // Rewriting a note with the same size does not grow the session: allowed at the bound.
     expect(await exec(session, turnId, "return await notes_write({ key: 'n0', text: 'y'.repeat(16000) })")).toMatchObject({ status: "completed" });
   });
@@ -92,7 +91,7 @@ describe("per-session storage bounds", () => {
     const writer = await openTurn(session);
     const base = (await usage(session)).bytes;
     // Room for three notes and the two turns opened below.
-    await withLimits(session, { maxStoredBytes: 3 * base + 50_000 });
+    setLimits({ maxStoredBytes: 3 * base + 50_000 });
     expect((await exec(session, writer, FILL)).value.written).toBe(3);
     expect((await api("DELETE", `/v1/sessions/${session}/turns/${writer}`)).status).toBe(200);
     const reader = await openTurn(session);
@@ -104,7 +103,7 @@ describe("per-session storage bounds", () => {
     expect(direct.json).toMatchObject({ status: "failed", error: expect.stringMatching(/maxStoredBytes/) });
 
     expect((await api("DELETE", `/v1/sessions/${session}`)).status).toBe(200);
-    await withLimits(session, { maxStoredBytes: 200_000 });
+    setLimits({ maxStoredBytes: 200_000 });
     const fresh = await openTurn(session);
     expect((await exec(session, fresh, FILL)).value.written).toBeGreaterThan(3);
   });
@@ -113,9 +112,9 @@ describe("per-session storage bounds", () => {
     const session = sessionId();
     const hostile = { hostile: { url: `${inject("mcpHostileUrl" as never) as unknown as string}/metadata/mcp` } };
     const turnId = await openTurn(session, { mcpServers: hostile });
-    const rows = () => inSession(session, (_, state) => state.storage.sql.exec("SELECT key, bytes FROM tool_data ORDER BY key").toArray());
-    const toolBytes = () =>
-      inSession(session, (_, state) => Number(state.storage.sql.exec("SELECT value FROM session_meta WHERE key = 'tool_bytes'").one().value));
+    const rows = () => sessionProbe(session).storageRows("SELECT key, bytes FROM tool_data ORDER BY key");
+    const toolBytes = async () =>
+      Number((await sessionProbe(session).storageRows("SELECT value FROM session_meta WHERE key = 'tool_bytes'"))[0]!.value);
     const mark = estimateStoredBytes("taint:note:k", 1);
     const note = estimateStoredBytes("tool:note:k", "abc");
     const tainted = await exec(session, turnId, 'await API.read("mcp/hostile.d.ts"); return await notes_write({ key: "k", text: "abc" })');
@@ -128,7 +127,7 @@ describe("per-session storage bounds", () => {
     expect(await exec(session, turnId, 'return await notes_write({ key: "k", text: "abc" })')).toMatchObject({ status: "completed" });
     expect(await rows()).toEqual([{ key: "tool:note:k", bytes: note }]);
     expect(await toolBytes()).toBe(note);
-    expect(await inSession(session, (_, state) => [...state.storage.kv.list({ prefix: "taint:" })].length)).toBe(0);
+    expect((await sessionProbe(session).storageKeys("taint:")).length).toBe(0);
   });
 
   it("an untrusted note the session has no room for is refused whole: no value is stored (its mark may stay: too much taint, never too little)", async () => {
@@ -138,13 +137,13 @@ describe("per-session storage bounds", () => {
     await exec(session, turnId, "return 1");
     const base = (await usage(session)).bytes;
     // Room for the cell's trajectory rows, not for a 16 KB note.
-    await withLimits(session, { maxStoredBytes: base + 8_000 });
+    setLimits({ maxStoredBytes: base + 8_000 });
     const r = await exec(
       session,
       turnId,
       'await API.read("mcp/hostile.d.ts"); try { await notes_write({ key: "k", text: "x".repeat(16000) }); return "stored" } catch (e) { return e.message }',
     );
     expect(r.value).toMatch(/maxStoredBytes/);
-    expect(await inSession(session, (_, state) => [...state.storage.kv.list({ prefix: "tool:" })].length)).toBe(0);
+    expect((await sessionProbe(session).storageKeys("tool:")).length).toBe(0);
   });
 });

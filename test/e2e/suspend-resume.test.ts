@@ -9,17 +9,17 @@ import {
   expectHealthy,
   footprint,
   freshTurn,
-  inSession,
   openTurn,
   parkOnClientTool,
   sessionId,
   sessionStub,
-  setClock,
+  sessionProbe,
   settleRun,
   sleep,
   untilInSession,
   wait,
 } from "./helpers";
+import { setClock } from "./session-controls";
 
 const UNAVAILABLE = "code mode run is unavailable or expired.";
 const OTHER_SESSION = "code mode run belongs to a different session.";
@@ -345,9 +345,7 @@ describe("client tools, eviction and teardown", () => {
   it("a corrupt snapshot fails the wait cleanly and drops the run", async () => {
     const { session, turnId } = await freshTurn();
     const r = await exec(session, turnId, "await yield_control(); return 1");
-    await inSession(session, (_i, state) => {
-      state.storage.sql.exec("UPDATE run_chunks SET data = ? WHERE seq = 0", new Uint8Array([1, 2, 3, 4]).buffer);
-    });
+    await sessionProbe(session).storageWrite("UPDATE run_chunks SET data = ? WHERE seq = 0", new Uint8Array([1, 2, 3, 4]).buffer);
     const w = await wait(session, turnId, r.runId);
     expect(w).toMatchObject({
       status: "failed",
@@ -361,10 +359,8 @@ describe("client tools, eviction and teardown", () => {
   it("a snapshot whose bytes are garbled (same length) fails the wait as corrupt and drops the run", async () => {
     const { session, turnId } = await freshTurn();
     const r = await exec(session, turnId, "await yield_control(); return 1");
-    await inSession(session, (_i, state) => {
-      const [row] = state.storage.sql.exec("SELECT data FROM run_chunks WHERE seq = 0").toArray() as Array<{ data: ArrayBuffer }>;
-      state.storage.sql.exec("UPDATE run_chunks SET data = ? WHERE seq = 0", new Uint8Array(row!.data.byteLength).fill(7).buffer);
-    });
+    const [row] = await sessionProbe(session).storageRows<{ data: ArrayBuffer }>("SELECT data FROM run_chunks WHERE seq = 0");
+    await sessionProbe(session).storageWrite("UPDATE run_chunks SET data = ? WHERE seq = 0", new Uint8Array(row!.data.byteLength).fill(7).buffer);
     const w = await wait(session, turnId, r.runId);
     expect(w).toMatchObject({
       status: "failed",
@@ -408,7 +404,7 @@ describe("TTL and the 64-slot cap", () => {
     const session = sessionId();
     const clock = manualClock(Date.now());
     await openTurn(session); // create the object
-    await setClock(session, clock);
+    setClock(clock);
     const turnId = await openTurn(session, { agentId: "park" });
     const r = await exec(session, turnId, "await yield_control(); return 1");
     expect(r.status).toBe("waiting");
@@ -425,7 +421,7 @@ describe("TTL and the 64-slot cap", () => {
     const session = sessionId();
     const clock = manualClock(Date.now());
     await openTurn(session);
-    await setClock(session, clock);
+    setClock(clock);
     const turnId = await openTurn(session, { agentId: "park" });
     const r = await exec(session, turnId, "await yield_control(); return 1");
     clock.advance(61_000);

@@ -1,6 +1,6 @@
 import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, inSession, sessionId, sessionStub } from "./helpers";
+import { api, sessionId, sessionProbe, sessionStub } from "./helpers";
 import { appendSteps, chat, offeredTools, requests, script, toolResults } from "./chat-helpers";
 import { decide, pendingApprovals } from "./approval-helpers";
 import { mark, recordsSince } from "../support/log-capture";
@@ -29,7 +29,7 @@ const tool = (session: string, turnId: string, name: string, input: unknown) =>
   api("POST", `/v1/sessions/${session}/turns/${turnId}/tools/${name}`, input);
 const post = (session: string, turnId: string, body: unknown) => api("POST", `/v1/sessions/${session}/turns/${turnId}/client-results`, body);
 const trajectory = async (session: string, turnId: string) => (await api("GET", `/v1/sessions/${session}/turns/${turnId}/trajectory`)).json;
-const parkedRuns = (session: string, turnId: string) => inSession(session, (i) => i.snapshots.runsOfTurn(turnId).length as number);
+const parkedRuns = (session: string, turnId: string) => sessionProbe(session).parkedRunsOfTurn(turnId);
 
 const ASK_CODE =
   'const hit = (await openclaw.tools.search("ask the user a question"))[0];' +
@@ -252,12 +252,7 @@ describe('tool_call (mode "tools") over /v1: a client tool becomes one pending c
     const still = two.pendingToolCalls[0].callId;
     expect((await api("DELETE", `/v1/sessions/${session}/turns/${turnId}`)).status).toBe(200);
     expect((await post(session, turnId, { callId: still, value: 1 })).status).toBe(404);
-    expect(
-      await inSession(
-        session,
-        (_i, state) => state.storage.sql.exec("SELECT COUNT(*) AS n FROM tool_call_clients WHERE turn_id = ?", turnId).one().n,
-      ),
-    ).toBe(0);
+    expect((await sessionProbe(session).storageRows("SELECT COUNT(*) AS n FROM tool_call_clients WHERE turn_id = ?", turnId))[0]!.n).toBe(0);
   });
 });
 

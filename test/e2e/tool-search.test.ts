@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { api, inSession, sessionId } from "./helpers";
+import { api, sessionId, sessionProbe } from "./helpers";
+import { setSessionEnv, setVmFault } from "./session-controls";
 import { linesSince, mark, recordsSince } from "../support/log-capture";
 
 /**
@@ -193,7 +194,7 @@ describe("tool_search_code runs its body in the QuickJS sandbox with openclaw.to
       error: "tool_search_code did not finish within codeTimeoutMs (400); tool calls still running were cancelled",
     });
     expect(r.json.runId).toBeUndefined();
-    const stored = await inSession(session, (instance) => instance.snapshots.runsOfTurn(turnId).length);
+    const stored = await sessionProbe(session).parkedRunsOfTurn(turnId);
     expect(stored).toBe(0);
   });
 
@@ -295,13 +296,7 @@ describe("fallback and fail-closed", () => {
     const session = sessionId();
     // The object's pool reports a broken engine (what a failed wasm instantiation looks like).
     await api("POST", `/v1/sessions/${session}/turns`, { disableTools: true });
-    await inSession(session, (instance) => {
-      instance.realVms = instance.vms;
-      Object.defineProperty(instance, "vms", {
-        value: { owner: instance.vms.owner, pool: { ...instance.vms.pool, ledger: instance.vms.pool.ledger, sandboxStarts: async () => false } },
-        configurable: true,
-      });
-    });
+    setVmFault("no_sandbox");
     const r = await api("POST", `/v1/sessions/${session}/turns`, { agentId: "search" });
     expect(r.status).toBe(201);
     expect(r.json).toMatchObject({ codeModeEngaged: false, toolSearchEngaged: true, toolSearchMode: "tools" });
@@ -310,7 +305,6 @@ describe("fallback and fail-closed", () => {
     // Code mode never falls back: its turn still gets exec + wait.
     const cm = await api("POST", `/v1/sessions/${session}/turns`, {});
     expect(cm.json.tools.map((t: any) => t.name)).toEqual(["exec", "wait"]);
-    await inSession(session, (instance) => Object.defineProperty(instance, "vms", { value: instance.realVms, configurable: true }));
   });
 });
 
@@ -376,12 +370,7 @@ describe("CODEMODE_DEBUG logs the model-facing surface through the structured lo
   it("code-mode and payload=full-redacted: tool names, activation, and a redacted snapshot; unknown flags reported, not fatal", async () => {
     const session = sessionId();
     await api("POST", `/v1/sessions/${session}/turns`, { disableTools: true });
-    await inSession(session, (instance) => {
-      Object.defineProperty(instance, "env", {
-        value: { ...instance.env, CODEMODE_DEBUG: "code-mode,payload=full-redacted,no-such-flag" },
-        configurable: true,
-      });
-    });
+    setSessionEnv(session, { CODEMODE_DEBUG: "code-mode,payload=full-redacted,no-such-flag" });
     const m = mark();
     const secret = "sk-proj-abcdefghijklmnopqrstuvwxyz012345";
     const r = await api("POST", `/v1/sessions/${session}/turns`, {

@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { frozenClock } from "../../src/runtime";
-import { exec, freshTurn, inSession, setClock } from "./helpers";
+import { exec, freshTurn } from "./helpers";
+import { setClock } from "./session-controls";
 
-async function compilerLoaded(session: string): Promise<boolean> {
-  return inSession(session, async () => (await import("../../src/source/typescript-transform")).isTypeScriptCompilerLoaded());
+/** The TypeScript compiler is loaded in this isolate (the session objects run in the tests' isolate). */
+async function compilerLoaded(): Promise<boolean> {
+  return (await import("../../src/source/typescript-transform")).isTypeScriptCompilerLoaded();
 }
 
 describe("TypeScript cells", () => {
@@ -12,7 +14,7 @@ describe("TypeScript cells", () => {
     const { session, turnId } = await freshTurn();
     expect((await exec(session, turnId, "return [1, 2].map((x) => x * 2)")).value).toEqual([2, 4]);
     expect((await exec(session, turnId, "const s = await shipping_list({}); return s.length")).value).toBe(6);
-    expect(await compilerLoaded(session)).toBe(false);
+    expect(await compilerLoaded()).toBe(false);
   });
 
   it("a TypeScript cell is transpiled, run, and loads the compiler only then", async () => {
@@ -20,7 +22,7 @@ describe("TypeScript cells", () => {
     // The compiler start is charged to this cell. Frozen, as in production, the clock leaves that
     // charge to its estimate; the test runner's clock would add the seconds it takes to ship the
     // compiler to workerd over a socket, which a deployed Worker never does.
-    await setClock(session, frozenClock());
+    setClock(frozenClock());
     const r = await exec(
       session,
       turnId,
@@ -38,7 +40,7 @@ describe("TypeScript cells", () => {
         { id: "SH-1005", kind: "heavy" },
       ],
     });
-    expect(await compilerLoaded(session)).toBe(true);
+    expect(await compilerLoaded()).toBe(true);
   });
 
   it("transform diagnostics are a failed invalid_input result with a line number", async () => {

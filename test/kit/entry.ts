@@ -2,6 +2,7 @@ import { defineConfig } from "../../src/config";
 import { createGateway } from "../../src/gateway";
 import { demoPlugin } from "../../src/plugins";
 import { defineToolPlugin } from "../../src/tools";
+import { withSessionProbe } from "../support/session-probe";
 
 /** Core edge tools of an embedding: a `read` and a shell-style `exec` (cataloged, guest global `exec`). */
 const kitCore = defineToolPlugin({
@@ -246,5 +247,6 @@ export const kitConfig = defineConfig({
 const gateway = createGateway({ plugins: [kitExternal, demoPlugin, kitCore, kitPolicy, kitBindings], sseHeartbeatMs: 200, config: kitConfig });
 
 export default gateway.worker;
-export class SessionDurableObject extends gateway.SessionDurableObject {}
+// With the storage probe the tests read stored state through (test/support/session-probe.ts).
+export class SessionDurableObject extends withSessionProbe(gateway.SessionDurableObject) {}
 export class PristineImageRegistry extends gateway.PristineImageRegistry {}

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, exec, freshTurn, inSession, openTurn, sessionId, sleep, wait } from "../e2e/helpers";
+import { api, exec, freshTurn, openTurn, sessionId, sessionProbe, sleep, wait } from "../e2e/helpers";
 import worker from "./entry";
 
 describe("catalog rules through an embedding with core, bundled and external plugins", () => {
@@ -83,7 +83,7 @@ describe("catalog rules through an embedding with core, bundled and external plu
     const r = await exec(session, turnId, "try { await kit_invalid_schema({}); return 'ran'; } catch (e) { return e.message; }");
     expect(r.value).toMatch(/invalid outputSchema; it cannot run/);
     // Its execute() would have left a mark in session storage.
-    expect(await inSession(session, (_i, state) => state.storage.get("tool:kit_invalid_schema_ran"))).toBeUndefined();
+    expect(await sessionProbe(session).storageGet("tool:kit_invalid_schema_ran")).toBeUndefined();
   });
 
   it("the quick index shows trusted output hints, bounds comments, and -> ? for unknown outputs", async () => {

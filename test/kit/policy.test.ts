@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { describe, expect, it } from "vitest";
-import { api, exec, inSession, openTurn, sessionId, sleep, wait } from "../e2e/helpers";
+import { api, exec, footprint, openTurn, sessionId, sleep, wait } from "../e2e/helpers";
 import { chat, requests, script, toolResults } from "../e2e/chat-helpers";
 import { decide, pendingApprovals } from "../e2e/approval-helpers";
 
@@ -188,7 +188,7 @@ describe("the outer wait passes hooks as code_mode_wait", () => {
       error: "wait was blocked by a hook (kit-policy): resuming runs is not allowed on this channel",
     });
     expect(await hooksFor(session, turnId)).toEqual(["before"]);
-    expect(await inSession(session, (instance) => instance.snapshots.footprint().runs)).toBe(1);
+    expect((await footprint(session)).runs).toBe(1);
   });
 
   it("allowed: before and after hooks see it; a hook asking for approval makes the wait wait for the operator", async () => {
