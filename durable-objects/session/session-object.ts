@@ -50,10 +50,6 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
   const configModule = options.config;
   return class SessionDurableObject extends DurableObject<SessionEnv> implements SessionRpc {
     private readonly snapshots: SnapshotStore;
-    /** The isolate's VM pool and memory ledger (shared by every object here), and this object as the owner of its VMs. */
-    private readonly vms: CellVms;
-    private readonly turns: TurnStore;
-    private readonly transcript: TranscriptStore;
     private readonly service: TurnService;
     private alarmWrites: Promise<void> = Promise.resolve();
 
@@ -63,7 +59,8 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       // A new incarnation: VMs and waits of an earlier one that was reset mid-cell are dead,
       // and nobody else would give their room back.
       pool.ledger.releaseOwner(owner);
-      this.vms = { pool, owner };
+      // The isolate's VM pool and memory ledger (shared by every object here), and this object as the owner of its VMs.
+      const vms: CellVms = { pool, owner };
       const sql = new Sql(ctx.storage);
       const transaction = <T>(fn: () => T): T => ctx.storage.transactionSync(fn);
       const ready = () => sessionStorage.ready;
@@ -75,8 +72,6 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         quota.init(ctx.storage);
         expiry.init();
       });
-      this.turns = new TurnStore(sql, ready, quota);
-      this.transcript = new TranscriptStore(sql, ready, quota);
       // Parked runs are counted where they are stored: the quota only checks their writes.
       this.snapshots = new SnapshotStore(sql, (bytes, write, what) => quota.grow(null, bytes, write, what));
       // Encodes parked VMs against a base a later build can rebuild.
@@ -90,8 +85,8 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         scheduleExpiry: (at) => this.armAlarm(at),
       });
       this.service = new TurnService(plugins, {
-        turns: this.turns,
-        transcript: this.transcript,
+        turns: new TurnStore(sql, ready, quota),
+        transcript: new TranscriptStore(sql, ready, quota),
         toolCallClients: new ToolCallClients(sql, ready, quota),
         approvals,
         snapshots: this.snapshots,
@@ -108,7 +103,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         config: () => loadGatewayConfig(this.env, configModule),
         waitUntil: (promise) => ctx.waitUntil(promise),
         clock: () => clock,
-        vms: () => this.vms,
+        vms: () => vms,
         limits: () => this.limits(),
         providerFetch: () => undefined,
       });
