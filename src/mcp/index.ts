@@ -42,13 +42,7 @@ export { McpResponseBound } from "./mcp-response-bound";
 export { jsonBytes, McpClient, sessionEnded, type McpFetch, type McpConnectOptions, type McpToolInfo, type McpListedTools } from "./mcp-client";
 export { serverIdentity } from "./mcp-identity";
 export { McpListingCache, MCP_LISTINGS, MCP_LISTING_CACHE_ENTRIES, MCP_LISTING_CACHE_BYTES, type CachedListing } from "./mcp-listing-cache";
-export {
-  McpSessionPool,
-  MCP_MAX_SESSIONS,
-  MCP_SESSION_IDLE_MS,
-  type McpOperationKind,
-  type McpSessionPoolOptions,
-} from "./mcp-session-pool";
+export { McpSessionPool, MCP_MAX_SESSIONS, MCP_SESSION_IDLE_MS, type McpOperationKind, type McpSessionPoolOptions } from "./mcp-session-pool";
 export {
   MAX_TOOL_DECLARATION_CHARS,
   MAX_DTS_FILE_CHARS,

@@ -47,10 +47,15 @@ describe("one MCP session per server per session object", () => {
     const { url, tag } = countedServer();
     const session = sessionId();
     const first = await open(session, { c: { url } });
-    for (let i = 0; i < 3; i++) expect(await run(session, first.turnId, `return (await MCP.c.echo({ message: "m${i}" })).content[0].text`)).toBe(`echo: m${i}`);
+    for (let i = 0; i < 3; i++)
+      expect(await run(session, first.turnId, `return (await MCP.c.echo({ message: "m${i}" })).content[0].text`)).toBe(`echo: m${i}`);
     const second = await open(session, { c: { url } });
     expect(
-      await run(session, second.turnId, `const a = await MCP.c.echo({ message: "x" }); const b = await MCP.c.echo({ message: "y" }); return [a, b].map((r) => r.content[0].text)`),
+      await run(
+        session,
+        second.turnId,
+        `const a = await MCP.c.echo({ message: "x" }); const b = await MCP.c.echo({ message: "y" }); return [a, b].map((r) => r.content[0].text)`,
+      ),
     ).toEqual(["echo: x", "echo: y"]);
     const c = await counts(tag);
     expect(c.initialize).toBe(1);

@@ -142,7 +142,9 @@ function countedState(tag) {
 }
 
 function countedTools(st, req) {
-  const who = String(req.headers.authorization ?? "none").replace(/[^A-Za-z]/g, "").slice(0, 40);
+  const who = String(req.headers.authorization ?? "none")
+    .replace(/[^A-Za-z]/g, "")
+    .slice(0, 40);
   const tools = ["echo", "changer", "flood", "vanish", `who_${who}`].map((name) => ({ name, inputSchema: { type: "object" } }));
   for (let i = 1; i <= st.added; i++) tools.push({ name: `added_${i}`, inputSchema: { type: "object" } });
   return tools;
@@ -167,7 +169,9 @@ async function handleCounted(req, res, tag) {
   const msg = JSON.parse(body);
   if (msg.method !== "initialize" && !st.sessions.has(sid)) {
     st.counts.notFound++;
-    return res.writeHead(404, { "content-type": "application/json" }).end('{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}');
+    return res
+      .writeHead(404, { "content-type": "application/json" })
+      .end('{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}');
   }
   if (msg.id === undefined) return res.writeHead(202).end();
   const reply = (result, headers = {}) =>
@@ -178,7 +182,11 @@ async function handleCounted(req, res, tag) {
       const id = `${tag}-${++st.next}`;
       st.sessions.add(id);
       return reply(
-        { protocolVersion: msg.params.protocolVersion, capabilities: { tools: { listChanged: true } }, serverInfo: { name: "counted", version: "1" } },
+        {
+          protocolVersion: msg.params.protocolVersion,
+          capabilities: { tools: { listChanged: true } },
+          serverInfo: { name: "counted", version: "1" },
+        },
         { "mcp-session-id": id },
       );
     }
@@ -198,7 +206,9 @@ async function handleCounted(req, res, tag) {
       return reply(text(`echo: ${msg.params.arguments?.message ?? ""}`));
     }
     default:
-      return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: msg.id, error: { code: -32601, message: "no" } }));
+      return res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: msg.id, error: { code: -32601, message: "no" } }));
   }
 }
 
@@ -224,7 +234,9 @@ async function handle(req, res) {
   if (parts[0] === "counted") return handleCounted(req, res, parts[1]);
   if (req.method === "GET" && parts[0] === "counts") {
     const st = countedState(parts[1]);
-    return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ...st.counts, sessions: st.sessions.size, calls: st.calls }));
+    return res
+      .writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ ...st.counts, sessions: st.sessions.size, calls: st.calls }));
   }
   if (req.method === "POST" && parts[0] === "forget") {
     countedState(parts[1]).sessions.clear();
