@@ -28,8 +28,8 @@
  * and times against it:
  *   GET /mcp-echo?url=http://127.0.0.1:<port>/mcp&message=m   the repo's McpClient in this Worker:
  *                                             connect (initialize) → tools/call echo → close, once;
- *                                             what one `MCP.<server>.echo()` costs the session object
- *                                             (src/mcp/mcp-servers.ts opens a client per call, too)
+ *                                             what one MCP call costs a plain Worker, which cannot
+ *                                             keep a session across requests (the session object does)
  *
  * Section 8 (bench/harness/measure-chat.ts) runs `/chat` on that gateway against the fake provider
  * server, and times against it a plain Worker calling the provider with the same bodies:

@@ -13,8 +13,8 @@
  *      session Durable Object → QuickJS → MCP client → server) against the same call made by the
  *      repo's McpClient straight from the Worker (`GET /mcp-echo`: HTTP → Worker → MCP client →
  *      server), an exec cell with no MCP call on the same turn (the cell's own floor) and one with
- *      two echo calls (the marginal cost of a call inside a cell), in interleaved rounds (rounds.ts). Both MCP sides connect, call and close per call, as the
- *      session object does (src/mcp/mcp-servers.ts).
+ *      two echo calls (the marginal cost of a call inside a cell), in interleaved rounds (rounds.ts). The Worker connects, calls and closes per call;
+ *      the session object reuses one MCP session per server (src/mcp/mcp-session-pool.ts).
  */
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";

@@ -3,7 +3,7 @@
  * verdict from that spread (verdict.ts). Only goals whose sections ran are listed. Pure.
  */
 import type { Results } from "./report.ts";
-import { kib, ms, msSpread, speed, speedRange, table, x } from "./report-format.ts";
+import { factor, kib, ms, msSpread, speed, speedRange, table, x } from "./report-format.ts";
 import { latencyVerdict, payloadVerdict } from "./report-toolsearch.ts";
 import { bytesVerdict, overheadVerdict } from "./report-chat.ts";
 import { invert } from "./stats.ts";
@@ -117,6 +117,14 @@ export function goalRows(r: Results): Goal[] {
       goal: "(for reference) one `tool_search_code` call vs seed 004's Node child per call (6.2)",
       measured: latencyVerdict(t),
       status: `${{ met: "ours faster", "not met": "ours slower", unclear: "unclear (spread crosses 1×)" }[judge(iqrBasis(t.ratio, "rounds"), { kind: "atMost", line: 1 })]} (IQR over ${t.ratio.n} rounds)`,
+    });
+  }
+  if (r.mcp) {
+    const m = r.mcp;
+    rows.push({
+      goal: "`MCP.<server>.<tool>()` from a cell ≤ 1.2× the same call from the Worker (issue 22; 7.2)",
+      measured: `${factor(m.ratio)} per round (medians ${ms(m.measures.cell.median)} ms vs ${ms(m.measures.direct.median)} ms)`,
+      status: verdict(iqrBasis(m.ratio, "rounds"), { kind: "atMost", line: 1.2 }),
     });
   }
   if (r.chat) {

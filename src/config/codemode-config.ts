@@ -25,7 +25,7 @@ export type CodemodeConfig = {
     rateLimit?: { enabled?: boolean; retryAfterSeconds?: number };
     cors?: { allowedOrigins?: string[]; maxAgeSeconds?: number };
   };
-  mcp?: { servers?: Record<string, { url: string; headers?: Record<string, string> }>; allowPrivateAddresses?: boolean };
+  mcp?: { servers?: Record<string, { url: string; headers?: Record<string, string> }>; allowPrivateAddresses?: boolean; toolListTtlMs?: number };
   logging?: { redactPatterns?: string[] };
   approvals?: CodemodeApprovalsConfig;
 };

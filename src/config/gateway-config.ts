@@ -83,6 +83,8 @@ export type GatewayConfig = {
   mcpServers: Record<string, { url: string; headers?: Record<string, string> }>;
   /** `mcp.allowPrivateAddresses`: may a turn's own `mcpServers` name loopback or private hosts (default false)? */
   mcpAllowPrivateAddresses: boolean;
+  /** `mcp.toolListTtlMs`: how long a cached tool listing serves new turns (default 300000; 0: never cached). */
+  mcpToolListTtlMs: number;
   /**
    * `logging.redactPatterns`, compiled once with the `g` flag (parse-logging-section.ts): masked in stored
    * source, nested-call previews and redacted debug payloads. Shared: use with `String.prototype.replace` only.

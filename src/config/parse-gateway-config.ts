@@ -1,7 +1,7 @@
 import { BUNDLED_PROVIDERS } from "./bundled-providers";
 import { ConfigValidationError, emptyRecord, fail, isRecord, own, rejectUnknownKeys } from "./config-validation-error";
 import { configPath } from "./config-path";
-import { mcpServerProblem, type McpServerConfig } from "../mcp";
+import { MCP_TOOL_LIST_TTL_MS, mcpServerProblem, type McpServerConfig } from "../mcp";
 import type { ConfigResult, GatewayConfig } from "./gateway-config";
 import { parseAgents } from "./parse-agents";
 import { parseApprovals } from "./approval-settings";
@@ -13,7 +13,7 @@ import { parseToolsSection } from "./parse-tools-section";
 /** The sections this gateway reads (ARCHITECTURE.md, "Configuration"); any other top-level key is refused. */
 export const TOP_LEVEL_KEYS = ["tools", "agents", "models", "gateway", "mcp", "logging", "approvals"];
 export const MODELS_KEYS = ["providers"];
-export const MCP_KEYS = ["servers", "allowPrivateAddresses"];
+export const MCP_KEYS = ["servers", "allowPrivateAddresses", "toolListTtlMs"];
 
 /**
  * Validates a configuration document (a JSON value). Pure and synchronous; never throws.
@@ -52,9 +52,19 @@ function buildConfig(raw: unknown): GatewayConfig {
     operations: parseGatewayOperations(own(raw, "gateway"), "gateway"),
     mcpServers: parseMcpSection(own(raw, "mcp"), "mcp"),
     mcpAllowPrivateAddresses: parseAllowPrivate(own(raw, "mcp"), "mcp"),
+    mcpToolListTtlMs: parseToolListTtl(own(raw, "mcp"), "mcp"),
     redactPatterns: parseLoggingSection(own(raw, "logging"), "logging"),
     approvals: parseApprovals(own(raw, "approvals"), "approvals"),
   };
+}
+
+/** `mcp.toolListTtlMs`: how long a server's cached tool listing serves new turns (0: list every turn). */
+function parseToolListTtl(value: unknown, path: string): number {
+  const ttl = isRecord(value) ? own(value, "toolListTtlMs") : undefined;
+  if (ttl === undefined) return MCP_TOOL_LIST_TTL_MS;
+  if (typeof ttl !== "number" || !Number.isSafeInteger(ttl) || ttl < 0 || ttl > 86_400_000)
+    fail(configPath(path, "toolListTtlMs"), "must be an integer number of milliseconds from 0 to 86400000");
+  return ttl;
 }
 
 /** `mcp.allowPrivateAddresses`: a boolean, false by default (private-address.ts says why). */

@@ -39,7 +39,10 @@ export {
 } from "./mcp-results";
 export { withDeadline, type McpCallOptions } from "./mcp-deadline";
 export { McpResponseBound } from "./mcp-response-bound";
-export { jsonBytes, McpClient, type McpFetch, type McpConnectOptions, type McpToolInfo, type McpListedTools } from "./mcp-client";
+export { jsonBytes, McpClient, sessionEnded, type McpFetch, type McpConnectOptions, type McpToolInfo, type McpListedTools } from "./mcp-client";
+export { serverIdentity } from "./mcp-identity";
+export { McpListingCache, MCP_LISTINGS, MCP_LISTING_CACHE_ENTRIES, MCP_LISTING_CACHE_BYTES, type CachedListing } from "./mcp-listing-cache";
+export { McpSessionPool, MCP_MAX_SESSIONS, MCP_SESSION_IDLE_MS, type McpOperationKind, type McpSessionPoolOptions } from "./mcp-session-pool";
 export {
   MAX_TOOL_DECLARATION_CHARS,
   MAX_DTS_FILE_CHARS,
@@ -69,5 +72,13 @@ export {
 export { boundText, commentLines, jsdocBlock } from "./mcp-jsdoc";
 export { boundedApiHeader, type McpOmittedSchema, type McpApiHeaderOmitted } from "./bounded-api-header";
 export { schemaType } from "./mcp-schema-types";
-export { MCP_LIST_TIMEOUT_MS, MCP_CALL_TIMEOUT_MS, McpServers, type McpServerRecord, type McpServerListing } from "./mcp-servers";
+export {
+  MCP_LIST_TIMEOUT_MS,
+  MCP_CALL_TIMEOUT_MS,
+  MCP_TOOL_LIST_TTL_MS,
+  McpServers,
+  type McpServerRecord,
+  type McpServerListing,
+  type McpServersOptions,
+} from "./mcp-servers";
 export { privateAddress } from "./private-address";

@@ -3,9 +3,11 @@
  * Built on the MCP TypeScript SDK's `Client` and `StreamableHTTPClientTransport`.
  *
  * OWNERSHIP AND LIFETIME: `McpClient.connect()` returns an open client or a failure; the caller
- * owns the client and must `close()` it (safe twice; `await using` works). Open one per
- * request: a Worker cannot use one request's I/O (the transport's streams) from another.
- * After `close()` every operation answers `mcp_unreachable` ("closed").
+ * owns the client and must `close()` it (safe twice; `await using` works). A plain Worker opens
+ * one per request (it cannot use one request's I/O from another); a session Durable Object keeps
+ * one per server across its requests (mcp-session-pool.ts). `usable` turns false for good when the
+ * server ended the session (HTTP 404 to our `Mcp-Session-Id`), an answer passed the byte bound, or
+ * the transport closed. After `close()` every operation answers `mcp_unreachable` ("closed").
  *
  * EVERY OPERATION takes `{ timeoutMs, signal? }` and never throws: it resolves to
  * `{ ok: true, value }` or a failure (codes in mcp-errors.ts). The deadline covers the whole
@@ -29,7 +31,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ErrorCode, McpError, ResultSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod/v4";
 import { checkValue, compileSchema } from "../tools";
 import { VERSION } from "../version";
@@ -56,7 +59,33 @@ import {
 /** `fetch` as the Worker has it; tests may pass a wrapper that observes requests. */
 export type McpFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
-export type McpConnectOptions = McpCallOptions & { fetch?: McpFetch };
+/**
+ * `onListingStale`: the server said its tool list changed (`notifications/tools/list_changed`) or
+ * answered a `tools/call` as an unknown tool; whoever cached its listing should list it again.
+ * Called synchronously and often (a server may flood it): keep it O(1).
+ */
+export type McpConnectOptions = McpCallOptions & { fetch?: McpFetch; onListingStale?: () => void };
+
+/**
+ * Failures whose own request was answered HTTP 404 on our `Mcp-Session-Id`: the server ended the
+ * session and, by the protocol, did not process the request, so it may be re-sent on a new
+ * session. Kept beside the failure (failures stay plain data: nothing reaches a message).
+ */
+const SESSION_ENDED = new WeakSet<object>();
+
+/** Did the server refuse this operation's request because the session had ended (not processed)? */
+export function sessionEnded(failure: object): boolean {
+  return SESSION_ENDED.has(failure);
+}
+
+/** A `tools/call` answer that says the tool does not exist (the SDK's servers: "Tool x not found"). */
+const UNKNOWN_TOOL = /unknown tool|\btool\b[^\n]{0,200}\bnot found\b/i;
+
+function saysUnknownTool(result: { isError?: boolean; content?: unknown[] }): boolean {
+  if (result.isError !== true || !Array.isArray(result.content)) return false;
+  const first = result.content.find((b): b is { type: "text"; text: string } => (b as { type?: unknown })?.type === "text");
+  return first !== undefined && typeof first.text === "string" && UNKNOWN_TOOL.test(first.text.slice(0, 500));
+}
 
 /** One listed tool, as the catalog keeps it (JSON copy; `_meta`, icons and the like dropped). */
 export type McpToolInfo = {
@@ -110,6 +139,8 @@ function networkFetch(base: McpFetch): McpFetch {
 
 export class McpClient {
   private closed = false;
+  /** The server ended our session (404 on its id) or the transport closed: never used again. */
+  private ended = false;
 
   private constructor(
     /** The config name of the server, for messages. */
@@ -120,14 +151,27 @@ export class McpClient {
     private readonly secrets: readonly string[],
     /** Bounds every answer's bytes; an answer past it ends the operation reading it. */
     private readonly bound: McpResponseBound,
+    private readonly onListingStale: () => void,
   ) {}
+
+  /** Open, its session alive and no answer past the byte bound: fit for another operation. */
+  get usable(): boolean {
+    return !this.closed && !this.ended && !this.bound.signal.aborted;
+  }
 
   /** Open a session (`initialize`) with the target server. */
   static async connect(target: McpTarget, options: McpConnectOptions): Promise<McpOutcome<McpClient>> {
     const base: McpFetch = options.fetch ?? ((input, init) => fetch(input, init));
     const bound = new McpResponseBound();
+    let self: McpClient | undefined;
+    const sessionWatch: McpFetch = async (input, init) => {
+      const response = await base(input, init);
+      // The protocol's answer to a request on a session the server ended (or never had).
+      if (response.status === 404 && new Headers(init?.headers).has("mcp-session-id") && self) self.ended = true;
+      return response;
+    };
     const transport = new StreamableHTTPClientTransport(target.url, {
-      fetch: bound.wrap(networkFetch(base)),
+      fetch: bound.wrap(networkFetch(sessionWatch)),
       requestInit: { headers: target.headers },
     });
     const client = new Client(
@@ -137,8 +181,14 @@ export class McpClient {
     // Transport errors also reject the request they belong to; the rest (the optional GET
     // stream for server notifications) is not ours to report.
     client.onerror = () => {};
+    const stale = options.onListingStale ?? (() => {});
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => stale());
     const secrets = [...Object.values(target.headers), target.url.href, target.url.search.slice(1)];
-    const mcp = new McpClient(target.server, client, transport, secrets, bound);
+    const mcp = new McpClient(target.server, client, transport, secrets, bound, stale);
+    self = mcp;
+    client.onclose = () => {
+      mcp.ended = true;
+    };
     const connected = await withDeadline(
       { server: target.server, what: "connect" },
       options,
@@ -153,10 +203,27 @@ export class McpClient {
     return connected;
   }
 
-  private run<T>(what: string, options: McpCallOptions, work: (signal: AbortSignal) => Promise<McpOutcome<T>>, isToolCall = false) {
+  private async run<T>(
+    what: string,
+    options: McpCallOptions,
+    work: (signal: AbortSignal) => Promise<McpOutcome<T>>,
+    isToolCall = false,
+  ): Promise<McpOutcome<T>> {
     const op = { server: this.server, what };
-    if (this.closed) return Promise.resolve(mcpFailure("mcp_unreachable", op, "failed: the connection is closed"));
-    return withDeadline(op, options, this.secrets, work, { isToolCall, bound: this.bound.signal });
+    if (this.closed) return mcpFailure("mcp_unreachable", op, "failed: the connection is closed");
+    let ended = false;
+    const watched = async (signal: AbortSignal) => {
+      try {
+        return await work(signal);
+      } catch (error) {
+        // This operation's own request met the 404: it was not processed (see SESSION_ENDED).
+        if (error instanceof StreamableHTTPError && error.code === 404) ended = true;
+        throw error;
+      }
+    };
+    const r = await withDeadline(op, options, this.secrets, watched, { isToolCall, bound: this.bound.signal });
+    if (!r.ok && ended) SESSION_ENDED.add(r);
+    return r;
   }
 
   /**
@@ -195,10 +262,18 @@ export class McpClient {
       what,
       options,
       async (signal) => {
-        const raw = await this.client.request({ method: "tools/call", params: { name, arguments: args } }, LooseCallToolResultSchema, {
-          signal,
-          timeout: options.timeoutMs,
-        });
+        let raw;
+        try {
+          raw = await this.client.request({ method: "tools/call", params: { name, arguments: args } }, LooseCallToolResultSchema, {
+            signal,
+            timeout: options.timeoutMs,
+          });
+        } catch (error) {
+          if (error instanceof McpError && error.code === ErrorCode.InvalidParams && UNKNOWN_TOOL.test(error.message.slice(0, 500)))
+            this.onListingStale();
+          throw error;
+        }
+        if (saysUnknownTool(raw)) this.onListingStale();
         const result = projectToolResult(raw);
         const broken = options.outputSchema && this.outputSchemaViolation(result, options.outputSchema);
         if (broken) return mcpFailure("mcp_protocol_error", { server: this.server, what }, broken);

@@ -8,7 +8,7 @@ import { failed } from "../cell";
 import type { CodeModeResult, CodeModeTelemetry } from "../code-mode";
 import { APPROVALS_OFF } from "../config";
 import { type SessionReply } from "../errors";
-import { McpServers } from "../mcp";
+import { McpServers, type McpSessionPool } from "../mcp";
 import { cellFields, cellTrace, execLanguage, logRecord, type CellTrace } from "../observability";
 import { admitExec, admitWait, execRan, toolCallPolicy, type ApprovalRequester, type ExecAdmission, type PluginHooks } from "../policy";
 import { isToolSearchControl, parseToolSearchInput, TOOL_SEARCH_CONTROLS } from "../tool-search";
@@ -59,6 +59,8 @@ export class OuterCalls {
     private readonly calls: CallRegistry,
     /** Activity on a turn (its idle expiry moves). */
     private readonly touched: (turnId: string) => void,
+    /** The object's MCP sessions: calls of every turn reuse them (absent: a client per call). */
+    private readonly mcpSessions?: McpSessionPool,
   ) {
     for (const pl of plugins) for (const t of pl.tools) this.definitions.set(`${pl.id}\u0000${t.name}`, t);
     this.pluginHooks = plugins.flatMap((pl) => (pl.hooks ? [{ pluginId: pl.id, hooks: pl.hooks }] : []));
@@ -364,7 +366,9 @@ export class OuterCalls {
 
   /** What a call of the turn runs with: definitions, MCP servers, its context, policy (hooks, approvals), sinks. */
   deps(spec: TurnSpec, signal: AbortSignal, scope: CallScope = {}): TurnDeps {
-    const mcp = new McpServers(spec.mcp?.servers ?? [], this.p.env() as unknown as Record<string, unknown>);
+    const mcp = new McpServers(spec.mcp?.servers ?? [], this.p.env() as unknown as Record<string, unknown>, {
+      ...(this.mcpSessions ? { pool: this.mcpSessions } : {}),
+    });
     const requester = this.requester(spec, scope.callId);
     return {
       ...(scope.activity ? { activity: scope.activity } : {}),

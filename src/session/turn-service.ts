@@ -10,6 +10,7 @@ import type { ToolPlugin } from "../tools";
 import { clientResultSettlement, discoverMcp, planTurn, turnSurface, type OpenTurnRequest, type TurnCounters, type TurnSpec } from "../turns";
 import { buildTrajectory, chatMeta, runChat, type ChatPort, type ChatRecords, type ChatRequest, type ChatState, type Trajectory } from "../agent";
 import { MAX_TURN_ROW_BYTES } from "../limits";
+import { MCP_LISTINGS, McpSessionPool } from "../mcp";
 import { CallRegistry } from "./call-registry";
 import { OuterCalls } from "./outer-calls";
 import { settleDirectClientCall } from "./direct-client-call";
@@ -42,6 +43,8 @@ export class TurnService {
   private readonly plugins: readonly ToolPlugin[];
   /** The one path of outer calls (tools route, /mcp, the agent loop). */
   private readonly outer: OuterCalls;
+  /** This object's MCP sessions, one per server identity, reused by every turn (mcp-session-pool.ts). */
+  readonly mcpSessions = new McpSessionPool({ onListingStale: (key) => MCP_LISTINGS.stale(key) });
 
   constructor(
     plugins: readonly ToolPlugin[],
@@ -49,7 +52,7 @@ export class TurnService {
   ) {
     this.plugins = plugins;
     this.calls = new CallRegistry(() => this.p.clock());
-    this.outer = new OuterCalls(plugins, p, this.calls, (turnId) => this.touched(turnId));
+    this.outer = new OuterCalls(plugins, p, this.calls, (turnId) => this.touched(turnId), this.mcpSessions);
   }
 
   /**
@@ -75,7 +78,10 @@ export class TurnService {
     const config = this.p.config();
     if (!config.ok) return { ok: false, reason: "invalid_config", message: config.error.message };
     const turnId = crypto.randomUUID();
-    const mcp = await discoverMcp(config.config, req, this.p.env() as unknown as Record<string, unknown>);
+    const mcp = await discoverMcp(config.config, req, this.p.env() as unknown as Record<string, unknown>, {
+      pool: this.mcpSessions,
+      now: () => this.p.clock().now(),
+    });
     if (!mcp.ok) return { ok: false, reason: "invalid_request", message: mcp.message };
     const plan = planTurn(
       config.config,

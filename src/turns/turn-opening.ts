@@ -1,6 +1,6 @@
 import { buildCatalog, isToolAllowed } from "../catalog";
 import type { ClientToolSpec, McpServerTools } from "../catalog";
-import { assignMcpNames, McpServers, type McpServerRecord } from "../mcp";
+import { assignMcpNames, McpServers, type McpServerRecord, type McpServersOptions } from "../mcp";
 import type { StoredMcpServer } from "./turn-spec";
 import { findAgent, planSurface, resolveActivation, resolveApprovals, resolveCodeModeOptions, type GatewayConfig } from "../config";
 import type { ToolPlugin } from "../tools";
@@ -119,12 +119,14 @@ export type McpDiscovery = { servers: StoredMcpServer[]; listed: McpServerTools[
 /**
  * The turn's MCP servers (gateway `mcp.servers`, then the turn's own), listed in parallel. A
  * server that cannot be listed is attached without tools and reported; a turn server reusing a
- * gateway server's name is refused.
+ * gateway server's name is refused. `reuse`: the session object's MCP sessions and the listing
+ * cache's clock (a server listed within `mcp.toolListTtlMs` is not listed again).
  */
 export async function discoverMcp(
   config: GatewayConfig,
   req: OpenTurnRequest,
   env: Readonly<Record<string, unknown>>,
+  reuse: McpServersOptions = {},
 ): Promise<{ ok: true; found: McpDiscovery } | { ok: false; message: string }> {
   const records: McpServerRecord[] = Object.entries(config.mcpServers).map(([name, s]) => ({ name, origin: "gateway" as const, ...s }));
   for (const [name, s] of Object.entries(req.mcpServers ?? {})) {
@@ -133,7 +135,7 @@ export async function discoverMcp(
     records.push({ name, origin: "turn", ...s });
   }
   if (records.length === 0 || !toolsActive(req)) return { ok: true, found: { servers: [], listed: [] } };
-  const listings = await new McpServers(records, env).listAll();
+  const listings = await new McpServers(records, env, { listingTtlMs: config.mcpToolListTtlMs, ...reuse }).listAll();
   const idents = assignMcpNames(
     records.map((r) => r.name),
     "server",

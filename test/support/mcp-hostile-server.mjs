@@ -16,6 +16,14 @@
 //   /metadata/mcp               tool "lookup", whose title, description and schemas carry the
 //                               untrusted wrapper's marker (look-alikes included), mid-line JSDoc
 //                               tags, a comment end and prompt-injection text (METADATA_TOOLS)
+//   /counted/<tag>/mcp          a stateful server that counts (mcp-session-reuse tests): a new session
+//                               id per `initialize`, HTTP 404 on an id it does not hold; tools "echo",
+//                               "changer" (adds a tool and answers with `notifications/tools/list_changed`
+//                               before its result, as server-sent events), "flood" (2000 such
+//                               notifications, then its result), "vanish" (listed, but its call answers
+//                               "Tool vanish not found"), and "who_<letters of the Authorization header>";
+//                               `GET /counts/<tag>` answers its counts, `POST /forget/<tag>` ends every
+//                               session of <tag> (the next request on one gets a 404)
 //   anything else               tools "big" and "bigsse" only
 //
 // Whatever the path, `tools/call` "big" answers `{ mb }` MB of text as JSON, "bigsse" the same as one
@@ -121,6 +129,89 @@ async function stream(res, head, mb, tail) {
   if (!res.destroyed) res.end(tail);
 }
 
+/** /counted/<tag> servers, by tag. */
+const counted = new Map();
+
+function countedState(tag) {
+  let st = counted.get(tag);
+  if (!st) {
+    st = { next: 0, sessions: new Set(), added: 0, counts: { initialize: 0, "tools/list": 0, "tools/call": 0, notFound: 0, delete: 0 }, calls: [] };
+    counted.set(tag, st);
+  }
+  return st;
+}
+
+function countedTools(st, req) {
+  const who = String(req.headers.authorization ?? "none")
+    .replace(/[^A-Za-z]/g, "")
+    .slice(0, 40);
+  const tools = ["echo", "changer", "flood", "vanish", `who_${who}`].map((name) => ({ name, inputSchema: { type: "object" } }));
+  for (let i = 1; i <= st.added; i++) tools.push({ name: `added_${i}`, inputSchema: { type: "object" } });
+  return tools;
+}
+
+const sse = (res, id, events) => {
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  res.end(events.map((e) => `event: message\ndata: ${JSON.stringify(e)}\n\n`).join(""));
+};
+
+async function handleCounted(req, res, tag) {
+  const st = countedState(tag);
+  const sid = req.headers["mcp-session-id"];
+  if (req.method === "DELETE") {
+    st.counts.delete++;
+    st.sessions.delete(sid);
+    return res.writeHead(200).end();
+  }
+  if (req.method !== "POST") return res.writeHead(405).end();
+  let body = "";
+  for await (const chunk of req) body += chunk;
+  const msg = JSON.parse(body);
+  if (msg.method !== "initialize" && !st.sessions.has(sid)) {
+    st.counts.notFound++;
+    return res
+      .writeHead(404, { "content-type": "application/json" })
+      .end('{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}');
+  }
+  if (msg.id === undefined) return res.writeHead(202).end();
+  const reply = (result, headers = {}) =>
+    res.writeHead(200, { "content-type": "application/json", ...headers }).end(JSON.stringify({ jsonrpc: "2.0", id: msg.id, result }));
+  if (msg.method in st.counts) st.counts[msg.method]++;
+  switch (msg.method) {
+    case "initialize": {
+      const id = `${tag}-${++st.next}`;
+      st.sessions.add(id);
+      return reply(
+        {
+          protocolVersion: msg.params.protocolVersion,
+          capabilities: { tools: { listChanged: true } },
+          serverInfo: { name: "counted", version: "1" },
+        },
+        { "mcp-session-id": id },
+      );
+    }
+    case "tools/list":
+      return reply({ tools: countedTools(st, req) });
+    case "tools/call": {
+      const name = msg.params.name;
+      st.calls.push(name);
+      const text = (t) => ({ content: [{ type: "text", text: t }] });
+      const changed = { jsonrpc: "2.0", method: "notifications/tools/list_changed" };
+      if (name === "changer") {
+        st.added++;
+        return sse(res, msg.id, [changed, { jsonrpc: "2.0", id: msg.id, result: text("changed") }]);
+      }
+      if (name === "flood") return sse(res, msg.id, [...Array(2000).fill(changed), { jsonrpc: "2.0", id: msg.id, result: text("flooded") }]);
+      if (name === "vanish") return reply({ content: [{ type: "text", text: "MCP error -32602: Tool vanish not found" }], isError: true });
+      return reply(text(`echo: ${msg.params.arguments?.message ?? ""}`));
+    }
+    default:
+      return res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: msg.id, error: { code: -32601, message: "no" } }));
+  }
+}
+
 function listTools(path, id, cursor, reply) {
   const parts = path.split("/").filter(Boolean);
   if (parts[0] === "metadata") return reply(JSON.stringify({ tools: METADATA_TOOLS }));
@@ -140,6 +231,17 @@ function listTools(path, id, cursor, reply) {
 async function handle(req, res) {
   const path = new URL(req.url, "http://x").pathname;
   const parts = path.split("/").filter(Boolean);
+  if (parts[0] === "counted") return handleCounted(req, res, parts[1]);
+  if (req.method === "GET" && parts[0] === "counts") {
+    const st = countedState(parts[1]);
+    return res
+      .writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ ...st.counts, sessions: st.sessions.size, calls: st.calls }));
+  }
+  if (req.method === "POST" && parts[0] === "forget") {
+    countedState(parts[1]).sessions.clear();
+    return res.writeHead(200).end();
+  }
   if (req.method === "GET" && parts[0] === "calls") {
     return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(calls.get(parts[1]) ?? []));
   }
