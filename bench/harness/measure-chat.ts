@@ -68,8 +68,11 @@ export interface ChatFigures {
   vsFloor: Record<ChatSurface, { perTurn: Summary; ownPerTurn: Summary; ownPerTurnOver: Summary; roundTripOver: Summary }>;
   /** Per round, code mode ÷ direct: the whole call, the gateway's own time, per turn. */
   codeVsDirect: { wall: Summary; gateway: Summary; perTurn: Summary };
-  /** Opening code mode's turn alone (`POST …/turns`), per-round medians: wall, and the MCP server's part. */
-  open: { wall: MetricFigures; mcp: MetricFigures };
+  /**
+   * Opening code mode's turn alone (`POST …/turns`), per-round medians: wall, the MCP server's part,
+   * and the gateway's own (wall less the MCP server, per call: HTTP edge, session object, catalog, stored turn).
+   */
+  open: { wall: MetricFigures; mcp: MetricFigures; own: MetricFigures };
   /** MCP server requests per call over the timed calls. */
   mcpRequests: Record<ChatSurface, Summary>;
   /** promptBytes over the timed calls (the marker's length and the exec result's durations move it by a few bytes). */
@@ -178,7 +181,7 @@ function figures(
       gateway: roundRatios(byRound("chatCode", "gateway"), byRound("chatDirect", "gateway")),
       perTurn: roundRatios(byRound("chatCode", "perTurn"), byRound("chatDirect", "perTurn")),
     },
-    open: { wall: openRounds((o) => o.wallMs), mcp: openRounds((o) => o.mcpMs) },
+    open: { wall: openRounds((o) => o.wallMs), mcp: openRounds((o) => o.mcpMs), own: openRounds((o) => o.wallMs - o.mcpMs) },
     mcpRequests: {
       codeMode: summarize(samples.chatCode.map((s) => s.mcpRequests)),
       direct: summarize(samples.chatDirect.map((s) => s.mcpRequests)),

@@ -141,6 +141,17 @@ export function goalRows(r: Results): Goal[] {
       measured: overheadVerdict(c),
       status: "reported (the issue sets no line)",
     });
+    const trip = c.vsFloor.codeMode.roundTripOver;
+    rows.push({
+      goal: "`/chat` per model round trip ≤ 2 ms of gateway time over a plain Worker, code mode (issue 22; 8.2)",
+      measured: `${msSpread(trip)} over the plain Worker (model calls in the isolate less the provider, ÷ round trips; per-round differences); direct exposure ${msSpread(c.vsFloor.direct.roundTripOver)}`,
+      status: verdict(iqrBasis(trip, "rounds"), { kind: "atMost", line: 2 }),
+    });
+    rows.push({
+      goal: "opening a `/chat` turn ≤ 5 ms plus the MCP servers it lists (issue 22; 8.2)",
+      measured: `${msSpread(c.open.own.rounds)} (wall ${msSpread(c.open.wall.rounds)} less the MCP server's ${msSpread(c.open.mcp.rounds)}; per-round medians; includes the HTTP edge and the session object's round trip)`,
+      status: verdict(iqrBasis(c.open.own.rounds, "rounds"), { kind: "atMost", line: 5 }),
+    });
   }
   return rows;
 }

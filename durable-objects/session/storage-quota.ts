@@ -106,12 +106,25 @@ export class StorageQuota implements QuotaPort {
           throw quotaExceeded(what, bytes, max + over, max);
         }
       }
-      const out = write();
-      if (turnId !== null && bytes !== 0)
-        this.deps.sql.run("UPDATE turns SET stored_bytes = max(0, stored_bytes + ?) WHERE turn_id = ?", bytes, turnId);
+      const out = this.charged(turnId, bytes, write);
       if (promised) promised.reservation.take(promised.take);
       return out;
     });
+  }
+
+  /**
+   * `grow` for a write its caller made room for in the same synchronous step (`shortfall` ≤ 0 once
+   * that room was made; nothing else can write in between): charged, not checked a second time.
+   */
+  growWithinRoom<T>(turnId: string, bytes: number, write: () => T): T {
+    return this.deps.transaction(() => this.charged(turnId, bytes, write));
+  }
+
+  private charged<T>(turnId: string | null, bytes: number, write: () => T): T {
+    const out = write();
+    if (turnId !== null && bytes !== 0)
+      this.deps.sql.run("UPDATE turns SET stored_bytes = max(0, stored_bytes + ?) WHERE turn_id = ?", bytes, turnId);
+    return out;
   }
 
   /**

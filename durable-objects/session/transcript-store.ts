@@ -134,7 +134,8 @@ export class TranscriptStore implements TranscriptPort {
   private insertEvent(turnId: string, bytes: number, write: () => void): void {
     if (!this.makeRoom(turnId, bytes)) return this.countDropped(turnId, 1);
     try {
-      this.quota.grow(turnId, bytes, write, "this trajectory event");
+      // makeRoom just checked (or made) the room: the session's usage is not summed a second time.
+      this.quota.growWithinRoom(turnId, bytes, write);
     } catch {
       // Only a quota refusal can land here (room was made just before): the event is counted, not kept.
       this.countDropped(turnId, 1);

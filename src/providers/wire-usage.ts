@@ -106,8 +106,10 @@ function repairAnthropicUsage(holder: Json, required: string): boolean {
 
 /** One server-sent event's data: the same text, or the JSON again with its usage repaired. */
 export function repairUsageData(api: Api, data: string): string {
-  // Cheap test first: most chunks are text deltas without usage.
+  // Cheap tests first: most chunks are text deltas without usage, or (Chat Completions with
+  // `include_usage`) with `"usage":null` until the last one, which needs no repair.
   if (!data.includes('"usage"')) return data;
+  if (api === "openai-completions" && onlyNullUsage(data)) return data;
   let parsed: unknown;
   try {
     parsed = JSON.parse(data);
@@ -122,11 +124,31 @@ export function repairUsageData(api: Api, data: string): string {
   return changed ? JSON.stringify(parsed) : data;
 }
 
-/** Rewrites the `data:` lines of an event stream through `repairUsageData`; every other line passes unchanged. */
+const USAGE_KEY = '"usage"';
+
+/**
+ * Whether every `"usage"` token of a JSON text is `"usage":null` (a quote inside a JSON string is
+ * escaped, so each such token is structure): the top-level usage is then null or absent.
+ */
+function onlyNullUsage(data: string): boolean {
+  for (let i = data.indexOf(USAGE_KEY); i !== -1; i = data.indexOf(USAGE_KEY, i + USAGE_KEY.length))
+    if (!data.startsWith(":null", i + USAGE_KEY.length)) return false;
+  return true;
+}
+
+/**
+ * Rewrites the `data:` lines of an event stream through `repairUsageData`; every other line passes
+ * unchanged. A chunk of whole lines that needs no repair (nearly all of them) passes as the same
+ * bytes, without being encoded again.
+ */
 export function usageRepair(api: Api): TransformStream<Uint8Array, Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   let pending = "";
+  // The previous chunk ended with a newline byte: nothing is held (no partial line, no partial
+  // character). Not at the start of a stream opening with a byte order mark (the decoder drops it).
+  let atLineStart = true;
+  let first = true;
   const line = (raw: string): string => {
     const cr = raw.endsWith("\r") ? "\r" : "";
     const text = cr ? raw.slice(0, -1) : raw;
@@ -138,12 +160,18 @@ export function usageRepair(api: Api): TransformStream<Uint8Array, Uint8Array> {
   };
   return new TransformStream({
     transform(chunk, controller) {
+      const bom = first && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf;
+      if (chunk.byteLength > 0) first = false;
+      const whole = atLineStart && !bom && chunk.byteLength > 0 && chunk[chunk.byteLength - 1] === 0x0a;
+      atLineStart = chunk.byteLength > 0 ? chunk[chunk.byteLength - 1] === 0x0a : atLineStart;
       pending += decoder.decode(chunk, { stream: true });
       const end = pending.lastIndexOf("\n");
       if (end === -1) return;
       const lines = pending.slice(0, end).split("\n");
       pending = pending.slice(end + 1);
-      controller.enqueue(encoder.encode(lines.map(line).join("\n") + "\n"));
+      const repaired = lines.map(line);
+      if (whole && repaired.every((r, i) => r === lines[i])) controller.enqueue(chunk);
+      else controller.enqueue(encoder.encode(repaired.join("\n") + "\n"));
     },
     flush(controller) {
       pending += decoder.decode();

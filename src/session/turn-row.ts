@@ -14,15 +14,40 @@ export function encodeTurn(spec: TurnSpec, counters: TurnCounters): EncodedTurn 
   return { spec: s, counters: c, bytes: specBytes + countersBytes, charged: specBytes + Math.max(countersBytes, countersCeiling(spec)) };
 }
 
-/** The largest `counters` of this turn can become (see EncodedTurn). */
-function countersCeiling(spec: TurnSpec): number {
-  const max = Number.MAX_SAFE_INTEGER;
-  const base = utf8.encode(JSON.stringify({ search: max, describe: max, call: max, called: [] })).length;
+const MAX = Number.MAX_SAFE_INTEGER;
+const BASE_BYTES = utf8.encode(JSON.stringify({ search: MAX, describe: MAX, call: MAX, called: [] })).length;
+/** A `called` entry less its two strings: `{"tool":…,"id":…,"source":"…","calls":MAX}` and its comma. */
+const ENTRY_BYTES = { client: calledBytes("", "", "client") - 4, openclaw: calledBytes("", "", "openclaw") - 4 };
+
+/** UTF-8 bytes of one `called` entry as JSON, and its comma (the reference the ceiling is computed by). */
+export function calledBytes(tool: string, id: string, source: "client" | "openclaw"): number {
+  return utf8.encode(JSON.stringify({ tool, id, source, calls: MAX })).length + 1;
+}
+
+/**
+ * The largest `counters` of this turn can become (see EncodedTurn). Per entry, the same bytes as
+ * `calledBytes` (its two strings as JSON, counted without encoding them), for every tool of the catalog.
+ */
+export function countersCeiling(spec: TurnSpec): number {
   const entries = [...spec.catalog.entries, ...spec.catalog.direct].map(
-    (e) =>
-      utf8.encode(JSON.stringify({ tool: e.toolName, id: toolSearchId(e), source: e.source === "client" ? "client" : "openclaw", calls: max }))
-        .length + 1,
+    (e) => ENTRY_BYTES[e.source === "client" ? "client" : "openclaw"] + jsonUtf8Bytes(e.toolName) + jsonUtf8Bytes(toolSearchId(e)),
   );
   entries.sort((a, b) => b - a);
-  return base + entries.slice(0, MAX_CALLED_TOOLS).reduce((n, b) => n + b, 0);
+  return BASE_BYTES + entries.slice(0, MAX_CALLED_TOOLS).reduce((n, b) => n + b, 0);
+}
+
+/** UTF-8 bytes of `JSON.stringify(s)` (which escapes lone surrogates, so every pair left is whole). */
+function jsonUtf8Bytes(s: string): number {
+  const json = JSON.stringify(s);
+  let n = json.length;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      n += 2; // a pair: 4 bytes for 2 code units
+      i++;
+    } else n += 2;
+  }
+  return n;
 }

@@ -58,3 +58,41 @@ describe("usage repair before the wire client parses a chunk", () => {
     expect(await through("anthropic-messages", [anthropic])).toBe(anthropic.replace('"output_tokens":"3"', '"output_tokens":0'));
   });
 });
+
+describe("usage repair passes what needs no repair as it came", () => {
+  it('a chunk of whole lines without repair is the same bytes; `"usage":null` chunks need none', async () => {
+    const chunk = new TextEncoder().encode('data: {"choices":[{"delta":{"content":"hé"}}],"usage":null}\n\n');
+    const seen: Uint8Array[] = [];
+    const source = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(chunk);
+        c.close();
+      },
+    });
+    const reader = source.pipeThrough(usageRepair("openai-completions")).getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) seen.push(r.value);
+    expect(seen).toEqual([chunk]);
+    expect(seen[0]).toBe(chunk);
+    const nulls = '{"choices":[],"usage":null,"x":{"usage":null}}';
+    expect(repairUsageData("openai-completions", nulls)).toBe(nulls);
+    // Not every `"usage"` is null: parsed and repaired as before.
+    expect(JSON.parse(repairUsageData("openai-completions", '{"usage":null,"usage":{"prompt_tokens":"1"}}')).usage).toEqual({ prompt_tokens: 0 });
+    // Messages' required counts are still filled for a null usage.
+    expect(JSON.parse(repairUsageData("anthropic-messages", '{"type":"message_delta","usage":null}')).usage).toEqual({ output_tokens: 0 });
+  });
+
+  it("a character split across chunks, a partial line and a leading byte order mark come out as the decoded text", async () => {
+    const bytes = new TextEncoder().encode('data: {"choices":[{"delta":{"content":"€"}}]}\n\ndata: [DONE]\n\n');
+    const cut = bytes.indexOf(0xe2) + 1;
+    const parts = [bytes.slice(0, cut), bytes.slice(cut, cut + 3), bytes.slice(cut + 3)];
+    const source = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new Uint8Array([0xef, 0xbb, 0xbf, 0x0a]));
+        for (const p of parts) c.enqueue(p);
+        c.close();
+      },
+    });
+    const out = await new Response(source.pipeThrough(usageRepair("openai-completions"))).text();
+    expect(out).toBe('\ndata: {"choices":[{"delta":{"content":"€"}}]}\n\ndata: [DONE]\n\n');
+  });
+});
