@@ -3,7 +3,7 @@ import { QUICKJS_MODULE } from "../../wasm/quickjs";
 import { logRecord } from "../observability";
 import { GUEST_ABI_VERSION, GUEST_CONTROL, HOST_CALL, HOST_OP } from "./guest-prelude";
 import { classify, GuestFaultError, type GuestFault } from "./guest-fault";
-import { frozenWasi, preludeBytecode } from "./prelude-bytecode";
+import { frozenWasi, preludePrograms, type PreludePrograms } from "./prelude-bytecode";
 import type { InterruptGuard } from "./interrupt-guard";
 import type { MemoryReservation } from "./memory-ledger";
 import { GUEST_MAX_STACK_BYTES } from "../limits";
@@ -102,10 +102,10 @@ export class GuestVm {
     // Compiled once per isolate in a throwaway VM, so every isolate gets the same bytes and
     // cell VMs share their layout with the pristine image.
     let guest: GuestVm | undefined;
-    let bytecode: Uint8Array;
+    let programs: PreludePrograms;
     let vm: QuickJS;
     try {
-      bytecode = await preludeBytecode();
+      programs = await preludePrograms();
       vm = await QuickJS.create(GuestVm.options(limits, () => guest, deterministic));
     } catch (error) {
       limits.reservation?.release();
@@ -116,10 +116,19 @@ export class GuestVm {
       guest.registerHost(true);
       // Parsed once per isolate: evaluating bytecode skips most of the prelude's cost.
       guest.guarded(() => {
-        vm.evalBytecode(bytecode).dispose();
+        // No collection while the prelude loads: it crosses QuickJS's first GC threshold twice,
+        // and each full collection of a heap that is nearly all live costs more than the prelude
+        // itself (this VM is prepared once per cell). Its little garbage goes with the cell's
+        // first collection; the threshold is then what QuickJS would set after one.
+        const gc = vm._getExports();
+        const threshold = gc.qjs_get_gc_threshold();
+        gc.qjs_set_gc_threshold(Math.max(threshold, limits.memoryLimitBytes));
+        vm.evalBytecode(programs.prelude).dispose();
         guest.ctl = vm.global.getProp(GUEST_CONTROL);
         guest.controlToken = vm.exportHandle(guest.ctl);
-        vm.evalCode(`delete globalThis.${GUEST_CONTROL}`).dispose();
+        vm.evalBytecode(programs.hideControl).dispose();
+        const allocated = gc.qjs_get_allocated_size();
+        gc.qjs_set_gc_threshold(Math.max(threshold, allocated + (allocated >> 1)));
       });
     } catch (error) {
       guest.dispose();

@@ -1,14 +1,25 @@
 import { QuickJS } from "quickjs-wasi";
 import { QUICKJS_MODULE } from "../../wasm/quickjs";
-import { GUEST_PRELUDE } from "./guest-prelude";
+import { GUEST_CONTROL, GUEST_PRELUDE } from "./guest-prelude";
 
 /**
  * The prelude compiled once per isolate, always in a throwaway VM, so every isolate gets the
  * same bytes and cell VMs share their memory layout with the pristine snapshot image.
  */
-let bytecode: Promise<Uint8Array> | undefined;
+let bytecode: Promise<PreludePrograms> | undefined;
 
-export function preludeBytecode(): Promise<Uint8Array> {
+/**
+ * `prelude` installs the guest half of the bridge; `hideControl` then removes the control object
+ * from the guest's globals once the host holds it. Both compiled: a cell's VM never runs the parser
+ * before the cell's own code.
+ */
+export type PreludePrograms = { prelude: Uint8Array; hideControl: Uint8Array };
+
+export async function preludeBytecode(): Promise<Uint8Array> {
+  return (await preludePrograms()).prelude;
+}
+
+export function preludePrograms(): Promise<PreludePrograms> {
   bytecode ??= compilePrelude().catch((error) => {
     bytecode = undefined;
     throw error;
@@ -21,10 +32,13 @@ export function resetPreludeBytecodeForTests(): void {
   bytecode = undefined;
 }
 
-async function compilePrelude(): Promise<Uint8Array> {
+async function compilePrelude(): Promise<PreludePrograms> {
   const vm = await QuickJS.create({ wasm: QUICKJS_MODULE });
   try {
-    return vm.compile(GUEST_PRELUDE, "<codemode-prelude>");
+    return {
+      prelude: vm.compile(GUEST_PRELUDE, "<codemode-prelude>"),
+      hideControl: vm.compile(`delete globalThis.${GUEST_CONTROL}`, "<eval>"),
+    };
   } finally {
     vm.dispose();
   }
