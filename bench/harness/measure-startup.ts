@@ -33,17 +33,23 @@ export interface StartupFigures {
   plan: StartupPlan;
   /** CPU ms of importing the main module, of importing the one-line floor module, and their difference (per round). */
   startup: { main: Summary; floor: Summary; mainOverFloor: Summary };
+  /** CPU ms of importing the TypeScript compiler module alone (where the first TypeScript cell's time goes), or null without one. */
+  compilerModule: Summary | null;
   /** CPU ms of the first exec of a fresh isolate (per round), and TypeScript − JavaScript per round. */
   firstCell: { javascript: Summary; typescript: Summary; extra: Summary };
-  samples: { main: number[]; floor: number[]; javascript: number[]; typescript: number[] };
+  samples: { main: number[]; floor: number[]; compiler: number[]; javascript: number[]; typescript: number[] };
 }
 
 const FLOOR_MODULE = "startup-floor.mjs";
 const ENTRY = "startup-entry.mjs";
 
-/** The startup worker: imports `target` on its first request. */
-function importingEntry(target: string): string {
-  return `export default { async fetch() { await import(${JSON.stringify(`./${target}`)}); return new Response("ok"); } };`;
+/**
+ * The startup worker: imports `target` on its first request. For the TypeScript compiler module,
+ * as src/source/typescript-compiler.ts imports it (`process.browser` set, so it builds no Node host).
+ */
+function importingEntry(target: string, asBrowser = false): string {
+  const before = asBrowser ? "if (globalThis.process) globalThis.process.browser = true; " : "";
+  return `export default { async fetch() { ${before}await import(${JSON.stringify(`./${target}`)}); return new Response("ok"); } };`;
 }
 
 /** The upload's modules as Miniflare takes them, named as the upload names them. */
@@ -120,12 +126,14 @@ export async function measureStartup(
     bindings: { GATEWAY_TOKENS: JSON.stringify({ [plan.token]: plan.tenant }) },
     durableObjects,
   });
-  const importing = (name: string, target: string, extra: { type: string; path: string; contents: Uint8Array | string }[]) => ({
+  const importing = (name: string, target: string, extra: { type: string; path: string; contents: Uint8Array | string }[], asBrowser = false) => ({
     ...common,
     name,
-    modules: [{ type: "ESModule", path: ENTRY, contents: importingEntry(target) }, ...extra],
+    modules: [{ type: "ESModule", path: ENTRY, contents: importingEntry(target, asBrowser) }, ...extra],
   });
-  const samples = { main: [] as number[], floor: [] as number[], javascript: [] as number[], typescript: [] as number[] };
+  const compiler =
+    bundle.compilerModule && bundle.compilerModule !== bundle.entry ? modules.find((m) => m.path === bundle.compilerModule) : undefined;
+  const samples = { main: [] as number[], floor: [] as number[], compiler: [] as number[], javascript: [] as number[], typescript: [] as number[] };
   const known = new Set<number>();
   for (let round = 0; round < plan.rounds; round++) {
     const mf = new Miniflare(
@@ -133,6 +141,7 @@ export async function measureStartup(
         workers: [
           importing("startup-main", bundle.entry, modules),
           importing("startup-floor", FLOOR_MODULE, [{ type: "ESModule", path: FLOOR_MODULE, contents: "export const floor = 1;" }]),
+          ...(compiler ? [importing("startup-compiler", compiler.path, [compiler], true)] : []),
           gateway("first-js"),
           gateway("first-ts"),
         ],
@@ -151,10 +160,12 @@ export async function measureStartup(
       };
       const order = round % 2 === 0 ? (["main", "floor"] as const) : (["floor", "main"] as const);
       for (const which of order) samples[which].push(await cpuOf(pid, hit(`startup-${which}`)));
+      if (compiler) samples.compiler.push(await cpuOf(pid, hit("startup-compiler")));
       const langs = round % 2 === 0 ? (["javascript", "typescript"] as const) : (["typescript", "javascript"] as const);
       for (const language of langs) samples[language].push(await firstCell(mf, pid, language, plan));
       log(
-        `[9] startup: round ${round + 1}/${plan.rounds}: main module ${samples.main.at(-1)!.toFixed(1)} ms CPU, floor ${samples.floor.at(-1)!.toFixed(1)} ms; ` +
+        `[9] startup: round ${round + 1}/${plan.rounds}: main module ${samples.main.at(-1)!.toFixed(1)} ms CPU, floor ${samples.floor.at(-1)!.toFixed(1)} ms, ` +
+          `TypeScript module ${compiler ? samples.compiler.at(-1)!.toFixed(1) : "n/a"} ms; ` +
           `first JS cell ${samples.javascript.at(-1)!.toFixed(1)} ms CPU, first TS cell ${samples.typescript.at(-1)!.toFixed(1)} ms`,
       );
     } finally {
@@ -169,6 +180,7 @@ export async function measureStartup(
       floor: summarize(samples.floor),
       mainOverFloor: summarize(perRound(rounds(samples.main), rounds(samples.floor), (a, b) => a - b)),
     },
+    compilerModule: samples.compiler.length > 0 ? summarize(samples.compiler) : null,
     firstCell: {
       javascript: pooled(rounds(samples.javascript)),
       typescript: pooled(rounds(samples.typescript)),

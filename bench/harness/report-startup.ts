@@ -30,6 +30,7 @@ export function reportStartup(f: StartupFigures): string[] {
         row("**baseline**: importing a one-line module (request + dynamic import)", s.floor),
         row("importing the production main module (startup)", s.main),
         row("main module − baseline, per round", s.mainOverFloor),
+        ...(f.compilerModule ? [row("importing the TypeScript compiler module alone (part of the first TypeScript cell)", f.compilerModule)] : []),
         row("**baseline**: first JavaScript cell of a fresh isolate", c.javascript),
         row("first TypeScript cell of a fresh isolate", c.typescript),
         row("TypeScript − JavaScript, per round", c.extra),
