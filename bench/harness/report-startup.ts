@@ -18,8 +18,8 @@ export function reportStartup(f: StartupFigures): string[] {
   return [
     "## 9b. Cold start: startup CPU and the first TypeScript cell",
     "",
-    `Each of ${f.plan.rounds} rounds starts a fresh workerd (Miniflare) holding four workers, each its own isolate: two whose entry`,
-    "imports a module on its first request (the production main module, and as baseline a one-line module), and two copies of the",
+    `Each of ${f.plan.rounds} rounds starts a fresh workerd (Miniflare) holding several workers, each its own isolate: some whose entry`,
+    "imports a module on its first request (the production main module; as baseline a one-line module; the TypeScript compiler module), and two copies of the",
     "production gateway, whose first `exec` after opening a turn is a JavaScript cell in one and a TypeScript cell in the other.",
     "Figures are **CPU time** of the workerd process across the request (all its threads, from /proc/…/schedstat), not wall time,",
     "so the machine's load inflates them little. Startup CPU includes parsing and compiling the module, as the platform's does.",
