@@ -18,6 +18,11 @@
  *      the gateway's time per assistant turn against a plain
  *      Worker calling the same fake provider                 measure-chat.ts,    report-chat.ts
  *                                     (chat-task.ts, chat-calls.ts, chat-bytes.ts, fake-provider.ts)
+ *   9a. capacity: 16 sessions' cells idle on a 1 s timer at
+ *      once in one isolate, against one such cell alone      measure-capacity.ts, report-capacity.ts
+ *   9b. cold start in a fresh workerd per round: CPU of the
+ *      main module's evaluation (vs a one-line module) and of
+ *      the first TypeScript cell (vs the first JS cell)      measure-startup.ts,  report-startup.ts
  *
  * Supporting jobs: supervise.ts (children, cleanup, watchdog), workers.ts (build and serve),
  * http.ts (requests), baselines.ts (the two exec baselines), baselines-toolsearch.ts (section 6's), rounds.ts (interleaving), stats.ts
@@ -32,6 +37,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describeMachine, readLoad } from "./machine.ts";
 import { measureBundle } from "./measure-bundle.ts";
+import { measureCapacity } from "./measure-capacity.ts";
+import { measureStartup } from "./measure-startup.ts";
 import { measureCatalog } from "./measure-catalog.ts";
 import { measureExec } from "./measure-exec.ts";
 import { measureSuspendHttp, measureSuspendIsolate } from "./measure-suspend.ts";
@@ -79,10 +86,14 @@ async function run(argv: string[]): Promise<void> {
 
   // The production build first: its output is also what sections 1 and 4 serve.
   const rootConfig = path.join(ROOT, "wrangler.toml");
-  if (has("exec") || has("suspend") || has("bundle")) {
+  if (has("exec") || has("suspend") || has("bundle") || has("capacity") || has("startup")) {
     const bundle = await measureBundle(paths, rootConfig, path.join(BENCH_DIR, "stubs", "typescript-empty.mjs"), has("bundle"), t.dryRunMs, log);
     if (has("bundle")) results.bundle = bundle;
-    if (has("exec") || has("suspend")) {
+    if (has("startup")) {
+      const startup = { ...plan.startup, token: plan.token, tenant: plan.tenant, timeoutMs: t.workerRouteMs };
+      results.startup = await measureStartup(ROOT, bundle.withTs, await readWranglerConfig(rootConfig), startup, log);
+    }
+    if (has("exec") || has("suspend") || has("capacity")) {
       log("serving the production bundle");
       const tokens = JSON.stringify({ [plan.token]: plan.tenant });
       const server = await serveBundle(
@@ -98,6 +109,7 @@ async function run(argv: string[]): Promise<void> {
         const gw = gatewayAt(server.base, plan.token, t.requestMs);
         if (has("exec")) results.exec = await measureExec(gw, plan.exec, t.childMs, log);
         if (has("suspend")) results.suspendHttp = await measureSuspendHttp(gw, plan.suspend, log);
+        if (has("capacity")) results.capacity = await measureCapacity(gw, plan.capacity, log);
       } finally {
         await stopServer(server);
       }

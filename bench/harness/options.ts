@@ -5,11 +5,11 @@
  *   npm run bench                       full run; prints the report and writes bench/out/BENCHMARKS.md
  *   npm run bench -- --write            full run, and rewrites BENCHMARKS.md at the repo root
  *   npm run bench -- --quick            few samples, a smoke run of every section (figures not representative)
- *   npm run bench -- --only=exec,vm     only these sections (exec, vm, bundle, suspend, catalog, toolsearch, mcp, chat)
+ *   npm run bench -- --only=exec,vm     only these sections (exec, vm, bundle, suspend, catalog, toolsearch, mcp, chat, capacity, startup)
  */
 import type { ChatWire } from "./chat-task.ts";
 
-export const SECTIONS = ["exec", "vm", "bundle", "suspend", "catalog", "toolsearch", "mcp", "chat"] as const;
+export const SECTIONS = ["exec", "vm", "bundle", "suspend", "catalog", "toolsearch", "mcp", "chat", "capacity", "startup"] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export interface Options {
@@ -21,7 +21,7 @@ export interface Options {
 
 export class UsageError extends Error {}
 
-export const USAGE = "usage: npm run bench [-- [--quick] [--write] [--only=exec,vm,bundle,suspend,catalog,toolsearch,mcp,chat]]";
+export const USAGE = "usage: npm run bench [-- [--quick] [--write] [--only=exec,vm,bundle,suspend,catalog,toolsearch,mcp,chat,capacity,startup]]";
 
 export function parseOptions(argv: readonly string[]): Options {
   let quick = false;
@@ -104,6 +104,10 @@ export interface Plan {
    * against a plain Worker replaying the same bodies; timed on one wire format (bytes on both).
    */
   chat: { wire: ChatWire; rounds: number; perRound: number; warmup: number };
+  /** 9a. capacity: `cells` sessions each with a cell idle `timerMs` on a timer, at once, against one alone. */
+  capacity: { cells: number; timerMs: number; rounds: number; warmup: number };
+  /** 9b. cold start: rounds, each a fresh workerd (startup CPU, first JS and TS cells). */
+  startup: { rounds: number };
   timeouts: { requestMs: number; workerRouteMs: number; childMs: number; readyMs: number; dryRunMs: number; watchdogMs: number };
 }
 
@@ -157,6 +161,8 @@ export function planFor(quick: boolean): Plan {
     },
     mcp: { message: "bench echo", rounds: quick ? 3 : 11, perRound: quick ? 5 : 20, warmup: quick ? 3 : 10 },
     chat: { wire: "openai", rounds: quick ? 3 : 11, perRound: quick ? 2 : 10, warmup: quick ? 2 : 5 },
+    capacity: { cells: 16, timerMs: 1000, rounds: quick ? 3 : 7, warmup: 1 },
+    startup: { rounds: quick ? 3 : 9 },
     timeouts: { requestMs: 15_000, workerRouteMs: 90_000, childMs: 15_000, readyMs: 60_000, dryRunMs: 90_000, watchdogMs: 300_000 },
   };
 }

@@ -7,6 +7,8 @@ import { factor, kib, ms, msSpread, speed, speedRange, table, x } from "./report
 import { latencyVerdict, payloadVerdict } from "./report-toolsearch.ts";
 import { bytesVerdict, overheadVerdict } from "./report-chat.ts";
 import { invert } from "./stats.ts";
+import { CAPACITY_LINE } from "./report-capacity.ts";
+import { FIRST_TS_LINE_MS, STARTUP_LINE_MS } from "./report-startup.ts";
 import { exactBasis, iqrBasis, judge, rangeBasis, statusText, type Basis, type Rule, type Status } from "./verdict.ts";
 
 interface Goal {
@@ -151,6 +153,48 @@ export function goalRows(r: Results): Goal[] {
       goal: "opening a `/chat` turn ≤ 5 ms plus the MCP servers it lists (issue 22; 8.2)",
       measured: `${msSpread(c.open.own.rounds)} (wall ${msSpread(c.open.wall.rounds)} less the MCP server's ${msSpread(c.open.mcp.rounds)}; per-round medians; includes the HTTP edge and the session object's round trip)`,
       status: verdict(iqrBasis(c.open.own.rounds, "rounds"), { kind: "atMost", line: 5 }),
+    });
+  }
+  rows.push(...edgeRows(r));
+  return rows;
+}
+
+/** Issue 22's capacity, size and cold-start goals. */
+function edgeRows(r: Results): Goal[] {
+  const rows: Goal[] = [];
+  if (r.capacity) {
+    const c = r.capacity;
+    rows.push({
+      goal: `${c.plan.cells} cells of ${c.plan.cells} sessions idle on a ${c.plan.timerMs} ms timer in one isolate at once take ≤ ${CAPACITY_LINE}× one such cell alone (issue 22)`,
+      measured: `${factor(c.ratio)} (medians ${ms(c.measures.together.median)} ms together vs ${ms(c.measures.alone.median)} ms alone; one after another would be ${c.plan.cells}×)`,
+      status: verdict(iqrBasis(c.ratio, "rounds"), { kind: "atMost", line: CAPACITY_LINE }),
+    });
+  }
+  if (r.bundle) {
+    const b = r.bundle.withTs;
+    const main = b.files["entry.js"] ?? NaN;
+    rows.push({
+      goal: "main module ≤ 1 MiB gzip (issue 22; the TypeScript compiler a module of its own)",
+      measured: `${kib(b.mainGzipBytes)} KiB gzip (${kib(main)} KiB uncompressed)`,
+      status: holds(b.mainGzipBytes <= 1024 * 1024),
+    });
+    rows.push({
+      goal: "(for reference) total upload, gzip, against the 2 MiB budget of scripts/check-bundle-size.mjs (Workers Free allows 3 MiB)",
+      measured: `${b.gzipKiB.toFixed(1)} KiB gzip (${b.uploadKiB.toFixed(1)} KiB uncompressed)`,
+      status: b.gzipKiB <= 2048 ? "within" : "over",
+    });
+  }
+  if (r.startup) {
+    const s = r.startup;
+    rows.push({
+      goal: `startup (main module evaluation in a fresh isolate) ≤ ${STARTUP_LINE_MS} ms of CPU (issue 22)`,
+      measured: `${msSpread(s.startup.main)} CPU over ${s.plan.rounds} fresh workerds (a one-line module: ${ms(s.startup.floor.median)} ms)`,
+      status: verdict(iqrBasis(s.startup.main, "rounds"), { kind: "atMost", line: STARTUP_LINE_MS }),
+    });
+    rows.push({
+      goal: `first TypeScript cell of a fresh isolate ≤ ${FIRST_TS_LINE_MS} ms of CPU over the first JavaScript cell (issue 22)`,
+      measured: `${msSpread(s.firstCell.extra)} (medians ${ms(s.firstCell.typescript.median)} ms TypeScript vs ${ms(s.firstCell.javascript.median)} ms JavaScript)`,
+      status: verdict(iqrBasis(s.firstCell.extra, "rounds"), { kind: "atMost", line: FIRST_TS_LINE_MS }),
     });
   }
   return rows;

@@ -4,6 +4,8 @@
  * out; main.ts decides where it goes.
  */
 import type { BundleFigures } from "./measure-bundle.ts";
+import type { CapacityFigures } from "./measure-capacity.ts";
+import type { StartupFigures } from "./measure-startup.ts";
 import type { CatalogFigures } from "./measure-catalog.ts";
 import type { ExecFigures } from "./measure-exec.ts";
 import type { SuspendHttpFigures, SuspendIsolateFigures } from "./measure-suspend.ts";
@@ -12,6 +14,8 @@ import type { ChatFigures } from "./measure-chat.ts";
 import type { ToolSearchFigures } from "./measure-toolsearch.ts";
 import type { VmFigures } from "./measure-vm.ts";
 import { reportBundle } from "./report-bundle.ts";
+import { reportCapacity } from "./report-capacity.ts";
+import { reportStartup } from "./report-startup.ts";
 import { reportCatalog } from "./report-catalog.ts";
 import { reportExec } from "./report-exec.ts";
 import { reportGoals } from "./report-goals.ts";
@@ -32,6 +36,8 @@ export interface Results {
   toolsearch?: ToolSearchFigures;
   mcp?: McpFigures;
   chat?: ChatFigures;
+  capacity?: CapacityFigures;
+  startup?: StartupFigures;
 }
 
 /** /proc/loadavg: load averages over 1, 5 and 15 minutes, runnable and total scheduling entities. */
@@ -101,5 +107,7 @@ export function renderReport(r: Results, m: Machine): string {
   if (r.toolsearch) lines.push(...reportToolSearch(r.toolsearch));
   if (r.mcp) lines.push(...reportMcp(r.mcp));
   if (r.chat) lines.push(...reportChat(r.chat));
+  if (r.capacity) lines.push(...reportCapacity(r.capacity));
+  if (r.startup) lines.push(...reportStartup(r.startup));
   return lines.join("\n").replace(/\n+$/, "") + "\n";
 }

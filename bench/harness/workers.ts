@@ -9,6 +9,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { gzipSync } from "node:zlib";
 import { killGroup, sleep, tail, trackGroup, untrackGroup, wranglerEnv } from "./supervise.ts";
 import type { ChildProcess } from "node:child_process";
 
@@ -29,6 +30,8 @@ export interface Bundle {
   hasCompiler: boolean;
   /** The module holding the TypeScript compiler (generated/typescript.mjs), or the entry if it is inlined. */
   compilerModule: string | null;
+  /** The main module alone, gzipped as wrangler and scripts/check-bundle-size.mjs gzip it. */
+  mainGzipBytes: number;
 }
 
 export interface WorkerConfig {
@@ -81,7 +84,8 @@ export function dryRun(paths: Paths, label: string, configPath: string, extraArg
         }
         if (!entry) throw new Error(`wrangler deploy --dry-run (${label}): no .js entry in ${outdir}`);
         const hasCompiler = compilerModule !== null;
-        resolve({ outdir, entry, uploadKiB: Number(m[1]), gzipKiB: Number(m[2]), files, hasCompiler, compilerModule });
+        const mainGzipBytes = gzipSync(fs.readFileSync(path.join(outdir, entry))).length;
+        resolve({ outdir, entry, uploadKiB: Number(m[1]), gzipKiB: Number(m[2]), files, hasCompiler, compilerModule, mainGzipBytes });
       } catch (error) {
         reject(error);
       }

@@ -90,7 +90,9 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
     let result;
     try {
       // Usage with counts of the wrong type counts 0 instead of failing the chunk it came in.
-      result = await wireModel(model, usageRepairingFetch(model.api, transport.fetch)).doStream({
+      result = await (
+        await wireModel(model, usageRepairingFetch(model.api, transport.fetch))
+      ).doStream({
         prompt: toLanguageModelPrompt(request.messages, model.api, names.toWire),
         ...(request.tools.length > 0 ? { tools: toLanguageModelTools(request.tools, names.toWire) } : {}),
         maxOutputTokens: maxOutputTokensFor(model, request.maxOutputTokens),

@@ -1,5 +1,3 @@
-import { createAnthropic } from "@ai-sdk/anthropic";
-import { createOpenAI } from "@ai-sdk/openai";
 import type { LanguageModelV4 } from "@ai-sdk/provider";
 import type { ResolvedModel } from "./types";
 
@@ -8,13 +6,21 @@ import type { ResolvedModel } from "./types";
  * OpenAI Chat Completions (`.chat()`, POST `{baseUrl}/chat/completions`; never the Responses API) or
  * Anthropic Messages (POST `{baseUrl}/messages`). The agent loop is ours, so nothing here retries or
  * loops: `doStream` makes exactly one request. `fetch` is the call's observed fetch.
+ *
+ * The provider packages are imported on the first model call, not with the Worker: evaluating them
+ * (their zod schemas, their default instances reading `process.env`) was a large share of the
+ * Worker's startup CPU, which every request to a cold isolate pays, /chat or not.
  */
-export function wireModel(model: ResolvedModel, fetch: typeof globalThis.fetch): LanguageModelV4 {
+export async function wireModel(model: ResolvedModel, fetch: typeof globalThis.fetch): Promise<LanguageModelV4> {
   switch (model.api) {
-    case "openai-completions":
+    case "openai-completions": {
+      const { createOpenAI } = await import("@ai-sdk/openai");
       return createOpenAI({ baseURL: model.baseUrl, apiKey: model.apiKey, fetch }).chat(model.wireModel);
-    case "anthropic-messages":
+    }
+    case "anthropic-messages": {
+      const { createAnthropic } = await import("@ai-sdk/anthropic");
       return createAnthropic({ baseURL: model.baseUrl, apiKey: model.apiKey, fetch }).messages(model.wireModel);
+    }
   }
 }
 
