@@ -65,7 +65,11 @@ process.env.WRANGLER_LOG ??= "warn";
  * nothing else changes.
  */
 function withoutDanglingSourceMaps(): Plugin {
-  const ids = [/\/node_modules\/quickjs-wasi\/dist\/[^/]+\.js$/, /\/node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/.+\.js$/];
+  const ids = [
+    /\/node_modules\/quickjs-wasi\/dist\/[^/]+\.js$/,
+    /\/node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/.+\.js$/,
+    /\/node_modules\/@workflow\/serde\/dist\/.+\.js$/,
+  ];
   return {
     name: "codemode:without-dangling-source-maps",
     enforce: "pre",
