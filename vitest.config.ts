@@ -65,7 +65,11 @@ process.env.WRANGLER_LOG ??= "warn";
  * nothing else changes.
  */
 function withoutDanglingSourceMaps(): Plugin {
-  const ids = [/\/node_modules\/quickjs-wasi\/dist\/[^/]+\.js$/, /\/node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/.+\.js$/];
+  const ids = [
+    /\/node_modules\/quickjs-wasi\/dist\/[^/]+\.js$/,
+    /\/node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/.+\.js$/,
+    /\/node_modules\/@workflow\/serde\/dist\/.+\.js$/,
+  ];
   return {
     name: "codemode:without-dangling-source-maps",
     enforce: "pre",
@@ -96,6 +100,15 @@ const UNIT_IN_WORKERD = [
   "test/unit/snapshot-store/snapshot-codec.test.ts",
   "test/unit/source/typescript-transform.test.ts",
 ];
+
+/**
+ * Files that assert on an isolate's first-use state (the TypeScript compiler not loaded yet): they
+ * get a fresh workerd runtime each. Every other workerd file shares one runtime per worker
+ * (`isolate: false`): starting Miniflare and shipping the modules again for each of ~80 files cost
+ * more than half of the suite's time. Those files use their own sessions and tenants, so sharing the
+ * runtime changes nothing they assert.
+ */
+const FRESH_ISOLATE = ["test/e2e/typescript-cells.test.ts", "test/unit/source/typescript-transform.test.ts"];
 
 /** Gateway log lines go to memory, not the terminal (test/support/log-capture.ts); tests read them. */
 const LOG_CAPTURE = ["./test/support/log-capture.ts"];
@@ -150,6 +163,18 @@ export default defineConfig({
           setupFiles: [...LOG_CAPTURE, "./test/e2e/reset-session-controls.ts"],
           globalSetup: [...MCP_EVERYTHING, ...MCP_HOSTILE, ...FAKE_PROVIDERS],
           include: [...UNIT_IN_WORKERD, "test/e2e/**/*.test.ts"],
+          exclude: FRESH_ISOLATE,
+          isolate: false,
+          testTimeout: 30_000,
+        },
+      },
+      // The same entry, a fresh runtime per file (FRESH_ISOLATE).
+      {
+        plugins: [withoutDanglingSourceMaps(), workers({ requestsPerMinute: 1_000_000 })],
+        test: {
+          name: "fresh",
+          setupFiles: LOG_CAPTURE,
+          include: FRESH_ISOLATE,
           testTimeout: 30_000,
         },
       },
@@ -166,13 +191,14 @@ export default defineConfig({
           setupFiles: LOG_CAPTURE,
           globalSetup: ["./test/support/fake-providers-kit.mjs"],
           include: ["test/kit/**/*.test.ts"],
+          isolate: false,
           testTimeout: 30_000,
         },
       },
       // An embedding with a 400-tool plugin (seed 004's Tool Search E2E) and a surface misconfiguration.
       {
         plugins: [withoutDanglingSourceMaps(), workers({ main: "./test/search/entry.ts", requestsPerMinute: 1_000_000, privateMcp: false })],
-        test: { name: "search", setupFiles: LOG_CAPTURE, include: ["test/search/**/*.test.ts"], testTimeout: 30_000 },
+        test: { name: "search", setupFiles: LOG_CAPTURE, include: ["test/search/**/*.test.ts"], isolate: false, testTimeout: 30_000 },
       },
       // The shipped entry with a per-tenant limit of 5 requests a minute: proves the 429.
       {
