@@ -67,7 +67,7 @@ export function cellEnvironment(spec: TurnSpec, counters: TurnCounters, deps: Tu
   };
 }
 
-type TurnRuntime = { catalog: Catalog; tools: { metadataJson: string; namesJson: string; mcpJson?: string }; mcp: McpRuntime };
+type TurnRuntime = { catalog: Catalog; tools: { metadataJson: string; namesJson: string; mcpJson?: string; namespacesJson?: string }; mcp: McpRuntime };
 
 // A turn's catalog, guest metadata and MCP namespace are derived once per parsed spec, not per cell.
 const runtimes = new WeakMap<TurnSpec, TurnRuntime>();
@@ -84,6 +84,10 @@ function turnRuntime(spec: TurnSpec): TurnRuntime {
         metadataJson: JSON.stringify(metadata),
         namesJson: JSON.stringify(metadata.map((m) => m.callableName)),
         ...(mcp.guestJson !== undefined ? { mcpJson: mcp.guestJson } : {}),
+        // Plugin namespaces: global names and method names only; the host maps each call to its tool.
+        ...(catalog.namespaces.length > 0
+          ? { namespacesJson: JSON.stringify(catalog.namespaces.map((n) => ({ name: n.name, methods: n.methods.map((m) => m.name) }))) }
+          : {}),
       },
       mcp,
     };

@@ -2,6 +2,7 @@ import { defineConfig } from "../../src/config";
 import { createGateway } from "../../src/gateway";
 import { demoPlugin } from "../../src/plugins";
 import { defineToolPlugin } from "../../src/tools";
+import { kitIssues } from "./namespace-plugin";
 
 /** Core edge tools of an embedding: a `read` and a shell-style `exec` (cataloged, guest global `exec`). */
 const kitCore = defineToolPlugin({
@@ -243,7 +244,7 @@ export const kitConfig = defineConfig({
 });
 
 // A short SSE heartbeat, so kit tests see it and a client that went away is noticed quickly.
-const gateway = createGateway({ plugins: [kitExternal, demoPlugin, kitCore, kitPolicy, kitBindings], sseHeartbeatMs: 200, config: kitConfig });
+const gateway = createGateway({ plugins: [kitExternal, demoPlugin, kitCore, kitPolicy, kitBindings, kitIssues], sseHeartbeatMs: 200, config: kitConfig });
 
 export default gateway.worker;
 export class SessionDurableObject extends gateway.SessionDurableObject {}
