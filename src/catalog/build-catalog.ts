@@ -126,11 +126,6 @@ export function buildCatalog(input: CatalogInput): CatalogProjection {
   };
 }
 
-/** The guest's key for a namespace method (never a bare global or an MCP key): `ns:<Name>.<method>`. */
-export function namespaceGuestKey(name: string, method: string): string {
-  return `ns:${name}.${method}`;
-}
-
 /**
  * A plugin's namespace appears only when every tool it requires is an effective tool of this turn
  * (after allow/deny) and still that plugin's: a client tool shadowing one of them, or another

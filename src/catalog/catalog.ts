@@ -53,7 +53,7 @@ export class Catalog {
   }
 
   /**
-   * A namespace method by its guest key (`ns:<Name>.<method>`, see build-catalog.ts): the catalog
+   * A namespace method by its guest key `ns:<Name>.<method>` (the prelude's installNamespaces; never a bare global or an MCP key): the catalog
    * entry it calls, which must still be the namespace's plugin's own tool. Anything else (an
    * undeclared method, a protocol name, a namespace this turn does not show) is no call.
    */

@@ -67,7 +67,11 @@ export function cellEnvironment(spec: TurnSpec, counters: TurnCounters, deps: Tu
   };
 }
 
-type TurnRuntime = { catalog: Catalog; tools: { metadataJson: string; namesJson: string; mcpJson?: string; namespacesJson?: string }; mcp: McpRuntime };
+type TurnRuntime = {
+  catalog: Catalog;
+  tools: { metadataJson: string; namesJson: string; mcpJson?: string; namespacesJson?: string };
+  mcp: McpRuntime;
+};
 
 // A turn's catalog, guest metadata and MCP namespace are derived once per parsed spec, not per cell.
 const runtimes = new WeakMap<TurnSpec, TurnRuntime>();

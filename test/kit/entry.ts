@@ -244,7 +244,11 @@ export const kitConfig = defineConfig({
 });
 
 // A short SSE heartbeat, so kit tests see it and a client that went away is noticed quickly.
-const gateway = createGateway({ plugins: [kitExternal, demoPlugin, kitCore, kitPolicy, kitBindings, kitIssues], sseHeartbeatMs: 200, config: kitConfig });
+const gateway = createGateway({
+  plugins: [kitExternal, demoPlugin, kitCore, kitPolicy, kitBindings, kitIssues],
+  sseHeartbeatMs: 200,
+  config: kitConfig,
+});
 
 export default gateway.worker;
 export class SessionDurableObject extends gateway.SessionDurableObject {}

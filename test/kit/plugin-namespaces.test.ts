@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { createGateway } from "../../src/gateway";
+import { defineToolPlugin } from "../../src/tools";
 import { api, exec, freshTurn, openTurn, sessionId, settleRun, wait } from "../e2e/helpers";
 import { decide, pendingApprovals, startExec } from "../e2e/approval-helpers";
 
@@ -42,7 +44,9 @@ describe("a plugin namespace in a cell", () => {
   it("the exec description names the namespace, its methods and the tools they run", async () => {
     const description = await execDescription();
     expect(description).toContain("Namespaces (also namespaces.<Name>)");
-    expect(description).toContain("Issues.list(input) runs issues_list, Issues.get(input) runs issues_get, Issues.close(input) runs issues_close. The test tracker's issues.");
+    expect(description).toContain(
+      "Issues.list(input) runs issues_list, Issues.get(input) runs issues_get, Issues.close(input) runs issues_close. The test tracker's issues.",
+    );
   });
 
   it("a method's input is checked and its errors are thrown exactly as the tool's own", async () => {
@@ -208,5 +212,21 @@ describe("hostile guest code against a namespace", () => {
     expect(r.value).toEqual({ forged: "forged", real: 2 });
     const nested = (await trajectory(session, turnId)).calls[0].nested;
     expect(nested.map((n: { tool: string }) => n.tool)).toEqual(["issues_list"]);
+  });
+});
+
+describe("a namespace is one guest global", () => {
+  it("two plugins registering the same namespace fail the gateway at start-up", () => {
+    const plugin = (id: string) =>
+      defineToolPlugin({
+        id,
+        name: id,
+        description: "",
+        namespaces: { Issues: { methods: { list: `${id}_list` } } },
+        tools: (tool) => [tool({ name: `${id}_list`, description: "", parameters: { type: "object" }, execute: () => [] })],
+      });
+    expect(() => createGateway({ plugins: [plugin("first"), plugin("second")] })).toThrow(
+      "namespace Issues is registered by both plugin first and plugin second",
+    );
   });
 });
