@@ -34,7 +34,7 @@ import { MAX_GUEST_TIMERS } from "../limits";
  *    argument (the turn's MCP namespace and virtual API files); only fresh VMs get either.
  * 4: adds HOST_OP.taint: the guest reports reading network-written metadata from its own memory
  *    (an API file marked `untrusted`, a client tool handle's description); ABI 3 preludes never send it.
- * 5: adds installTools' fourth argument (the turn's plugin namespaces) and "call" requests keyed
+ * 5: adds installTools' fourth argument (the turn's plugin namespaces and their API file) and "call" requests keyed
  *    "ns:<Name>.<method>"; only fresh VMs get the argument, ABI 4 preludes never send the keys.
  */
 export const GUEST_ABI_VERSION = 5;
@@ -545,7 +545,9 @@ ${WORK_METER_SOURCE}
   // through the "call" op keyed "ns:<Name>.<method>"; the host maps it to the plugin's tool.
   const namespaces = Object.create(null);
   function installNamespaces(namespacesJson) {
-    const list = parse(namespacesJson);
+    const spec = parse(namespacesJson);
+    const list = spec.namespaces;
+    if (spec.file) call(mapSet, apiFiles, spec.file.path, freeze(spec.file));
     for (let i = 0; i < list.length; i++) {
       const name = list[i].name;
       const ns = Object.create(null);

@@ -50,7 +50,8 @@ function namespaceLines(entries: readonly CatalogEntry[], namespaces: readonly N
   });
   const more = namespaces.length - shown.length;
   return (
-    "Namespaces (also namespaces.<Name>): each method takes the same one object as the tool it runs, with the same checks and result.\n" +
+    "Namespaces (also namespaces.<Name>): each method takes the same one object as the tool it runs, with the same checks and result; " +
+    'await API.read("namespaces.d.ts") has their declarations.\n' +
     shown.join("\n") +
     (more > 0 ? `\n${more} more namespaces: Object.keys(namespaces) lists them.` : "")
   );

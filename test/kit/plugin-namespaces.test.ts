@@ -49,6 +49,18 @@ describe("a plugin namespace in a cell", () => {
     );
   });
 
+  it('API.read("namespaces.d.ts") declares each method with the input and output types of the tool it runs', async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(session, turnId, 'return { files: (await API.list()).map((f) => f.path), dts: await API.read("namespaces.d.ts") };');
+    expect(r.value.files).toContain("namespaces.d.ts");
+    const dts: string = r.value.dts;
+    expect(dts).toContain("/** The test tracker's issues. */\ndeclare namespace Issues {");
+    expect(dts).toContain("Runs issues_get. Get one issue by number");
+    expect(dts).toMatch(/function get\(input: \{\s*number: number;?\s*\}\): Promise<\{/);
+    expect(dts).toMatch(/function list\(input\?: \{/);
+    expect(dts).toContain("function close(input: ");
+  });
+
   it("a method's input is checked and its errors are thrown exactly as the tool's own", async () => {
     const { session, turnId } = await freshTurn();
     const r = await exec(
@@ -76,6 +88,7 @@ describe("a namespace appears only when every tool it needs is visible and its p
   it("a denied method tool hides it: no global, namespaces.Issues undefined, no prompt text; the other tools stay", async () => {
     const { session, turnId } = await freshTurn({ deny: ["issues_close"] });
     expect((await exec(session, turnId, PROBE)).value).toEqual({ global: "undefined", viaMap: "undefined", keys: [], tool: "function" });
+    expect((await exec(session, turnId, "return (await API.list()).map((f) => f.path)")).value).not.toContain("namespaces.d.ts");
     const description = await execDescription({ deny: ["issues_close"] });
     expect(description).not.toContain("Issues");
     expect(description).toContain("issues_list(");
