@@ -50,6 +50,15 @@ export function createGateway(options: GatewayOptions) {
       owners.set(t.name, p.id);
     }
   }
+  // A namespace is one guest global: two plugins may not both register it.
+  const namespaceOwners = new Map<string, string>();
+  for (const p of options.plugins) {
+    for (const ns of p.namespaces ?? []) {
+      const other = namespaceOwners.get(ns.name);
+      if (other !== undefined) throw new Error(`namespace ${ns.name} is registered by both plugin ${other} and plugin ${p.id}`);
+      namespaceOwners.set(ns.name, p.id);
+    }
+  }
   const app = createApp({ sseHeartbeatMs: options.sseHeartbeatMs, mcp: handleMcpRequest, config });
   return {
     worker: { fetch: (req: Request, env: GatewayEnv, ctx: ExecutionContext) => app.fetch(req, env, ctx) } satisfies ExportedHandler<GatewayEnv>,

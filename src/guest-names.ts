@@ -39,3 +39,23 @@ export function isProtocolName(name: string): boolean {
 export function isReservedGuestName(name: string): boolean {
   return JS_RESERVED_WORDS.has(name) || isProtocolName(name);
 }
+
+/**
+ * Globals a raw tool never overwrites: the code-mode guest API (seed "Guest runtime API"
+ * and "Tool names and collisions", Swarm globals included) and the language's own built-ins.
+ * Static, because names are assigned on the host without a VM (and plugin namespaces are checked
+ * against it when they are defined); test/unit/catalog/catalog.test.ts
+ * checks it covers every own global of a fresh guest VM, so an engine upgrade cannot drift.
+ */
+export const SPECIALIZED_GLOBALS = new Set(
+  (
+    "catalog MCP API nodes skills namespaces text json yield_control setTimeout clearTimeout agents phase log " +
+    "globalThis Object Function Array Number String Boolean Symbol BigInt Math JSON Date RegExp Error TypeError " +
+    "RangeError SyntaxError ReferenceError EvalError URIError AggregateError InternalError SuppressedError Promise " +
+    "Proxy Reflect Map Set WeakMap WeakSet WeakRef FinalizationRegistry DisposableStack AsyncDisposableStack " +
+    "ArrayBuffer SharedArrayBuffer DataView Atomics Int8Array Uint8Array Uint8ClampedArray Int16Array Uint16Array " +
+    "Int32Array Uint32Array Float16Array Float32Array Float64Array BigInt64Array BigUint64Array Iterator isNaN " +
+    "isFinite parseInt parseFloat encodeURI decodeURI encodeURIComponent decodeURIComponent escape unescape " +
+    "queueMicrotask structuredClone console performance DOMException atob btoa"
+  ).split(" "),
+);

@@ -19,6 +19,8 @@ export type {
   ToolContext,
   ToolDefinition,
   ToolHooks,
+  ToolNamespace,
+  ToolNamespaceSpec,
   ToolPlugin,
   TurnParty,
 } from "./tools";

@@ -2,7 +2,7 @@ import type { ToolPlugin } from "../tools";
 import { assignCallableNames } from "./callable-names";
 import { opaqueToolId } from "./opaque-id";
 import { isToolAllowed, type ToolPolicy } from "./tool-policy";
-import type { CatalogEntry, CatalogProjection, ClientToolSpec, McpServerTools, ToolOrigin } from "./types";
+import type { CatalogEntry, CatalogProjection, ClientToolSpec, McpServerTools, NamespaceEntry, ToolOrigin } from "./types";
 import { assignMcpNames } from "../mcp";
 
 /** The code-mode and Tool Search control tools (seed "Tool catalog"); a client tool may not take these names. */
@@ -111,10 +111,38 @@ export function buildCatalog(input: CatalogInput): CatalogProjection {
   }
   const ordered = [...winners.values()].sort((a, b) => ORIGIN_ORDER[a.origin] - ORIGIN_ORDER[b.origin]);
   const cataloged = ordered.filter((c) => !c.directOnly);
-  // MCP tools never become bare globals: they take no callable name from anyone.
-  const names = assignCallableNames(cataloged.filter((c) => !c.mcp));
+  // MCP tools never become bare globals: they take no callable name from anyone. Every
+  // registered namespace name is reserved, visible or not, so hiding a namespace never renames a tool.
+  const reserved = plugins.flatMap((p) => (p.namespaces ?? []).map((n) => n.name));
+  const names = assignCallableNames(
+    cataloged.filter((c) => !c.mcp),
+    reserved,
+  );
+  const namespaces = visibleNamespaces(plugins, winners);
   return {
     entries: cataloged.map((c) => ({ ...c, callableName: c.mcp ? mcpGuestKey(c.mcp.serverIdent, c.mcp.toolIdent) : names.get(c.id)! })),
     direct: ordered.filter((c) => c.directOnly).map((c) => ({ ...c, callableName: c.toolName })),
+    ...(namespaces.length > 0 ? { namespaces } : {}),
   };
+}
+
+/**
+ * A plugin's namespace appears only when every tool it requires is an effective tool of this turn
+ * (after allow/deny) and still that plugin's: a client tool shadowing one of them, or another
+ * plugin's tool of the same name, hides it (seed 000 "Propriedade e visibilidade").
+ */
+function visibleNamespaces(plugins: readonly ToolPlugin[], winners: ReadonlyMap<string, { pluginId?: string }>): NamespaceEntry[] {
+  const out: NamespaceEntry[] = [];
+  for (const plugin of plugins) {
+    for (const ns of plugin.namespaces ?? []) {
+      if (!ns.requiredTools.every((t) => winners.get(t)?.pluginId === plugin.id)) continue;
+      out.push({
+        name: ns.name,
+        pluginId: plugin.id,
+        methods: ns.methods.map((m) => ({ name: m.name, toolName: m.tool })),
+        ...(ns.description ? { description: ns.description } : {}),
+      });
+    }
+  }
+  return out;
 }

@@ -1,26 +1,7 @@
 import { fnv1a64 } from "./opaque-id";
-import { isReservedGuestName, OBJECT_PROTOCOL_NAMES } from "../guest-names";
+import { isReservedGuestName, OBJECT_PROTOCOL_NAMES, SPECIALIZED_GLOBALS } from "../guest-names";
 
-export { OBJECT_PROTOCOL_NAMES };
-
-/**
- * Globals a raw tool never overwrites: the code-mode guest API (seed "Guest runtime API"
- * and "Tool names and collisions", Swarm globals included) and the language's own built-ins.
- * Static, because names are assigned on the host without a VM; test/unit/catalog/catalog.test.ts
- * checks it covers every own global of a fresh guest VM, so an engine upgrade cannot drift.
- */
-export const SPECIALIZED_GLOBALS = new Set(
-  (
-    "catalog MCP API nodes skills namespaces text json yield_control setTimeout clearTimeout agents phase log " +
-    "globalThis Object Function Array Number String Boolean Symbol BigInt Math JSON Date RegExp Error TypeError " +
-    "RangeError SyntaxError ReferenceError EvalError URIError AggregateError InternalError SuppressedError Promise " +
-    "Proxy Reflect Map Set WeakMap WeakSet WeakRef FinalizationRegistry DisposableStack AsyncDisposableStack " +
-    "ArrayBuffer SharedArrayBuffer DataView Atomics Int8Array Uint8Array Uint8ClampedArray Int16Array Uint16Array " +
-    "Int32Array Uint32Array Float16Array Float32Array Float64Array BigInt64Array BigUint64Array Iterator isNaN " +
-    "isFinite parseInt parseFloat encodeURI decodeURI encodeURIComponent decodeURIComponent escape unescape " +
-    "queueMicrotask structuredClone console performance DOMException atob btoa"
-  ).split(" "),
-);
+export { OBJECT_PROTOCOL_NAMES, SPECIALIZED_GLOBALS };
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
@@ -42,12 +23,14 @@ export function normalizeToolName(name: string): string {
 /**
  * Final guest callable names for tools in catalog order. Exact JS-safe names win their
  * unsuffixed spelling; normalised names come next when free; reserved words, specialized
- * globals and collisions get a short suffix derived from the host-only identity.
+ * globals, plugin namespace names (`reserved`) and collisions get a short suffix derived from
+ * the host-only identity.
  * Computed once per turn; the result is stored with the turn and reused across resumes.
  */
-export function assignCallableNames(tools: ReadonlyArray<{ id: string; toolName: string }>): Map<string, string> {
+export function assignCallableNames(tools: ReadonlyArray<{ id: string; toolName: string }>, reserved: Iterable<string> = []): Map<string, string> {
   const names = new Map<string, string>();
-  const taken = new Set<string>();
+  // `reserved`: plugin namespace globals; a tool of the same name is suffixed like one named after a specialized global.
+  const taken = new Set<string>(reserved);
   // Pass 1: exact safe names claim their spelling.
   for (const t of tools) {
     if (isJsSafeName(t.toolName) && !taken.has(t.toolName)) {

@@ -1,6 +1,6 @@
 import { inputHint, outputHint } from "./schema-hints";
 import { SearchIndex } from "./search-index";
-import type { CatalogEntry, CatalogProjection, ToolCatalogMetadata } from "./types";
+import type { CatalogEntry, CatalogProjection, NamespaceEntry, ToolCatalogMetadata } from "./types";
 
 /**
  * A turn's catalog at run time: lookup by callable name (the only key the guest has),
@@ -45,6 +45,30 @@ export class Catalog {
   lookupMcp(key: string): CatalogEntry | undefined {
     const e = this.byCallable.get(key);
     return e && e.source === "mcp" ? e : undefined;
+  }
+
+  /** The turn's visible plugin namespaces. */
+  get namespaces(): readonly NamespaceEntry[] {
+    return this.projection.namespaces ?? [];
+  }
+
+  /**
+   * A namespace method by its guest key `ns:<Name>.<method>` (the prelude's installNamespaces; never a bare global or an MCP key): the catalog
+   * entry it calls, which must still be the namespace's plugin's own tool. Anything else (an
+   * undeclared method, a protocol name, a namespace this turn does not show) is no call.
+   */
+  lookupNamespace(key: string): { path: string; entry: CatalogEntry } | undefined {
+    if (!key.startsWith("ns:")) return undefined;
+    const dot = key.indexOf(".", 3);
+    if (dot < 0) return undefined;
+    const name = key.slice(3, dot);
+    const method = key.slice(dot + 1);
+    const ns = this.namespaces.find((n) => n.name === name);
+    const bound = ns?.methods.find((m) => m.name === method);
+    if (!ns || !bound) return undefined;
+    const entry = this.projection.entries.find((e) => e.toolName === bound.toolName);
+    if (!entry || entry.pluginId !== ns.pluginId) return undefined;
+    return { path: `${name}.${method}`, entry };
   }
 
   /** The visible MCP tools, grouped by server in catalog order. */

@@ -6,7 +6,16 @@ export { inputHint, outputHint } from "./schema-hints";
 export { SearchIndex } from "./search-index";
 export { stem, tokenize } from "./search-tokens";
 export { isToolAllowed, type ToolPolicy } from "./tool-policy";
-export type { CatalogEntry, CatalogProjection, ClientToolSpec, McpEntryInfo, McpServerTools, ToolCatalogMetadata, ToolOrigin } from "./types";
+export type {
+  CatalogEntry,
+  CatalogProjection,
+  ClientToolSpec,
+  McpEntryInfo,
+  McpServerTools,
+  NamespaceEntry,
+  ToolCatalogMetadata,
+  ToolOrigin,
+} from "./types";
 export { mcpToolName, mcpGuestKey } from "./build-catalog";
 
 export { fnv1a64 } from "./opaque-id";

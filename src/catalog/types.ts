@@ -47,6 +47,20 @@ export type CatalogProjection = {
   entries: CatalogEntry[];
   /** Direct-only tools: stay model-visible, never in the catalog. */
   direct: CatalogEntry[];
+  /**
+   * Plugin namespaces visible in this turn (every tool they need is an effective tool of their
+   * plugin), in catalog order. Absent when none is (and in turns of older builds).
+   */
+  namespaces?: NamespaceEntry[];
+};
+
+/** A visible plugin namespace: the guest global `name` (and `namespaces.<name>`), each method bound to one catalog tool. */
+export type NamespaceEntry = {
+  name: string;
+  pluginId: string;
+  /** `toolName`: the plugin tool the method calls (the catalog entry of that name, owned by `pluginId`). */
+  methods: Array<{ name: string; toolName: string }>;
+  description?: string;
 };
 
 export type ResolvedTool = { entry: CatalogEntry; definition?: ToolDefinition };

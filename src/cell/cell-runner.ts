@@ -64,7 +64,7 @@ export async function runExec(
   const cell: LiveCell = { vm, bridge, budget, guard };
   try {
     if ("toolSearch" in env.tools) vm.installToolSearch();
-    else vm.installTools(env.tools.metadataJson, env.tools.namesJson, env.tools.mcpJson);
+    else vm.installTools(env.tools.metadataJson, env.tools.namesJson, env.tools.mcpJson, env.tools.namespacesJson);
     vm.start(source);
   } catch (error) {
     return { kind: "result", result: endCell(cell, error, env) };

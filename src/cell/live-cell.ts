@@ -18,7 +18,7 @@ export type CellEnvironment = {
    * What the guest sees: code mode's tool globals and `catalog.all()` handles (metadata in catalog
    * order, as JSON built once per turn), or Tool Search's `openclaw.tools` bridge alone.
    */
-  tools: { metadataJson: string; namesJson: string; mcpJson?: string } | { toolSearch: true };
+  tools: { metadataJson: string; namesJson: string; mcpJson?: string; namespacesJson?: string } | { toolSearch: true };
   /** How failures name the cell and its time limit (code mode's words unless set). */
   label?: CellLabel;
   handlers: Omit<BridgeHandlers, "output">;

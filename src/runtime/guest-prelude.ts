@@ -34,8 +34,10 @@ import { MAX_GUEST_TIMERS } from "../limits";
  *    argument (the turn's MCP namespace and virtual API files); only fresh VMs get either.
  * 4: adds HOST_OP.taint: the guest reports reading network-written metadata from its own memory
  *    (an API file marked `untrusted`, a client tool handle's description); ABI 3 preludes never send it.
+ * 5: adds installTools' fourth argument (the turn's plugin namespaces and their API file) and "call" requests keyed
+ *    "ns:<Name>.<method>"; only fresh VMs get the argument, ABI 4 preludes never send the keys.
  */
-export const GUEST_ABI_VERSION = 4;
+export const GUEST_ABI_VERSION = 5;
 
 /** The one host callback, registered by this stable name so `restore` can re-register it. */
 export const HOST_CALL = "__cm_host";
@@ -362,9 +364,11 @@ ${WORK_METER_SOURCE}
     },
   });
 
-  function installTools(metaJson, namesJson, mcpJson) {
+  function installTools(metaJson, namesJson, mcpJson, namespacesJson) {
     if (mcpJson !== undefined) installMcp(mcpJson);
     freeze(MCP);
+    if (namespacesJson !== undefined) installNamespaces(namespacesJson);
+    freeze(namespaces);
     toolMetaJson = metaJson;
     const names = namesJson === undefined ? metaList().map(function (m) { return m.callableName; }) : parse(namesJson);
     for (let i = 0; i < names.length; i++) {
@@ -536,7 +540,25 @@ ${WORK_METER_SOURCE}
       return PromiseCtor.resolve(f.content);
     },
   });
-  const namespaces = freeze(Object.create(null));
+  // Plugin namespaces (installTools' fourth argument): each is a direct global and namespaces.<Name>,
+  // frozen, with a null prototype, so a method is only ever one the host declared. A call goes
+  // through the "call" op keyed "ns:<Name>.<method>"; the host maps it to the plugin's tool.
+  const namespaces = Object.create(null);
+  function installNamespaces(namespacesJson) {
+    const spec = parse(namespacesJson);
+    const list = spec.namespaces;
+    if (spec.file) call(mapSet, apiFiles, spec.file.path, freeze(spec.file));
+    for (let i = 0; i < list.length; i++) {
+      const name = list[i].name;
+      const ns = Object.create(null);
+      for (let j = 0; j < list[i].methods.length; j++) {
+        const key = "ns:" + name + "." + list[i].methods[j];
+        ns[list[i].methods[j]] = function (input) { return request("call", { tool: key, input: input === undefined ? {} : input }); };
+      }
+      namespaces[name] = freeze(ns);
+      defineProperty(g, name, { value: namespaces[name], writable: true, configurable: true, enumerable: false });
+    }
+  }
   const globals = { text: text, json: json, setTimeout: setTimeout, clearTimeout: clearTimeout,
     yield_control: yield_control, catalog: catalog, MCP: mcpView, namespaces: namespaces, API: API,
     console: console };

@@ -42,7 +42,7 @@ export type CellStatus = {
  * least the maximum snapshot TTL after the deploy that changed it. Listed explicitly (a test
  * checks it includes GUEST_ABI_VERSION), so a bump never drops an older version by accident.
  */
-export const DRIVABLE_GUEST_ABI: readonly number[] = [1, 2, 3, 4];
+export const DRIVABLE_GUEST_ABI: readonly number[] = [1, 2, 3, 4, 5];
 
 /**
  * Owner of one QuickJS-WASI instance (one per exec and per resume). Every call into the
@@ -352,9 +352,12 @@ export class GuestVm {
     this.drain();
   }
 
-  /** Tool globals; `namesJson` (callable names in catalog order) lets the guest skip parsing metadata. */
-  installTools(metadataJson: string, namesJson?: string, mcpJson?: string): void {
-    this.control("installTools", metadataJson, namesJson, mcpJson).dispose();
+  /**
+   * Tool globals; `namesJson` (callable names in catalog order) lets the guest skip parsing
+   * metadata; `mcpJson` the MCP namespace and API files; `namespacesJson` plugin namespaces (ABI 5).
+   */
+  installTools(metadataJson: string, namesJson?: string, mcpJson?: string, namespacesJson?: string): void {
+    this.control("installTools", metadataJson, namesJson, mcpJson, namespacesJson).dispose();
   }
 
   /** The `tool_search_code` guest: only `console` and `openclaw.tools` (fresh VMs, ABI 3 or later). */

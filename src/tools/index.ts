@@ -1,7 +1,7 @@
 export { defineToolPlugin, type ToolPluginSpec } from "./define-tool-plugin";
 export { executeTool, type ToolOutcome } from "./executor";
 export { checkValue, compileSchema } from "./schema-validator";
-export type { JsonSchema, SessionStore, ToolContext, ToolDefinition, ToolPlugin } from "./types";
+export type { JsonSchema, SessionStore, ToolContext, ToolDefinition, ToolNamespace, ToolNamespaceSpec, ToolPlugin } from "./types";
 
 export { type SchemaCheck } from "./schema-validator";
 export { type TurnParty, type ToolCallEvent, type BeforeToolCallResult, type ToolHooks } from "./types";

@@ -87,6 +87,30 @@ export type ToolDefinition<Env = unknown> = {
   execute(input: any, ctx: ToolContext<Env>): unknown;
 };
 
+/**
+ * A plugin's namespace as its author declares it (seed 002 `namespaces`; the older seeds'
+ * `registerCodeModeNamespaceForPlugin`): a guest global, e.g. `Issues`, whose methods call the
+ * plugin's own tools — `Issues.list(input)` runs `issues_list` with the same one object argument,
+ * through the same executor path (hooks, approvals, trajectory) as `issues_list(input)`.
+ */
+export type ToolNamespaceSpec = {
+  /** Method name → the name of a tool of this plugin (cataloged, so not `directOnly`). */
+  methods: Record<string, string>;
+  /** More tools of this plugin the namespace needs visible; every method's tool is required anyway. */
+  requiredTools?: string[];
+  /** One line for the model (the exec description), shown only in turns where the namespace is visible. */
+  description?: string;
+};
+
+/** A namespace as `defineToolPlugin` checked it: methods in declaration order, required tools complete. */
+export type ToolNamespace = {
+  name: string;
+  methods: ReadonlyArray<{ name: string; tool: string }>;
+  /** Every tool that must be visible (and this plugin's) for the namespace to appear in a turn. */
+  requiredTools: readonly string[];
+  description?: string;
+};
+
 export type ToolPlugin<Env = unknown> = {
   id: string;
   name: string;
@@ -96,4 +120,6 @@ export type ToolPlugin<Env = unknown> = {
   tools: readonly ToolDefinition<Env>[];
   /** Run for every tool call of every turn, direct and nested alike (fail closed when they throw). */
   hooks?: ToolHooks;
+  /** Guest namespaces over the plugin's own tools (absent: none). */
+  namespaces?: readonly ToolNamespace[];
 };

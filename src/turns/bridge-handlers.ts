@@ -102,6 +102,22 @@ export function turnHandlers(
       if (!outcome.ok) return { ok: false, message: outcome.message };
       return boundedResult(op.name, outcome.details, maxBytes, false);
     }
+    if (request.tool.startsWith("ns:")) {
+      // Issues.list(input): the plugin tool the method is bound to, exactly as a direct call of it.
+      counters.call++;
+      const bound = catalog.lookupNamespace(request.tool);
+      if (!bound) return { ok: false, message: `${request.tool.slice(3) || "namespace method"} is not an available namespace method` };
+      return executeEntry(
+        bound.entry,
+        bound.path,
+        request.input,
+        nested,
+        signal,
+        maxBytes,
+        (definition) => (opts.restartSafe && definition.replaySafe !== true ? notReplaySafe(bound.path) : undefined),
+        request.callId,
+      );
+    }
     counters.call++;
     const entry = catalog.lookup(request.tool);
     // Same message for denied, unknown and guessed names: existence is not revealed.
@@ -161,7 +177,7 @@ export function turnHandlers(
       counters.call++;
     },
     toolName(callable): string {
-      return catalog.lookup(callable)?.toolName ?? callable;
+      return (catalog.lookup(callable) ?? catalog.lookupNamespace(callable)?.entry)?.toolName ?? callable;
     },
     search(query, limit): Settlement {
       counters.search++;

@@ -12,6 +12,7 @@ import { turnTelemetry } from "./telemetry";
 import { turnHandlers, type ToolResolver } from "./bridge-handlers";
 import { recordCalled, type TurnCounters, type TurnSpec } from "./turn-spec";
 import { mcpRuntime, type McpRuntime } from "./mcp-runtime";
+import { NAMESPACES_DTS, renderNamespacesDts } from "./namespace-declarations";
 import type { McpServers } from "../mcp";
 import { toolSearchId } from "../tool-search";
 import type { ActivitySink } from "./nested-activity";
@@ -67,7 +68,11 @@ export function cellEnvironment(spec: TurnSpec, counters: TurnCounters, deps: Tu
   };
 }
 
-type TurnRuntime = { catalog: Catalog; tools: { metadataJson: string; namesJson: string; mcpJson?: string }; mcp: McpRuntime };
+type TurnRuntime = {
+  catalog: Catalog;
+  tools: { metadataJson: string; namesJson: string; mcpJson?: string; namespacesJson?: string };
+  mcp: McpRuntime;
+};
 
 // A turn's catalog, guest metadata and MCP namespace are derived once per parsed spec, not per cell.
 const runtimes = new WeakMap<TurnSpec, TurnRuntime>();
@@ -84,12 +89,23 @@ function turnRuntime(spec: TurnSpec): TurnRuntime {
         metadataJson: JSON.stringify(metadata),
         namesJson: JSON.stringify(metadata.map((m) => m.callableName)),
         ...(mcp.guestJson !== undefined ? { mcpJson: mcp.guestJson } : {}),
+        // Plugin namespaces: global names and method names only; the host maps each call to its tool.
+        ...(catalog.namespaces.length > 0 ? { namespacesJson: namespacesGuestJson(catalog) } : {}),
       },
       mcp,
     };
     runtimes.set(spec, r);
   }
   return r;
+}
+
+/** What the guest's installNamespaces gets: names only (the host maps calls to tools) and their declaration file. */
+function namespacesGuestJson(catalog: Catalog): string {
+  const content = renderNamespacesDts(catalog);
+  return JSON.stringify({
+    namespaces: catalog.namespaces.map((n) => ({ name: n.name, methods: n.methods.map((m) => m.name) })),
+    file: { path: NAMESPACES_DTS, bytes: new TextEncoder().encode(content).length, description: "Plugin namespaces of this turn", content },
+  });
 }
 
 export function isRestartSafe(input: unknown): boolean {

@@ -58,8 +58,9 @@ function nestedName(catalog: Catalog, tool: string, definitionOf?: (entry: Catal
     // Server operations (resources, prompts, $api) are known when the server is; unknown names say so in their error.
     return { tool: `MCP.${tool.slice(4).replace("/", ".")}`, source: "mcp", known: tool.includes("/") };
   }
-  const entry = catalog.lookup(tool);
-  if (!entry) return { tool, source: "openclaw", known: false };
+  // A namespace method's call is its tool's call: recorded under the tool's name.
+  const entry = tool.startsWith("ns:") ? catalog.lookupNamespace(tool)?.entry : catalog.lookup(tool);
+  if (!entry) return { tool: tool.startsWith("ns:") ? tool.slice(3) : tool, source: "openclaw", known: false };
   // A plugin tool that declares network-derived output is wrapped like MCP results.
   return { tool: entry.toolName, source: entry.source, known: true, networkDerived: definitionOf?.(entry)?.networkDerived === true };
 }

@@ -1,4 +1,4 @@
-import type { CatalogEntry, CatalogProjection } from "../catalog";
+import type { CatalogEntry, CatalogProjection, NamespaceEntry } from "../catalog";
 import type { CodeModeLanguage } from "../code-mode";
 import { sanitizeUntrusted, sanitizeUntrustedIn, type JsonSchema } from "../tools";
 import { toolSearchSurface } from "../tool-search";
@@ -8,7 +8,7 @@ import type { TurnToolSearch } from "./turn-spec";
 /** A tool definition exactly as a provider would receive it. */
 export type ModelTool = { name: string; description: string; parameters: JsonSchema };
 
-function execDescription(entries: readonly CatalogEntry[], languages: readonly CodeModeLanguage[]): string {
+function execDescription(entries: readonly CatalogEntry[], languages: readonly CodeModeLanguage[], namespaces: readonly NamespaceEntry[]): string {
   const { lines, omitted } = renderQuickIndex(entries);
   const parts = [
     `Run a short ${languages.map((l) => LANGUAGE_NAMES[l]).join(" or ")} program in a sandbox; ` +
@@ -28,9 +28,33 @@ function execDescription(entries: readonly CatalogEntry[], languages: readonly C
         'Call MCP.<server>.<tool>({ ...input }); read the declarations first with await API.read("mcp/<server>.d.ts") (API.list("mcp") lists the files).',
     );
   }
+  if (namespaces.length > 0) parts.push(namespaceLines(entries, namespaces));
   if (omitted > 0) parts.push(`${omitted} more tools are not listed: find them with await catalog.search("what you need"); results are callable.`);
   else parts.push('catalog.search("query") returns callable handles; handle.describe() gives the full schema.');
   return parts.join("\n\n");
+}
+
+/** How many namespaces the exec description names (each line is bounded by defineToolPlugin's limits). */
+const MAX_PROMPT_NAMESPACES = 20;
+
+/**
+ * The turn's visible plugin namespaces (seed 000: their prompt text is added only when the
+ * namespace is visible): each method with the callable name of the tool it runs, whose quick
+ * index line gives the input hint, then the plugin's one-line description.
+ */
+function namespaceLines(entries: readonly CatalogEntry[], namespaces: readonly NamespaceEntry[]): string {
+  const callable = new Map(entries.map((e) => [e.toolName, e.callableName]));
+  const shown = namespaces.slice(0, MAX_PROMPT_NAMESPACES).map((ns) => {
+    const methods = ns.methods.map((m) => `${ns.name}.${m.name}(input) runs ${callable.get(m.toolName) ?? m.toolName}`).join(", ");
+    return `${methods}.${ns.description ? " " + ns.description.replace(/\s+/g, " ") : ""}`;
+  });
+  const more = namespaces.length - shown.length;
+  return (
+    "Namespaces (also namespaces.<Name>): each method takes the same one object as the tool it runs, with the same checks and result; " +
+    'await API.read("namespaces.d.ts") has their declarations.\n' +
+    shown.join("\n") +
+    (more > 0 ? `\n${more} more namespaces: Object.keys(namespaces) lists them.` : "")
+  );
 }
 
 const LANGUAGE_NAMES: Record<CodeModeLanguage, string> = { javascript: "JavaScript", typescript: "TypeScript" };
@@ -115,7 +139,7 @@ export function modelSurface(catalog: CatalogProjection, shape: SurfaceShape): M
         // Client tool names and MCP server names are listed in it: neutralized like a direct tool's text.
         {
           name: "exec",
-          description: sanitizeUntrusted(execDescription(catalog.entries, shape.languages)),
+          description: sanitizeUntrusted(execDescription(catalog.entries, shape.languages, catalog.namespaces ?? [])),
           parameters: execParameters(shape.languages),
         },
         WAIT_TOOL,

@@ -3,6 +3,7 @@ import { createGateway } from "../../src/gateway";
 import { demoPlugin } from "../../src/plugins";
 import { defineToolPlugin } from "../../src/tools";
 import { withSessionProbe } from "../support/session-probe";
+import { kitIssues } from "./namespace-plugin";
 
 /** Core edge tools of an embedding: a `read` and a shell-style `exec` (cataloged, guest global `exec`). */
 const kitCore = defineToolPlugin({
@@ -244,7 +245,11 @@ export const kitConfig = defineConfig({
 });
 
 // A short SSE heartbeat, so kit tests see it and a client that went away is noticed quickly.
-const gateway = createGateway({ plugins: [kitExternal, demoPlugin, kitCore, kitPolicy, kitBindings], sseHeartbeatMs: 200, config: kitConfig });
+const gateway = createGateway({
+  plugins: [kitExternal, demoPlugin, kitCore, kitPolicy, kitBindings, kitIssues],
+  sseHeartbeatMs: 200,
+  config: kitConfig,
+});
 
 export default gateway.worker;
 // With the storage probe the tests read stored state through (test/support/session-probe.ts).

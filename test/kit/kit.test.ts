@@ -28,6 +28,9 @@ describe("catalog rules through an embedding with core, bundled and external plu
       ["kit_kv_get", "openclaw"],
       ["kit_kv_put_later", "openclaw"],
       ["kit_context_probe", "openclaw"],
+      ["issues_list", "openclaw"],
+      ["issues_get", "openclaw"],
+      ["issues_close", "openclaw"],
       ["ask_user", "client"],
     ]);
   });

@@ -39,6 +39,13 @@ const ABI_SURFACE: Record<number, { hostCall: string; ops: Record<string, number
     control: ["start", "settle", "status", "value", "error", "installTools", "noteRejection", "noteHandled", "describeError", "installToolSearch"],
     requests: ["call", "describe", "search", "timer", "yield"],
   },
+  // Plugin namespaces: installTools' fourth argument; their calls are "call" requests keyed "ns:<Name>.<method>".
+  5: {
+    hostCall: "__cm_host",
+    ops: { request: 0, output: 1, cancel: 2, charge: 3, taint: 4 },
+    control: ["start", "settle", "status", "value", "error", "installTools", "noteRejection", "noteHandled", "describeError", "installToolSearch"],
+    requests: ["call", "describe", "search", "timer", "yield"],
+  },
 };
 
 describe("guest ABI", () => {
