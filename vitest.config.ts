@@ -65,7 +65,13 @@ process.env.WRANGLER_LOG ??= "warn";
  * nothing else changes.
  */
 function withoutDanglingSourceMaps(): Plugin {
-  const ids = [/\/node_modules\/quickjs-wasi\/dist\/[^/]+\.js$/, /\/node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/.+\.js$/];
+  const ids = [
+    /\/node_modules\/quickjs-wasi\/dist\/[^/]+\.js$/,
+    /\/node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/.+\.js$/,
+    // Dependencies of the openai and AI SDK clients the /v1 facade tests drive.
+    /\/node_modules\/standardwebhooks\/dist\/.+\.js$/,
+    /\/node_modules\/@workflow\/serde\/dist\/.+\.js$/,
+  ];
   return {
     name: "codemode:without-dangling-source-maps",
     enforce: "pre",
