@@ -68,6 +68,8 @@ function withoutDanglingSourceMaps(): Plugin {
   const ids = [
     /\/node_modules\/quickjs-wasi\/dist\/[^/]+\.js$/,
     /\/node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/.+\.js$/,
+    // Dependencies of the openai and AI SDK clients the /v1 facade tests drive.
+    /\/node_modules\/standardwebhooks\/dist\/.+\.js$/,
     /\/node_modules\/@workflow\/serde\/dist\/.+\.js$/,
   ];
   return {

@@ -24,7 +24,7 @@ const LAYERS = [
   ["src/index.ts"],
   ["src/public.ts"],
   ["src/gateway.ts"],
-  ["src/mcp-server"],
+  ["src/mcp-server", "src/facades"],
   ["src/http"],
   ["durable-objects/session", "durable-objects/images"],
   ["durable-objects/sql.ts"],

@@ -2,6 +2,7 @@ import { PristineImageRegistry } from "../durable-objects/images";
 import { createSessionObject } from "../durable-objects/session";
 import { createApp, type GatewayEnv } from "./http";
 import { handleMcpRequest } from "./mcp-server";
+import { facades } from "./facades";
 import { MemoryLedger } from "./runtime";
 import { VmPool } from "./runtime";
 import type { ToolPlugin } from "./tools";
@@ -59,7 +60,7 @@ export function createGateway(options: GatewayOptions) {
       namespaceOwners.set(ns.name, p.id);
     }
   }
-  const app = createApp({ sseHeartbeatMs: options.sseHeartbeatMs, mcp: handleMcpRequest, config });
+  const app = createApp({ sseHeartbeatMs: options.sseHeartbeatMs, mcp: handleMcpRequest, facades, config });
   return {
     worker: { fetch: (req: Request, env: GatewayEnv, ctx: ExecutionContext) => app.fetch(req, env, ctx) } satisfies ExportedHandler<GatewayEnv>,
     // Module state of this gateway instance, so one ledger and pool per isolate: every

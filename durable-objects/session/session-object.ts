@@ -128,6 +128,9 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     clientResult(tenantId: string, turnId: string, body: ClientResultBody) {
       return this.service.clientResult(tenantId, turnId, body);
     }
+    async callTurn(tenantId: string, callIds: string[]) {
+      return this.service.callTurn(tenantId, callIds);
+    }
     chat(tenantId: string, sessionId: string, req: ChatRequest, requestId: string) {
       return this.service.chat(tenantId, sessionId, req, requestId);
     }

@@ -8,4 +8,6 @@ export type ChatRequest = OpenTurnRequest & {
   maxAssistantTurns: number;
   /** `temperature`, `topP`, `maxOutputTokens` of a new turn (kept for its continuations). */
   sampling?: Sampling;
+  /** A caller's key for the history the turn was opened with (kept in its state; the `/v1` facades compare it on a follow-up). */
+  historyKey?: string;
 };

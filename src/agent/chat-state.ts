@@ -27,6 +27,8 @@ export type ChatState = {
   contextWindow?: number;
   /** The turn's sampling settings, sent with every model call of the turn (continuations too). */
   sampling?: Sampling;
+  /** The caller's key for the history the turn was opened with (ChatRequest.historyKey). */
+  historyKey?: string;
 };
 
 export const ZERO_USAGE: ModelUsage = Object.freeze({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });

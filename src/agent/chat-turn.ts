@@ -126,7 +126,7 @@ async function drive(
       // The Messages API takes a temperature of at most 1 (Chat Completions: 2).
       if (model.model.api === "anthropic-messages" && (req.sampling?.temperature ?? 0) > 1)
         return refuse("invalid_request", `temperature must be from 0 to 1 for ${req.model} (Anthropic Messages)`);
-      const { messages: given, turnId: _t, maxAssistantTurns: _m, sampling, ...turnReq } = req;
+      const { messages: given, turnId: _t, maxAssistantTurns: _m, sampling, historyKey, ...turnReq } = req;
       messages = given.map((m) => ({ role: m.role, content: m.content }));
       // The turn, its first messages and the room for its stop record are admitted together.
       const opened = await host.turns.open(tenantId, sessionId, turnReq, messagesBytes(messages) + STOP_RECORD_BYTES);
@@ -136,6 +136,7 @@ async function drive(
       driving = true;
       ({ spec, counters } = host.turns.get(tenantId, turnId)!);
       state = newChatState(req.model!, model.model.contextWindow, sampling);
+      if (historyKey !== undefined) state.historyKey = historyKey;
       stopRoom = host.records.reserve(STOP_RECORD_BYTES);
       host.records.appendAll(turnId, messages);
     }

@@ -1,10 +1,18 @@
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { SessionReply, SessionRpc } from "../session";
-import { CORS_DEFAULTS, loadGatewayConfig, RATE_LIMIT_DEFAULTS, resolveActivation, type CodemodeConfig, type ConfigResult } from "../config";
+import {
+  CORS_DEFAULTS,
+  loadGatewayConfig,
+  RATE_LIMIT_DEFAULTS,
+  resolveActivation,
+  type CodemodeConfig,
+  type ConfigResult,
+  type GatewayConfig,
+} from "../config";
 import { cors } from "./cors";
 import { authenticate, loadGatewayTokens } from "./auth";
-import { GatewayError, sessionResetMessage } from "../errors";
+import { GatewayError, sessionResetMessage, type ErrorCode } from "../errors";
 import { httpStatus } from "./http-status";
 import { parseJsonBody } from "./json-body";
 import { callSessionTool } from "./session-call";
@@ -104,8 +112,26 @@ export type McpRequestContext = {
 /** Code mode as an MCP server, mounted at `/mcp` by the gateway (src/mcp-server) — the edge does not import it. */
 export type McpHandler = (req: Request, ctx: McpRequestContext) => Promise<Response>;
 
+/** What a facade route (`/v1/chat/completions`, `/v1/messages`, `/v1/models`) gets from the edge. */
+export type FacadeRequestContext = {
+  tenant: string;
+  requestId: string;
+  sessions: GatewayEnv["SESSIONS"];
+  config: GatewayConfig;
+  waitUntil(promise: Promise<unknown>): void;
+};
+
+/**
+ * The OpenAI- and Anthropic-compatible routes, mounted by the gateway (src/facades) — the edge does
+ * not import them. `errorBody`: an error on one of their paths in that format's envelope (undefined elsewhere).
+ */
+export type Facades = {
+  routes: Array<{ method: "GET" | "POST"; path: string; handle(req: Request, ctx: FacadeRequestContext): Promise<Response> }>;
+  errorBody(path: string, code: ErrorCode, message: string, param?: string): object | undefined;
+};
+
 export function createApp(
-  options: { sseHeartbeatMs?: number; mcp?: McpHandler; config?: CodemodeConfig } = {},
+  options: { sseHeartbeatMs?: number; mcp?: McpHandler; facades?: Facades; config?: CodemodeConfig } = {},
 ): Hono<{ Bindings: GatewayEnv } & Vars> {
   const load: LoadConfig = (env) => loadGatewayConfig(env, options.config);
   const app = new Hono<{ Bindings: GatewayEnv } & Vars>();
@@ -132,7 +158,10 @@ export function createApp(
     app.use(path, async (c, next) => {
       const error = configurationError(c.env, load);
       if (error) throw error;
-      c.set("tenant", authenticate(c.req.header("authorization"), c.env.GATEWAY_TOKENS));
+      // The Anthropic clients send their key as x-api-key (the same gateway tokens).
+      const apiKey = c.req.path === "/v1/messages" ? c.req.header("x-api-key") : undefined;
+      const credential = c.req.header("authorization") ?? (apiKey !== undefined ? `Bearer ${apiKey}` : undefined);
+      c.set("tenant", authenticate(credential, c.env.GATEWAY_TOKENS));
       await next();
     });
     app.use(
@@ -247,6 +276,29 @@ export function createApp(
       return c.newResponse(res.body, res);
     });
 
+  for (const route of options.facades?.routes ?? []) {
+    const handler = async (c: Context<{ Bindings: GatewayEnv } & Vars>) => {
+      const config = load(c.env);
+      if (!config.ok) throw new GatewayError("invalid_config", config.error.message);
+      const res = await route.handle(c.req.raw, {
+        tenant: c.get("tenant"),
+        requestId: c.get("requestId"),
+        sessions: c.env.SESSIONS,
+        config: config.config,
+        waitUntil: (promise) => {
+          try {
+            c.executionCtx.waitUntil(promise);
+          } catch {
+            // No execution context (an embedding calling the app directly): the promise runs anyway.
+          }
+        },
+      });
+      return c.newResponse(res.body, res);
+    };
+    if (route.method === "GET") app.get(route.path, handler);
+    else app.post(route.path, handler);
+  }
+
   app.notFound((c) => {
     c.set("errorCode", "not_found");
     return c.json({ error: { code: "not_found", message: "no such route" } }, 404);
@@ -254,12 +306,14 @@ export function createApp(
   app.onError((err, c) => {
     if (err instanceof GatewayError) {
       c.set("errorCode", err.code);
-      return c.json(err.toJSON(), httpStatus(err.code), err.headers);
+      const facade = options.facades?.errorBody(c.req.path, err.code, err.message, err.path);
+      return c.json(facade ?? err.toJSON(), httpStatus(err.code), err.headers);
     }
     // Unknown throws never leak a stack or internal detail; the log has the cause.
     c.set("errorCode", "internal_error");
     logRecord("host_error", { where: "http.unhandled", error: err, requestId: c.get("requestId"), tenant: c.get("tenant") });
-    return c.json({ error: { code: "internal_error", message: "internal error" } }, 500);
+    const facade = options.facades?.errorBody(c.req.path, "internal_error", "internal error");
+    return c.json(facade ?? { error: { code: "internal_error", message: "internal error" } }, 500);
   });
   return app;
 }

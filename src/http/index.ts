@@ -1,9 +1,10 @@
 /** The public surface of src/http (other folders import from here). */
-export { createApp, type GatewayEnv, type McpHandler, type McpRequestContext } from "./app";
+export { createApp, type Facades, type FacadeRequestContext, type GatewayEnv, type McpHandler, type McpRequestContext } from "./app";
 export { loadGatewayTokens, authenticate, type TokensResult } from "./auth";
 
 export { formatPath, parseJsonBody, jsonValueProblem } from "./json-body";
 export { rateLimitedMessage, type TenantCharge } from "./rate-limit";
 export { callSessionTool, type SessionStub } from "./session-call";
+export { validateChat } from "./validate-chat";
 export { validateClientTool } from "./validate-client-tool";
 export { validateOpenTurn, validateClientResult, validateApprovalDecision, refusePrivateMcpServers } from "./validate-turn";

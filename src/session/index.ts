@@ -3,6 +3,7 @@ export {
   answer,
   notFound,
   type ApprovalDecision,
+  type CallTurn,
   type ChatRequest,
   type ClientResultAnswer,
   type ClientResultBody,

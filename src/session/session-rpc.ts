@@ -42,6 +42,13 @@ export type OpenTurnAnswer = {
   telemetry: CodeModeTelemetry;
 };
 
+/**
+ * The /chat turn a client call id belongs to (the `/v1` facades find a parked run by the ids of a
+ * follow-up's tool results): the turn's status, the calls it waits on, which of `callIds` it already
+ * took, and the history key it was opened with.
+ */
+export type CallTurn = { turnId: string; status: string; pending: string[]; delivered: string[]; historyKey?: string };
+
 /** An open turn's model-facing surface, as `openTurn` answered it. */
 export type TurnSurface = { codeModeEngaged: boolean; tools: ModelTool[] };
 
@@ -59,6 +66,8 @@ export interface SessionRpc {
   /** The object was reset under an exec or wait: report that cell as failed. */
   lostCall(tenantId: string, turnId: string, toolName: string, requestId?: string): Promise<SessionReply<unknown>>;
   clientResult(tenantId: string, turnId: string, body: ClientResultBody): Promise<SessionReply<ClientResultAnswer>>;
+  /** The /chat turn of the session that handed out (or already took) any of `callIds`; none: not_found. */
+  callTurn(tenantId: string, callIds: string[]): Promise<SessionReply<CallTurn>>;
   deleteTurn(tenantId: string, turnId: string): Promise<SessionReply<{ telemetry: CodeModeTelemetry }>>;
   deleteSession(): Promise<SessionReply<{ deleted: true }>>;
   /**

@@ -17,8 +17,10 @@ import { settleDirectClientCall } from "./direct-client-call";
 import type { EncodedTurn, LostApproval, QuotaPort, SessionPorts, StoredTurn, TranscriptPort } from "./ports";
 import { recoverFromReset } from "./reset-recovery";
 import {
+  answer,
   notFound,
   type ApprovalDecision,
+  type CallTurn,
   type ClientResultAnswer,
   type ClientResultBody,
   type OpenTurnAnswer,
@@ -286,6 +288,29 @@ export class TurnService {
   }
 
   /** `POST …/chat`: the agent loop of one call (src/agent), as NDJSON events, on this session's turns and tool path. */
+  /**
+   * The /chat turn that handed out, or already took, any of `callIds` (call ids are random: at most
+   * one turn knows them). A scan over the session's turns: the `/v1` facades' follow-ups carry no turn id.
+   */
+  callTurn(tenantId: string, callIds: string[]): SessionReply<CallTurn> {
+    for (const turnId of this.p.turns.ids()) {
+      if (!this.p.turns.get(tenantId, turnId)) continue;
+      const state = this.p.transcript.state(turnId);
+      if (!state) continue;
+      const pending = state.pending.map((p) => p.callId);
+      const delivered = callIds.filter((id) => this.p.turns.wasDelivered(turnId, id));
+      if (delivered.length > 0 || callIds.some((id) => pending.includes(id)))
+        return answer({
+          turnId,
+          status: state.status,
+          pending,
+          delivered,
+          ...(state.historyKey !== undefined ? { historyKey: state.historyKey } : {}),
+        });
+    }
+    return notFound("unknown tool call id");
+  }
+
   async chat(tenantId: string, sessionId: string, req: ChatRequest, requestId: string): Promise<ReadableStream<Uint8Array>> {
     const fetch = this.p.providerFetch();
     const port: ChatPort = {

@@ -1,0 +1,231 @@
+import type { ChatMeta } from "../agent";
+import { GatewayError } from "../errors";
+import { parseJsonBody } from "../http";
+import {
+  chatFailure,
+  runHeaders,
+  settle,
+  sseBody,
+  startFacadeTurn,
+  stoppedAt,
+  type FacadeOutcome,
+  type FacadeRequestContext,
+  type FacadeTurnRequest,
+  type HistoryItem,
+} from "./facade-session";
+import { openaiErrorBody } from "./facade-errors";
+
+/**
+ * `POST /v1/chat/completions` in the Chat Completions format: the agent loop behind an OpenAI
+ * client. The client sees the final assistant message (code mode runs inside), or the client tool
+ * calls a cell is waiting on as `tool_calls`; `usage` is the whole turn's.
+ */
+
+const fail = (param: string, message: string): never => {
+  throw new GatewayError("invalid_request", message, param);
+};
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** A message's text: a string, or `{ type: "text", text }` parts (other parts are not supported). */
+function text(v: unknown, param: string, optional = false): string {
+  if (typeof v === "string") return v;
+  if ((v === null || v === undefined) && optional) return "";
+  if (!Array.isArray(v)) return fail(param, `${param} must be a string or an array of text parts`);
+  return v
+    .map((p, i) =>
+      isObject(p) && p.type === "text" && typeof p.text === "string"
+        ? p.text
+        : fail(`${param}[${i}]`, `${param}[${i}] must be { type: "text", text } (other content parts are not supported)`),
+    )
+    .join("");
+}
+
+function history(messages: unknown): HistoryItem[] {
+  if (!Array.isArray(messages) || messages.length === 0) fail("messages", "messages must be a non-empty array");
+  const out: HistoryItem[] = [];
+  (messages as unknown[]).forEach((m, i) => {
+    const at = `messages[${i}]`;
+    if (!isObject(m)) fail(at, `${at} must be an object`);
+    const msg = m as Record<string, unknown>;
+    switch (msg.role) {
+      case "system":
+      case "developer":
+        out.push({ kind: "text", role: "system", content: text(msg.content, `${at}.content`) });
+        return;
+      case "user":
+        out.push({ kind: "text", role: "user", content: text(msg.content, `${at}.content`) });
+        return;
+      case "assistant": {
+        const content = text(msg.content, `${at}.content`, true);
+        const calls = msg.tool_calls;
+        if (calls === undefined || calls === null || (Array.isArray(calls) && calls.length === 0)) {
+          out.push({ kind: "text", role: "assistant", content });
+          return;
+        }
+        if (!Array.isArray(calls)) fail(`${at}.tool_calls`, `${at}.tool_calls must be an array`);
+        out.push({
+          kind: "calls",
+          content,
+          calls: (calls as unknown[]).map((c, j) => {
+            const p = `${at}.tool_calls[${j}]`;
+            const fn = isObject(c) ? c.function : undefined;
+            if (!isObject(c) || typeof c.id !== "string" || !isObject(fn) || typeof fn.name !== "string")
+              fail(p, `${p} must be { id, type: "function", function: { name, arguments } }`);
+            const args = (fn as Record<string, unknown>).arguments;
+            let input: unknown = args;
+            if (typeof args === "string") {
+              try {
+                input = JSON.parse(args);
+              } catch {
+                input = args;
+              }
+            }
+            return { id: (c as { id: string }).id, name: (fn as { name: string }).name, input };
+          }),
+        });
+        return;
+      }
+      case "tool": {
+        if (typeof msg.tool_call_id !== "string") fail(`${at}.tool_call_id`, `${at}.tool_call_id must be the id of the tool call it answers`);
+        const result = { id: msg.tool_call_id as string, content: text(msg.content, `${at}.content`), isError: false };
+        const last = out.at(-1);
+        if (last?.kind === "results") last.results.push(result);
+        else if (last?.kind === "calls") out.push({ kind: "results", results: [result] });
+        else fail(at, `${at} (a tool result) must follow an assistant message with tool_calls`);
+        return;
+      }
+      default:
+        fail(`${at}.role`, `${at}.role must be "system", "developer", "user", "assistant" or "tool"`);
+    }
+  });
+  return out;
+}
+
+/** `tools: [{ type: "function", function: { name, description, parameters } }]` as client tools. */
+function clientTools(tools: unknown): unknown[] {
+  if (tools === undefined || tools === null) return [];
+  if (!Array.isArray(tools)) return fail("tools", "tools must be an array");
+  return tools.map((t, i) => {
+    const fn = isObject(t) ? t.function : undefined;
+    if (!isObject(t) || (t.type !== undefined && t.type !== "function") || !isObject(fn))
+      fail(`tools[${i}]`, `tools[${i}] must be { type: "function", function: { name, description, parameters } }`);
+    const { name, description, parameters } = fn as Record<string, unknown>;
+    return { name, ...(description !== undefined ? { description } : {}), ...(parameters !== undefined ? { parameters } : {}) };
+  });
+}
+
+export type ParsedCompletion = { turn: FacadeTurnRequest; stream: boolean; includeUsage: boolean };
+
+export function parseChatCompletion(body: unknown): ParsedCompletion {
+  if (!isObject(body)) fail("", "the body must be a JSON object");
+  const b = body as Record<string, unknown>;
+  if (typeof b.model !== "string" || b.model === "") fail("model", 'model is required: a "provider/model" GET /v1/models lists');
+  if (b.n !== undefined && b.n !== null && b.n !== 1) fail("n", "n must be 1 (one answer per turn)");
+  const maxTokens = b.max_completion_tokens ?? b.max_tokens;
+  const sampling = {
+    ...(typeof b.temperature === "number" ? { temperature: b.temperature } : {}),
+    ...(typeof b.top_p === "number" ? { topP: b.top_p } : {}),
+    ...(typeof maxTokens === "number" ? { maxOutputTokens: maxTokens } : {}),
+  };
+  const options = b.stream_options;
+  return {
+    turn: {
+      format: "openai",
+      model: b.model as string,
+      history: history(b.messages),
+      clientTools: clientTools(b.tools),
+      sampling,
+      resultsParam: "messages",
+    },
+    stream: b.stream === true,
+    includeUsage: isObject(options) && options.include_usage === true,
+  };
+}
+
+function usage(meta: ChatMeta) {
+  const prompt = meta.usage.inputTokens + meta.usage.cacheReadTokens + meta.usage.cacheWriteTokens;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: meta.usage.outputTokens,
+    total_tokens: prompt + meta.usage.outputTokens,
+    prompt_tokens_details: { cached_tokens: meta.usage.cacheReadTokens },
+  };
+}
+
+function toolCalls(outcome: FacadeOutcome) {
+  if (outcome.kind !== "calls") return undefined;
+  return outcome.calls.map((c) => ({
+    id: c.callId,
+    type: "function" as const,
+    function: { name: c.tool, arguments: JSON.stringify(c.input ?? {}) },
+  }));
+}
+
+export async function chatCompletions(req: Request, ctx: FacadeRequestContext): Promise<Response> {
+  const parsed = parseChatCompletion(parseJsonBody(await req.text()));
+  const run = await startFacadeTurn(ctx, parsed.turn, req.headers.get("x-session-id") ?? undefined, req.signal);
+  const id = `chatcmpl-${ctx.requestId}`;
+  const created = Math.floor(Date.now() / 1000);
+  const model = parsed.turn.model;
+  const headers = runHeaders(run);
+  if (!parsed.stream) {
+    const outcome = await settle(run);
+    if (outcome.kind === "error") throw chatFailure(outcome.error);
+    const calls = toolCalls(outcome);
+    const message = {
+      role: "assistant",
+      content: outcome.kind === "answer" ? outcome.text : null,
+      refusal: null,
+      ...(calls ? { tool_calls: calls } : {}),
+    };
+    const body = {
+      id,
+      object: "chat.completion",
+      created,
+      model,
+      choices: [{ index: 0, message, finish_reason: stoppedAt(outcome), logprobs: null }],
+      usage: usage(outcome.meta),
+    };
+    return Response.json(body, { headers });
+  }
+  const chunk = (delta: object, finish: string | null) => ({
+    id,
+    object: "chat.completion.chunk",
+    created,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+  });
+  const data = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
+  const body = sseBody(async (send) => {
+    send(data(chunk({ role: "assistant", content: "" }, null)));
+    for await (const event of run.events) {
+      if (event.type === "text") {
+        send(data(chunk({ content: event.delta }, null)));
+        continue;
+      }
+      const outcome = event.outcome;
+      if (outcome.kind === "error") {
+        // An error after the stream began: the OpenAI clients raise an `error` data event as an APIError.
+        const failure = chatFailure(outcome.error);
+        send(data(openaiErrorBody(failure.code, failure.message)));
+        break;
+      }
+      const calls = toolCalls(outcome);
+      if (calls) send(data(chunk({ tool_calls: calls.map((c, index) => ({ index, ...c })) }, null)));
+      send(data(chunk({}, stoppedAt(outcome))));
+      if (parsed.includeUsage) send(data({ id, object: "chat.completion.chunk", created, model, choices: [], usage: usage(outcome.meta) }));
+      break;
+    }
+    send("data: [DONE]\n\n");
+  });
+  return new Response(body, { headers: { ...headers, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" } });
+}
+
+/** `GET /v1/models`: every configured `provider/model`, in the OpenAI list format. */
+export function listModels(ctx: FacadeRequestContext): Response {
+  const data = Object.entries(ctx.config.providers).flatMap(([provider, catalog]) =>
+    catalog.models.map((m) => ({ id: `${provider}/${m.id}`, object: "model", created: 0, owned_by: provider })),
+  );
+  return Response.json({ object: "list", data });
+}
