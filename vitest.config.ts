@@ -172,10 +172,10 @@ export default defineConfig({
       },
       // The same entry, a fresh runtime per file (FRESH_ISOLATE).
       {
-        plugins: [withoutDanglingSourceMaps(), workers({ requestsPerMinute: 1_000_000 })],
+        plugins: [withoutDanglingSourceMaps(), workers({ main: "./test/e2e/entry.ts", requestsPerMinute: 1_000_000 })],
         test: {
           name: "fresh",
-          setupFiles: LOG_CAPTURE,
+          setupFiles: [...LOG_CAPTURE, "./test/e2e/reset-session-controls.ts"],
           include: FRESH_ISOLATE,
           testTimeout: 30_000,
         },

@@ -1,7 +1,7 @@
 import { SELF } from "cloudflare:test";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
-import { inSession, TOKEN_A } from "./helpers";
+import { sessionProbe, TOKEN_A } from "./helpers";
 
 /** Every SDK request goes through the gateway Worker under test (SELF.fetch), never the network. */
 export const viaGateway = ((input: RequestInfo | URL, init?: RequestInit) => SELF.fetch(new Request(input as any, init))) as typeof fetch;
@@ -31,19 +31,13 @@ export function anthropic(opts: { token?: string; session?: string } = {}) {
 }
 
 /** The run id a turn of the session is parked on (what the scripted model passes to `wait`). */
-export function parkedRunId(session: string, tenant = "tenant-a"): Promise<string> {
-  return inSession(
-    session,
-    (_instance, state) => {
-      const rows = state.storage.sql.exec("SELECT state FROM chat_turns").toArray() as Array<{ state: string }>;
-      for (const row of rows) {
-        const s = JSON.parse(row.state);
-        if (s.status === "waiting" && s.pending[0]?.runId) return s.pending[0].runId as string;
-      }
-      throw new Error("no turn of the session is parked on a client tool");
-    },
-    tenant,
-  );
+export async function parkedRunId(session: string, tenant = "tenant-a"): Promise<string> {
+  const rows = (await sessionProbe(session, tenant).storageRows("SELECT state FROM chat_turns")) as Array<{ state: string }>;
+  for (const row of rows) {
+    const s = JSON.parse(row.state);
+    if (s.status === "waiting" && s.pending[0]?.runId) return s.pending[0].runId as string;
+  }
+  throw new Error("no turn of the session is parked on a client tool");
 }
 
 /** A cell that keeps a local across a client tool call: its answer proves the same program resumed. */

@@ -79,6 +79,7 @@ export type SessionProbe = {
   replaceParkedSnapshot(runId: string, bytes: Uint8Array): Promise<void>;
   parkedRunsOfTurn(turnId: string): Promise<number>;
   deliveredCalls(record: Array<[string, string]>, ask: Array<[string, string]>): Promise<boolean[]>;
+  mcpPool(): Promise<{ connects: number; size: number }>;
 };
 
 export function sessionProbe(session: string, tenant = "tenant-a"): SessionProbe {

@@ -1,5 +1,6 @@
 import { describe, expect, inject, it } from "vitest";
-import { api, inSession, sessionId, setClock, TOKEN_B } from "./helpers";
+import { api, sessionId, sessionProbe, TOKEN_B } from "./helpers";
+import { setClock } from "./session-controls";
 import { manualClock } from "../../src/runtime";
 import { MCP_TOOL_LIST_TTL_MS } from "../../src/mcp";
 
@@ -69,8 +70,7 @@ describe("one MCP session per server per session object", () => {
     for (let i = 0; i < 4; i++) {
       expect(await run(session, turn.turnId, `return (await MCP.everything.echo({ message: "e${i}" })).content[0].text`)).toBe(`Echo: e${i}`);
     }
-    expect(await inSession(session, (instance) => instance.service.mcpSessions.connects)).toBe(1);
-    expect(await inSession(session, (instance) => instance.service.mcpSessions.size)).toBe(1);
+    expect(await sessionProbe(session).mcpPool()).toEqual({ connects: 1, size: 1 });
   });
 
   it("a server that ends the session is reconnected transparently: the refused call is re-sent once on a new session and succeeds", async () => {
@@ -152,7 +152,7 @@ describe("tool listings cached per server identity", () => {
     const session = sessionId();
     await api("POST", `/v1/sessions/${session}/turns`, {}); // create the object
     const clock = manualClock(Date.now());
-    await setClock(session, clock);
+    setClock(clock);
     await open(session, { c: { url } });
     clock.advance(MCP_TOOL_LIST_TTL_MS - 1);
     await open(session, { c: { url } });

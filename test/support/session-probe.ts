@@ -70,6 +70,12 @@ export function withSessionProbe<T extends ObjectClass>(Base: T) {
       }) as typeof sql.exec;
     }
 
+    /** The object's MCP session pool: handshakes made and sessions held (white-box: the pool has no RPC). */
+    mcpPool(): { connects: number; size: number } {
+      const pool = (this as unknown as { service: { mcpSessions: { connects: number; size: number } } }).service.mcpSessions;
+      return { connects: pool.connects, size: pool.size };
+    }
+
     storageKeys(prefix?: string): string[] {
       return [...this.ctx.storage.kv.list(prefix === undefined ? {} : { prefix })].map(([key]) => key);
     }
