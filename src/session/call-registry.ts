@@ -11,8 +11,13 @@ import type { Clock } from "../runtime";
  */
 export class CallRegistry {
   private readonly active = new Map<string, Set<AbortController>>();
-  /** Requests cancelled before their call arrived are remembered briefly, so the call starts aborted. */
-  private readonly cancelled = new Map<string, AbortController>();
+  /**
+   * The calls of each HTTP request: a /chat request's loop and the outer calls it runs carry the
+   * same request id, so cancelling the request must reach all of them, whichever ended first.
+   */
+  private readonly byRequest = new Map<string, Set<AbortController>>();
+  /** Requests cancelled before their call arrived, remembered briefly so the call starts aborted. */
+  private readonly cancelledEarly = new Set<string>();
   private readonly detach = new WeakMap<AbortController, () => void>();
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -43,8 +48,10 @@ export class CallRegistry {
       }
     }
     if (requestId !== undefined) {
-      if (this.cancelled.get(requestId)?.signal.aborted) c.abort();
-      this.cancelled.set(requestId, c);
+      if (this.cancelledEarly.has(requestId)) c.abort();
+      let calls = this.byRequest.get(requestId);
+      if (!calls) this.byRequest.set(requestId, (calls = new Set()));
+      calls.add(c);
     }
     let set = this.active.get(turnId);
     if (!set) this.active.set(turnId, (set = new Set()));
@@ -60,14 +67,12 @@ export class CallRegistry {
 
   /** The HTTP client of `requestId` went away: cancel that call's active work. */
   cancel(requestId: string): void {
-    const pending = this.cancelled.get(requestId);
-    if (pending) pending.abort();
+    const calls = this.byRequest.get(requestId);
+    if (calls) for (const c of calls) c.abort();
     else {
       // The call may not have reached the object yet; remember briefly so it starts aborted.
-      const c = new AbortController();
-      c.abort();
-      this.cancelled.set(requestId, c);
-      setTimeout(() => this.cancelled.delete(requestId), 60_000);
+      this.cancelledEarly.add(requestId);
+      setTimeout(() => this.cancelledEarly.delete(requestId), 60_000);
     }
   }
 
@@ -95,7 +100,9 @@ export class CallRegistry {
   private untrack(turnId: string, c: AbortController, requestId?: string): void {
     this.detach.get(c)?.();
     this.detach.delete(c);
-    if (requestId !== undefined && this.cancelled.get(requestId) === c) this.cancelled.delete(requestId);
+    const calls = requestId === undefined ? undefined : this.byRequest.get(requestId);
+    calls?.delete(c);
+    if (calls && calls.size === 0) this.byRequest.delete(requestId!);
     const set = this.active.get(turnId);
     set?.delete(c);
     if (set && set.size === 0) this.active.delete(turnId);
