@@ -119,6 +119,10 @@ async function plan(ctx: FacadeRequestContext, stub: SessionStubLike, req: Facad
   const last = req.history.at(-1);
   if (last?.kind === "results") {
     const ids = last.results.map((r) => r.id);
+    // Checked before anything is delivered: a second result for one call is not a retry, it is ambiguous.
+    const twice = ids.find((id, i) => ids.indexOf(id) !== i);
+    if (twice !== undefined)
+      throw new GatewayError("invalid_request", `two tool results answer the call ${twice}: send one result per call`, req.resultsParam);
     const found = await stub.callTurn(ctx.tenant, ids);
     if (!found.ok) {
       if (found.reason === "not_found")

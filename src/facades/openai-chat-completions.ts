@@ -1,4 +1,5 @@
 import type { ChatMeta } from "../agent";
+import { addTokenCounts } from "../providers";
 import { GatewayError } from "../errors";
 import { parseJsonBody } from "../http";
 import {
@@ -144,11 +145,12 @@ export function parseChatCompletion(body: unknown): ParsedCompletion {
 }
 
 function usage(meta: ChatMeta) {
-  const prompt = meta.usage.inputTokens + meta.usage.cacheReadTokens + meta.usage.cacheWriteTokens;
+  // Sums saturate like the turn's own totals: a hostile provider's huge counts stay exact integers.
+  const prompt = addTokenCounts(addTokenCounts(meta.usage.inputTokens, meta.usage.cacheReadTokens), meta.usage.cacheWriteTokens);
   return {
     prompt_tokens: prompt,
     completion_tokens: meta.usage.outputTokens,
-    total_tokens: prompt + meta.usage.outputTokens,
+    total_tokens: addTokenCounts(prompt, meta.usage.outputTokens),
     prompt_tokens_details: { cached_tokens: meta.usage.cacheReadTokens },
   };
 }
