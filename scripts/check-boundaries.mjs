@@ -29,6 +29,7 @@ const LAYERS = [
   ["durable-objects/session", "durable-objects/images"],
   ["durable-objects/sql.ts"],
   ["src/session"],
+  ["src/swarm"],
   ["src/agent"],
   ["src/runs"],
   ["src/providers"],

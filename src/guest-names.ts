@@ -59,3 +59,9 @@ export const SPECIALIZED_GLOBALS = new Set(
     "queueMicrotask structuredClone console performance DOMException atob btoa"
   ).split(" "),
 );
+
+/** The Swarm core plugin (src/swarm): its id, and its native tools. Only these qualify for the Swarm globals. */
+export const SWARM_PLUGIN_ID = "swarm";
+export const SESSIONS_SPAWN = "sessions_spawn";
+export const AGENTS_WAIT = "agents_wait";
+export const SWARM_TOOL_NAMES: ReadonlySet<string> = new Set([SESSIONS_SPAWN, AGENTS_WAIT]);

@@ -11,6 +11,8 @@ export type { GatewayEnv } from "./http";
 
 // Tools: plugins are code registered in the Worker entry.
 export { defineToolPlugin, type ToolPluginSpec } from "./tools";
+// Swarm's native sub-agent tools (sessions_spawn, agents_wait): list it in `plugins` to offer them (docs/swarm.md).
+export { swarmPlugin } from "./swarm";
 export type {
   BeforeToolCallResult,
   JsonSchema,

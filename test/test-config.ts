@@ -1,10 +1,15 @@
 /** The gateway config the test workers run with (CODEMODE_CONFIG binding), less the fake providers (`testConfig`). */
 export const TEST_CONFIG = {
-  tools: { codeMode: true },
+  // Swarm is on by default in production; off here so the Swarm tools join only the turns of the agents below that turn it on.
+  tools: { codeMode: true, swarm: false },
   agents: {
     // Per-model override: this model never engages, whatever the global setting.
     defaults: { models: { "openai/gpt-5.5": { codeMode: false } } },
     entries: {
+      // Swarm on (test/e2e/swarm.test.ts): a parked cell waits for its sub-agents; "swarmtools": direct tools; "swarmoff": the object form of the opt-out.
+      swarm: { tools: { swarm: true, codeMode: { timeoutMs: 1500 } } },
+      swarmtools: { tools: { swarm: { enabled: true }, codeMode: false } },
+      swarmoff: { tools: { swarm: { enabled: false } } },
       // Short budgets so hostile cells stop quickly.
       fast: { tools: { codeMode: { timeoutMs: 400 } } },
       // Small output, pending-call and memory caps (2 KB, 4 calls, 8 MiB) to hit each limit.

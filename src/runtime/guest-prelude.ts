@@ -36,8 +36,10 @@ import { MAX_GUEST_TIMERS } from "../limits";
  *    (an API file marked `untrusted`, a client tool handle's description); ABI 3 preludes never send it.
  * 5: adds installTools' fourth argument (the turn's plugin namespaces and their API file) and "call" requests keyed
  *    "ns:<Name>.<method>"; only fresh VMs get the argument, ABI 4 preludes never send the keys.
+ * 6: adds the fourth argument's "swarm" field (agents.run, phase, log) and "call" requests keyed "swarm:phase" /
+ *    "swarm:log"; only fresh VMs get the field, ABI 5 preludes never send the keys.
  */
-export const GUEST_ABI_VERSION = 5;
+export const GUEST_ABI_VERSION = 6;
 
 /** The one host callback, registered by this stable name so `restore` can re-register it. */
 export const HOST_CALL = "__cm_host";
@@ -548,6 +550,7 @@ ${WORK_METER_SOURCE}
     const spec = parse(namespacesJson);
     const list = spec.namespaces;
     if (spec.file) call(mapSet, apiFiles, spec.file.path, freeze(spec.file));
+    if (spec.swarm) installSwarm(spec.swarm);
     for (let i = 0; i < list.length; i++) {
       const name = list[i].name;
       const ns = Object.create(null);
@@ -557,6 +560,65 @@ ${WORK_METER_SOURCE}
       }
       namespaces[name] = freeze(ns);
       defineProperty(g, name, { value: namespaces[name], writable: true, configurable: true, enumerable: false });
+    }
+  }
+  // Swarm (installTools' fourth argument, "swarm"; only when the turn's native sessions_spawn is
+  // allowed): agents.run() launches sub-agents through that tool, at most "slots" at once (the rest
+  // queue here, so a fan-out never overflows the bridge); a failed sub-agent is a value.
+  // phase() and log() are trajectory records ("call" keyed "swarm:phase" / "swarm:log").
+  function installSwarm(swarm) {
+    if (swarm.file) call(mapSet, apiFiles, swarm.file.path, freeze(swarm.file));
+    const waiting = new MapCtor();
+    let active = 0, head = 0, tail = 0;
+    function next() {
+      active--;
+      if (head === tail) return;
+      const go = call(mapGet, waiting, head);
+      call(mapDelete, waiting, head++);
+      go();
+    }
+    function task(t) {
+      if (typeof t === "string") return { prompt: t, wait: true };
+      if (t === null || typeof t !== "object") return { prompt: safeString(t), wait: true };
+      const out = { prompt: typeof t.prompt === "string" ? t.prompt : safeString(t.prompt), wait: true };
+      const keys = ["label", "agentId", "model", "allow", "deny"];
+      for (let i = 0; i < keys.length; i++) if (t[keys[i]] !== undefined) out[keys[i]] = t[keys[i]];
+      return out;
+    }
+    function launch(t) {
+      let input;
+      try { input = task(t); } catch (e) { return PromiseCtor.resolve(freeze({ status: "failed", text: "", error: describeError(e) })); }
+      return new PromiseCtor(function (resolve) {
+        const go = function () {
+          active++;
+          call(promiseThen, request("call", { tool: swarm.spawn, input: input }),
+            function (r) { next(); resolve(r); },
+            function (e) {
+              next();
+              const failed = { status: "failed", text: "", error: describeError(e) };
+              if (typeof input.label === "string") failed.label = input.label;
+              resolve(freeze(failed));
+            });
+        };
+        if (active < swarm.slots) go(); else call(mapSet, waiting, tail++, go);
+      });
+    }
+    function run(tasks) {
+      if (!isArray(tasks)) return launch(tasks);
+      const list = [];
+      for (let i = 0; i < tasks.length; i++) list.push(launch(tasks[i]));
+      return PromiseCtor.all(list);
+    }
+    const agents = freeze({ run: run });
+    function phase(name) { return request("call", { tool: "swarm:phase", input: { name: safeString(name) } }); }
+    function log() {
+      const values = [];
+      for (let i = 0; i < arguments.length; i++) values.push(inspect(arguments[i], 0, []));
+      return request("call", { tool: "swarm:log", input: { values: values } });
+    }
+    const swarmGlobals = { agents: agents, phase: phase, log: log };
+    for (const name in swarmGlobals) {
+      defineProperty(g, name, { value: swarmGlobals[name], writable: true, configurable: true, enumerable: false });
     }
   }
   const globals = { text: text, json: json, setTimeout: setTimeout, clearTimeout: clearTimeout,

@@ -42,7 +42,7 @@ export type CellStatus = {
  * least the maximum snapshot TTL after the deploy that changed it. Listed explicitly (a test
  * checks it includes GUEST_ABI_VERSION), so a bump never drops an older version by accident.
  */
-export const DRIVABLE_GUEST_ABI: readonly number[] = [1, 2, 3, 4, 5];
+export const DRIVABLE_GUEST_ABI: readonly number[] = [1, 2, 3, 4, 5, 6];
 
 /**
  * Owner of one QuickJS-WASI instance (one per exec and per resume). Every call into the

@@ -394,6 +394,8 @@ export class OuterCalls {
         env: this.p.env(),
         waitUntil: (promise) => this.p.waitUntil(promise),
         ...(spec.agentId !== undefined ? { agentId: spec.agentId } : {}),
+        ...(spec.model !== undefined ? { model: spec.model } : {}),
+        turnTools: turnToolNames(spec),
         ...(spec.party ? { party: spec.party } : {}),
         ...(scope.callId !== undefined ? { callId: scope.callId } : {}),
       },
@@ -438,6 +440,11 @@ export class OuterCalls {
     const turn = this.p.turns.get(tenantId, turnId);
     if (turn) this.recorder(turn.spec, { callId: call.callId, via: "chat", requestId: call.requestId }, call.tool).notRun(call.input, code);
   }
+}
+
+/** The turn's own tools by policy name: what a sub-agent may be given at most (client tools stay with the client). */
+function turnToolNames(spec: TurnSpec): string[] {
+  return [...spec.catalog.entries, ...spec.catalog.direct].filter((e) => e.source !== "client").map((e) => e.toolName);
 }
 
 function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {

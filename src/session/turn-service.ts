@@ -30,6 +30,7 @@ import {
 } from "./session-rpc";
 import { settleToolCallClient } from "./tool-call-client";
 import { encodeTurn } from "./turn-row";
+import { cancelChildren } from "../swarm";
 
 /**
  * The session's turns, behind the session Durable Object's RPC: opening a turn, one path for
@@ -449,6 +450,8 @@ export class TurnService {
 
   private dropTurn(turnId: string): void {
     this.calls.abortTurn(turnId);
+    // Its sub-agents run in other session objects: asked to stop (best effort).
+    cancelChildren(turnId);
     this.p.runs.closeTurn(turnId);
     this.p.transcript.deleteTurn(turnId);
     this.p.toolCallClients.deleteTurn(turnId);

@@ -35,6 +35,13 @@ export type ToolContext<Env = unknown> = {
   turnId: string;
   store: SessionStore;
   agentId?: string;
+  /** The turn's model ("provider/model"), when it has one (a sub-agent defaults to it). */
+  model?: string;
+  /**
+   * The tools this turn may call, by the name policy knows them by (no client tools). A tool that
+   * hands work on (Swarm's sessions_spawn) never grants more than these.
+   */
+  turnTools?: readonly string[];
   /** The invocation id of this call (the trajectory's, and pendingToolCalls' for client calls). */
   callId?: string;
   party?: TurnParty;

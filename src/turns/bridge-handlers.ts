@@ -72,6 +72,8 @@ export function turnHandlers(
   const maxBytes = spec.options.maxOutputBytes;
   const nested: NestedCallDeps = { resolve: deps.resolve, context: deps.context, policy: deps.policy, onUpdate: deps.onUpdate };
   const dispatch = async (request: ToolRequest, signal: AbortSignal): Promise<Settlement> => {
+    // Swarm's phase() and log(): trajectory records only (nested activity), no tool runs.
+    if (request.tool === "swarm:phase" || request.tool === "swarm:log") return { ok: true, text: "null" };
     if (request.tool.startsWith("mcp:")) {
       // MCP.<server>.<tool>(input): a catalog entry, through the executor like any tool.
       const tool = catalog.lookupMcp(request.tool);

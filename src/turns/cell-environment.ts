@@ -16,6 +16,8 @@ import { NAMESPACES_DTS, renderNamespacesDts } from "./namespace-declarations";
 import type { McpServers } from "../mcp";
 import { toolSearchId } from "../tool-search";
 import type { ActivitySink } from "./nested-activity";
+import type { CatalogEntry } from "../catalog";
+import { swarmGuestSpec, swarmSpawnEntry } from "./swarm-surface";
 
 export type ToolRouteResult =
   | { kind: "code_mode"; result: CodeModeResult }
@@ -83,6 +85,7 @@ function turnRuntime(spec: TurnSpec): TurnRuntime {
     const catalog = new Catalog(spec.catalog);
     const metadata = catalog.guestEntries.map(guestMetadata);
     const mcp = mcpRuntime(spec, catalog);
+    const spawn = swarmSpawnEntry(spec.catalog.entries);
     r = {
       catalog,
       tools: {
@@ -90,7 +93,8 @@ function turnRuntime(spec: TurnSpec): TurnRuntime {
         namesJson: JSON.stringify(metadata.map((m) => m.callableName)),
         ...(mcp.guestJson !== undefined ? { mcpJson: mcp.guestJson } : {}),
         // Plugin namespaces: global names and method names only; the host maps each call to its tool.
-        ...(catalog.namespaces.length > 0 ? { namespacesJson: namespacesGuestJson(catalog) } : {}),
+        // The Swarm globals travel with them (installTools' fourth argument) when the turn's native sessions_spawn is allowed.
+        ...(catalog.namespaces.length > 0 || spawn ? { namespacesJson: namespacesGuestJson(catalog, spawn, spec.options.maxPendingToolCalls) } : {}),
       },
       mcp,
     };
@@ -100,11 +104,14 @@ function turnRuntime(spec: TurnSpec): TurnRuntime {
 }
 
 /** What the guest's installNamespaces gets: names only (the host maps calls to tools) and their declaration file. */
-function namespacesGuestJson(catalog: Catalog): string {
-  const content = renderNamespacesDts(catalog);
+function namespacesGuestJson(catalog: Catalog, spawn: CatalogEntry | undefined, slots: number): string {
+  const content = catalog.namespaces.length > 0 ? renderNamespacesDts(catalog) : undefined;
   return JSON.stringify({
     namespaces: catalog.namespaces.map((n) => ({ name: n.name, methods: n.methods.map((m) => m.name) })),
-    file: { path: NAMESPACES_DTS, bytes: new TextEncoder().encode(content).length, description: "Plugin namespaces of this turn", content },
+    ...(content !== undefined
+      ? { file: { path: NAMESPACES_DTS, bytes: new TextEncoder().encode(content).length, description: "Plugin namespaces of this turn", content } }
+      : {}),
+    ...(spawn ? { swarm: swarmGuestSpec(spawn, slots) } : {}),
   });
 }
 

@@ -58,6 +58,8 @@ function nestedName(catalog: Catalog, tool: string, definitionOf?: (entry: Catal
     // Server operations (resources, prompts, $api) are known when the server is; unknown names say so in their error.
     return { tool: `MCP.${tool.slice(4).replace("/", ".")}`, source: "mcp", known: tool.includes("/") };
   }
+  // Swarm's phase() and log(): records under their own names (their input is what the trajectory shows).
+  if (tool === "swarm:phase" || tool === "swarm:log") return { tool: tool.slice(6), source: "openclaw", known: true };
   // A namespace method's call is its tool's call: recorded under the tool's name.
   const entry = tool.startsWith("ns:") ? catalog.lookupNamespace(tool)?.entry : catalog.lookup(tool);
   if (!entry) return { tool: tool.startsWith("ns:") ? tool.slice(3) : tool, source: "openclaw", known: false };

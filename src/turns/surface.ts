@@ -4,6 +4,7 @@ import { sanitizeUntrusted, sanitizeUntrustedIn, type JsonSchema } from "../tool
 import { toolSearchSurface } from "../tool-search";
 import { renderQuickIndex } from "./quick-index";
 import type { TurnToolSearch } from "./turn-spec";
+import { SWARM_EXEC_LINE, swarmSpawnEntry } from "./swarm-surface";
 
 /** A tool definition exactly as a provider would receive it. */
 export type ModelTool = { name: string; description: string; parameters: JsonSchema };
@@ -29,6 +30,7 @@ function execDescription(entries: readonly CatalogEntry[], languages: readonly C
     );
   }
   if (namespaces.length > 0) parts.push(namespaceLines(entries, namespaces));
+  if (swarmSpawnEntry(entries)) parts.push(SWARM_EXEC_LINE);
   if (omitted > 0) parts.push(`${omitted} more tools are not listed: find them with await catalog.search("what you need"); results are callable.`);
   else parts.push('catalog.search("query") returns callable handles; handle.describe() gives the full schema.');
   return parts.join("\n\n");

@@ -2,13 +2,14 @@ import { buildCatalog, isToolAllowed } from "../catalog";
 import type { ClientToolSpec, McpServerTools } from "../catalog";
 import { assignMcpNames, McpServers, type McpServerRecord, type McpServersOptions } from "../mcp";
 import type { StoredMcpServer } from "./turn-spec";
-import { findAgent, planSurface, resolveActivation, resolveApprovals, resolveCodeModeOptions, type GatewayConfig } from "../config";
+import { findAgent, planSurface, resolveActivation, resolveApprovals, resolveCodeModeOptions, resolveSwarm, type GatewayConfig } from "../config";
 import type { ToolPlugin } from "../tools";
 import { MCP_SERVER_OPS } from "./mcp-runtime";
 import { checkSurface } from "./surface-check";
 import { modelSurface, type ModelTool, type SurfaceShape } from "./surface";
 import type { TurnSpec } from "./turn-spec";
 import type { SurfaceTelemetry } from "../code-mode";
+import { SWARM_PLUGIN_ID } from "../guest-names";
 
 /** A validated `POST …/turns` body (the HTTP layer checks shapes; this decides policy). */
 export type OpenTurnRequest = {
@@ -41,8 +42,10 @@ export function planTurn(
   const sandboxStarts = found.sandboxStarts ?? true;
   const active = toolsActive(req);
   const policy = { allow: req.allow, deny: req.deny };
+  // Swarm off (`tools.swarm: false`, globally or for the agent): its native tools are not the turn's.
+  const effective = resolveSwarm(config, req.agentId) ? plugins : plugins.filter((p) => p.id !== SWARM_PLUGIN_ID);
   const catalog = active
-    ? buildCatalog({ plugins, mcpServers: found.mcp?.listed, clientTools: req.clientTools, policy })
+    ? buildCatalog({ plugins: effective, mcpServers: found.mcp?.listed, clientTools: req.clientTools, policy })
     : { entries: [], direct: [] };
   const activation = resolveActivation(config, { agentId: req.agentId, model: req.model });
   const engaged = active && activation.engaged;

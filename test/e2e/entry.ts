@@ -11,6 +11,7 @@ import { createSessionObject } from "../../durable-objects/session";
 import type { SessionLimits } from "../../src/config";
 import { createGateway } from "../../src/gateway";
 import { demoPlugin } from "../../src/plugins";
+import { swarmPlugin } from "../../src/swarm";
 import { MemoryLedger, systemClock, VmPool, type Clock, type RoomWait, type VmTake } from "../../src/runtime";
 import { resetSessionEnvOverlays, withSessionProbe } from "../support/session-probe";
 
@@ -69,11 +70,11 @@ export function resetSessionControls(): void {
   resetSessionEnvOverlays();
 }
 
-const gateway = createGateway({ plugins: [demoPlugin] });
+const gateway = createGateway({ plugins: [swarmPlugin, demoPlugin] });
 
 export default gateway.worker;
 export class SessionDurableObject extends withSessionProbe(
-  createSessionObject([demoPlugin], testVmPool, { clock: testClock, limits: () => testLimits.current }),
+  createSessionObject([swarmPlugin, demoPlugin], testVmPool, { clock: testClock, limits: () => testLimits.current }),
 ) {}
 export class PristineImageRegistry extends createImageRegistry(testClock) {
   /** When its prune alarm is due (tests). */

@@ -4,7 +4,7 @@ import { createGateway, defineToolPlugin, type CodeModeResult, type ErrorCode, t
 
 describe("the package entry (codemode-edge, resolved through package.json exports)", () => {
   it("exports exactly the public values: the gateway factory, the config and plugin helpers and the error table", () => {
-    expect(Object.keys(pkg).sort()).toEqual(["ERROR_CODES", "createGateway", "defineConfig", "defineToolPlugin", "isRetryable"]);
+    expect(Object.keys(pkg).sort()).toEqual(["ERROR_CODES", "createGateway", "defineConfig", "defineToolPlugin", "isRetryable", "swarmPlugin"]);
   });
 
   it("builds a gateway from a plugin: a Worker handler and both Durable Object classes", () => {

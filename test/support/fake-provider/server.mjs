@@ -6,6 +6,7 @@
 //                                              model should say next, e.g. a runId, adds them then)
 //   GET  /__scripts/:id/requests             → RequestRecord[] (waits, ≤ 5 s, until every request
 //                                              of the script has ended, so `aborted` is settled)
+//   GET  /__scripts/:id/arrived              → { arrived: n } requests received so far (no waiting)
 //   GET  /__unscripted                       → RequestRecord[] of requests that named no script
 //   DELETE /__scripts/:id                    → { deleted: true } forgets the script and its records (a
 //                                              long run, e.g. the chat benchmark, keeps memory bounded)
@@ -17,6 +18,8 @@
 //   { error: { status, message, headers? } }  the vendor's error JSON with that status
 //   { hangMs, text? }                         headers (and the text deltas) sent, then a stall; the
 //                                              response then ends without finishing
+//   { barrier: { name, count }, ...step }     held until `count` requests reached barrier `name`
+//                                              (any script), then answered as the step says
 //   { malformed: true, text? }                a stream that breaks mid-event (JSON cut off)
 //   { malformed: "shape", text? }             a stream with an event of valid JSON in the wrong shape
 //                                              (both carry MALFORMED_MARKER, answers.mjs)
@@ -113,6 +116,13 @@ export function createFakeProviderServer() {
         script.requests.map(({ record }) => record),
       );
     }
+    // How many requests reached the script so far, ended or not (no waiting): a test knows a call is in flight.
+    const arrived = url.pathname.match(/^\/__scripts\/([^/]+)\/arrived$/);
+    if (req.method === "GET" && arrived) {
+      const script = scripts.get(arrived[1]);
+      if (!script) return json(res, 404, { error: `no script ${arrived[1]}` });
+      return json(res, 200, { arrived: script.requests.length });
+    }
     const forget = url.pathname.match(/^\/__scripts\/([^/]+)$/);
     if (req.method === "DELETE" && forget) {
       if (!scripts.delete(forget[1])) return json(res, 404, { error: `no script ${forget[1]}` });
@@ -176,7 +186,35 @@ export function createFakeProviderServer() {
       return json(res, 500, errorBody(wire.wire, 500, problems.at(-1)));
     }
     script.next++;
+    if (step.barrier)
+      return atBarrier(
+        step.barrier,
+        () => play(wire, step, body, res),
+        () => json(res, 500, errorBody(wire.wire, 500, problems.at(-1))),
+        problems,
+      );
     return play(wire, step, body, res);
+  }
+
+  // { barrier: { name, count }, ...step }: held until `count` requests (of any scripts) reached the
+  // barrier `name`, then all answered; proves they were in flight at once. Not reached in 10 s: 500.
+  const barriers = new Map();
+  function atBarrier({ name, count }, go, fail, problems) {
+    let b = barriers.get(name);
+    if (!b) barriers.set(name, (b = { waiting: [] }));
+    b.waiting.push(go);
+    if (b.waiting.length >= count) {
+      barriers.delete(name);
+      clearTimeout(b.timer);
+      for (const g of b.waiting) g();
+      return;
+    }
+    if (b.waiting.length === 1)
+      b.timer = setTimeout(() => {
+        problems.push(`barrier ${name}: only ${b.waiting.length} of ${count} requests arrived`);
+        barriers.delete(name);
+        fail();
+      }, 10_000);
   }
 
   function play(wire, step, body, res) {

@@ -13,6 +13,8 @@ export type FakeStep =
        */
       rawUsage?: { openai?: string; anthropicStart?: string; anthropicDelta?: string };
       finishReason?: "stop" | "tool-calls" | "length" | "content-filter";
+      /** Held until `count` requests (of any scripts) reached barrier `name`: they were in flight at once. */
+      barrier?: { name: string; count: number };
     }
   | { error: { status: number; message: string; headers?: Record<string, string> } }
   | { hangMs: number; text?: string | string[] }

@@ -46,6 +46,13 @@ const ABI_SURFACE: Record<number, { hostCall: string; ops: Record<string, number
     control: ["start", "settle", "status", "value", "error", "installTools", "noteRejection", "noteHandled", "describeError", "installToolSearch"],
     requests: ["call", "describe", "search", "timer", "yield"],
   },
+  // Swarm: the fourth argument's "swarm" field (agents.run, phase, log); phase/log are "call" requests keyed "swarm:<name>".
+  6: {
+    hostCall: "__cm_host",
+    ops: { request: 0, output: 1, cancel: 2, charge: 3, taint: 4 },
+    control: ["start", "settle", "status", "value", "error", "installTools", "noteRejection", "noteHandled", "describeError", "installToolSearch"],
+    requests: ["call", "describe", "search", "timer", "yield"],
+  },
 };
 
 describe("guest ABI", () => {

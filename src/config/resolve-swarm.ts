@@ -1,0 +1,24 @@
+import type { GatewayConfig } from "./gateway-config";
+import { findAgent } from "./find-agent";
+
+/**
+ * Whether Swarm is on for a turn (seed 002, "Use Swarm for agent fan-out"): on by default;
+ * `tools.swarm: false` or `tools.swarm.enabled: false` turns it off, globally or under an
+ * agent's `tools` (the agent's setting wins). Both shapes were validated when the config loaded.
+ */
+export function resolveSwarm(config: GatewayConfig, agentId: string | undefined): boolean {
+  const agent = agentId !== undefined ? swarmSetting(findAgent(config, agentId)?.raw) : undefined;
+  return agent ?? swarmSetting(config.raw) ?? true;
+}
+
+function swarmSetting(owner: Readonly<Record<string, unknown>> | undefined): boolean | undefined {
+  const tools = owner?.tools;
+  if (typeof tools !== "object" || tools === null || !Object.hasOwn(tools, "swarm")) return undefined;
+  const swarm = (tools as Record<string, unknown>).swarm;
+  if (typeof swarm === "boolean") return swarm;
+  if (typeof swarm === "object" && swarm !== null && Object.hasOwn(swarm, "enabled")) {
+    const enabled = (swarm as Record<string, unknown>).enabled;
+    return typeof enabled === "boolean" ? enabled : undefined;
+  }
+  return swarm === undefined ? undefined : true;
+}

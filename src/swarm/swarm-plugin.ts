@@ -1,0 +1,171 @@
+import type { ChatRequest } from "../agent";
+import { AGENT_ID_PATTERN } from "../config";
+import { AGENTS_WAIT, SESSIONS_SPAWN, SWARM_PLUGIN_ID } from "../guest-names";
+import { DEFAULT_ASSISTANT_TURNS } from "../limits";
+import { defineToolPlugin, type ToolContext } from "../tools";
+import { childAllowList } from "./child-policy";
+import { runChildTurn, type ChildResult, type SessionsBinding } from "./child-turn";
+import { runningChild, trackChild } from "./swarm-children";
+
+/** Sub-agents one parent turn may start, all cells and direct calls together (fails closed past it). */
+export const MAX_SUB_AGENTS_PER_TURN = 16;
+/** Sessions a single `agents_wait` collects. */
+const MAX_WAIT_IDS = MAX_SUB_AGENTS_PER_TURN;
+const MAX_PROMPT_CHARS = 32_768;
+const MAX_LABEL_CHARS = 200;
+
+const COUNT_KEY = (turnId: string) => `swarm:n:${turnId}`;
+const RESULT_KEY = (childSessionId: string) => `swarm:r:${childSessionId}`;
+
+/**
+ * A child's session id: the parent's session, turn and the spawn's index in the turn, so a child
+ * is found again from what the parent stored (deterministic, durable), and never collides with a
+ * sibling. At most 128 characters, the edge's session id rule.
+ */
+export function childSessionId(parentSessionId: string, parentTurnId: string, index: number): string {
+  return `${parentSessionId.slice(0, 96)}.sub-${parentTurnId.slice(0, 8)}-${index}`;
+}
+
+/** Spawn indexes of one turn, handed out one at a time (concurrent spawns never share an index). */
+const indexChains = new Map<string, Promise<unknown>>();
+
+function nextIndex(ctx: ToolContext): Promise<number> {
+  const previous = indexChains.get(ctx.turnId) ?? Promise.resolve();
+  const next = previous
+    .catch(() => undefined)
+    .then(async () => {
+      const used = Number((await ctx.store.get(COUNT_KEY(ctx.turnId))) ?? 0);
+      if (used >= MAX_SUB_AGENTS_PER_TURN)
+        throw new Error(
+          `${SESSIONS_SPAWN}: this turn already started ${MAX_SUB_AGENTS_PER_TURN} sub-agents, the per-turn limit; use their results instead of starting more`,
+        );
+      await ctx.store.put(COUNT_KEY(ctx.turnId), used + 1);
+      return used + 1;
+    });
+  indexChains.set(ctx.turnId, next);
+  void next
+    .finally(() => {
+      if (indexChains.get(ctx.turnId) === next) indexChains.delete(ctx.turnId);
+    })
+    .catch(() => undefined);
+  return next;
+}
+
+type SpawnInput = { prompt: string; agentId?: string; model?: string; allow?: string[]; deny?: string[]; label?: string; wait?: boolean };
+
+function sessionsOf(ctx: ToolContext): SessionsBinding {
+  const sessions = (ctx.env as { SESSIONS?: SessionsBinding } | undefined)?.SESSIONS;
+  if (!sessions) throw new Error(`${SESSIONS_SPAWN} needs the Worker's SESSIONS Durable Object binding`);
+  return sessions;
+}
+
+async function spawn(input: SpawnInput, ctx: ToolContext): Promise<ChildResult | { status: "running"; sessionId: string; label?: string }> {
+  const sessions = sessionsOf(ctx);
+  const model = input.model ?? ctx.model;
+  if (model === undefined) throw new Error(`${SESSIONS_SPAWN}: no model; pass model ("provider/model")`);
+  const index = await nextIndex(ctx);
+  const sessionId = childSessionId(ctx.sessionId, ctx.turnId, index);
+  const allow = childAllowList(ctx.turnTools ?? [], { allow: input.allow, deny: input.deny });
+  const req: ChatRequest = {
+    model,
+    messages: [{ role: "user", content: input.prompt }],
+    maxAssistantTurns: DEFAULT_ASSISTANT_TURNS,
+    allow,
+    ...(input.agentId !== undefined ? { agentId: input.agentId } : {}),
+    ...(ctx.party ? ctx.party : {}),
+  };
+  const label = input.label;
+  const controller = new AbortController();
+  // Cancelled with the call that waits for it (wait: true), or with the parent turn (deleteTurn).
+  if (input.wait === true) ctx.signal.addEventListener("abort", () => controller.abort(), { once: true });
+  const done = (async () => {
+    const result = await runChildTurn(
+      sessions,
+      { tenantId: ctx.tenantId, sessionId, requestId: `swarm:${sessionId}`, req, ...(label !== undefined ? { label } : {}) },
+      controller.signal,
+    );
+    // Stored before the parent is told: agents_wait finds it after the call that ran it is gone.
+    await ctx.store.put(RESULT_KEY(sessionId), result);
+    return result;
+  })();
+  const untrack = trackChild(ctx.turnId, { sessionId, done, cancel: () => controller.abort() });
+  const settled = done.finally(untrack);
+  if (input.wait === true) return settled;
+  ctx.waitUntil(settled.catch(() => undefined));
+  return { status: "running", sessionId, ...(label !== undefined ? { label } : {}) };
+}
+
+async function collect(input: { sessionIds: string[] }, ctx: ToolContext): Promise<{ results: ChildResult[] }> {
+  const prefix = `${ctx.sessionId.slice(0, 96)}.sub-${ctx.turnId.slice(0, 8)}-`;
+  const results = await Promise.all(
+    input.sessionIds.map(async (sessionId): Promise<ChildResult> => {
+      const lost = (error: string): ChildResult => ({ status: "failed", text: "", sessionId, error });
+      if (!sessionId.startsWith(prefix)) return lost(`${sessionId} is not a sub-agent of this turn`);
+      const stored = (await ctx.store.get(RESULT_KEY(sessionId))) as ChildResult | undefined;
+      if (stored) return stored;
+      const running = runningChild(ctx.turnId, sessionId);
+      if (running) {
+        await Promise.race([running.done.catch(() => undefined), aborted(ctx.signal)]);
+        const after = (await ctx.store.get(RESULT_KEY(sessionId))) as ChildResult | undefined;
+        if (after) return after;
+        return lost(ctx.signal.aborted ? "the wait was cancelled" : "the sub-agent ended without a stored result");
+      }
+      return lost("no result for this sub-agent: it was never started, or the session object restarted while it ran");
+    }),
+  );
+  return { results };
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
+}
+
+const toolList = { type: "array", items: { type: "string", minLength: 1, maxLength: 128 }, maxItems: 512 };
+
+/**
+ * Swarm (seed 002, "Use Swarm for agent fan-out"): the native sub-agent tools. `sessions_spawn`
+ * starts a `/chat` agent turn in a child session object; `agents_wait` collects answers. Policy,
+ * approvals and hooks apply to both like any tool; in code mode `agents.run()` calls them.
+ */
+export const swarmPlugin = defineToolPlugin({
+  id: SWARM_PLUGIN_ID,
+  name: "Swarm",
+  description: "Sub-agents: agent turns in their own session objects",
+  origin: "core",
+  tools: (tool) => [
+    tool({
+      name: SESSIONS_SPAWN,
+      label: "Start a sub-agent",
+      description:
+        "Start a sub-agent: an agent turn with its own session, given `prompt`. It gets at most this turn's tools, narrowed by `allow`/`deny`, and cannot start sub-agents itself. " +
+        "With `wait: true` the call answers the sub-agent's result { status, text, meta, sessionId, turnId }; otherwise { status: 'running', sessionId } at once, and agents_wait collects it.",
+      parameters: {
+        type: "object",
+        properties: {
+          prompt: { type: "string", minLength: 1, maxLength: MAX_PROMPT_CHARS },
+          agentId: { type: "string", pattern: AGENT_ID_PATTERN.source },
+          model: { type: "string", pattern: "^[^/\\s]+/\\S+$", maxLength: 200 },
+          allow: toolList,
+          deny: toolList,
+          label: { type: "string", maxLength: MAX_LABEL_CHARS },
+          wait: { type: "boolean" },
+        },
+        required: ["prompt"],
+        additionalProperties: false,
+      },
+      execute: (input: SpawnInput, ctx) => spawn(input, ctx),
+    }),
+    tool({
+      name: AGENTS_WAIT,
+      label: "Collect sub-agent results",
+      description: "Wait for sub-agents this turn started with sessions_spawn and answer { results: [{ status, text, meta, sessionId, turnId }] }.",
+      parameters: {
+        type: "object",
+        properties: { sessionIds: { type: "array", items: { type: "string", minLength: 1, maxLength: 128 }, minItems: 1, maxItems: MAX_WAIT_IDS } },
+        required: ["sessionIds"],
+        additionalProperties: false,
+      },
+      execute: (input: { sessionIds: string[] }, ctx) => collect(input, ctx),
+    }),
+  ],
+});
