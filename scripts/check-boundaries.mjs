@@ -21,6 +21,8 @@ const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
  * run VMs; VMs reach tools through the bridge.
  */
 const LAYERS = [
+  ["src/ai"],
+  ["src/client"],
   ["src/index.ts"],
   ["src/public.ts"],
   ["src/gateway.ts"],
@@ -51,6 +53,15 @@ const LAYERS = [
     "wasm/quickjs.ts",
   ],
 ];
+/**
+ * Client-side folders (the package's `./client` and `./ai` exports, bundled into browsers and apps):
+ * they may import the rest of src/ for its types only (`import type`), so no server code reaches a
+ * client bundle; runtime imports only of the folders listed.
+ */
+const TYPE_ONLY = new Map([
+  ["src/client", []],
+  ["src/ai", ["src/client"]],
+]);
 /** The composition root: it wires the Worker and the Durable Object classes together. */
 const COMPOSITION_ROOT = "src/gateway.ts";
 
@@ -100,6 +111,8 @@ for (const file of files) {
     const single = to.endsWith(".ts");
     if (!single && target !== to && target !== `${to}/index` && target !== `${to}/index.ts`)
       problems.push(`${where}: deep import of ${target} (import from ${to}, its index)`);
+    if (TYPE_ONLY.has(from) && !TYPE_ONLY.get(from).includes(to) && !/^\s*(?:import|export)\s+type\s/.test(m[0]))
+      problems.push(`${where}: ${from} imports ${to} at run time (client code imports the server's types only: \`import type\`)`);
     if (rank.get(to) <= rank.get(from))
       problems.push(`${where}: ${from} (layer ${rank.get(from)}) imports ${to} (layer ${rank.get(to)}): against the layer order`);
     if (!edges.has(from)) edges.set(from, new Set());

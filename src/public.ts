@@ -7,7 +7,7 @@
  * exports them under the class names its wrangler.toml binds (src/index.ts is one such entry).
  */
 export { createGateway, type Gateway, type GatewayOptions } from "./gateway";
-export type { GatewayEnv } from "./http";
+export type { GatewayEnv, HealthAnswer } from "./http";
 
 // Tools: plugins are code registered in the Worker entry.
 export { defineToolPlugin, type ToolPluginSpec } from "./tools";
@@ -80,6 +80,12 @@ export type {
   Trajectory,
   TrajectoryRow,
 } from "./agent";
+
+// Routes' requests and answers (the typed client, codemode-edge/client, shares them).
+export type { ApprovalDecision, ChatRequest, ClientResultAnswer, ClientResultBody, OpenTurnAnswer, PendingApproval } from "./session";
+export type { ModelTool, OpenTurnRequest } from "./turns";
+export type { ClientToolSpec } from "./catalog";
+export type { Sampling } from "./providers";
 
 // Errors: the one table of HTTP error codes (status, retryable).
 export { ERROR_CODES, isRetryable, type ChatErrorCode, type ErrorCode } from "./errors";

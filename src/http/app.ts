@@ -20,6 +20,7 @@ import { chargeTenant, tenantRateLimit, type TenantCharge } from "./rate-limit";
 import { refusePrivateMcpServers, validateApprovalDecision, validateClientResult, validateOpenTurn } from "./validate-turn";
 import { validateChat } from "./validate-chat";
 import { chatResponse } from "./chat-response";
+import type { HealthAnswer } from "./health";
 import { VERSION } from "../version";
 import { MAX_BODY_BYTES } from "../limits";
 import { logRecord, requestLog, type RequestLogVars } from "../observability";
@@ -150,7 +151,7 @@ export function createApp(
     // Effective activation for a turn that names no agent or model (what /mcp and a bare turn get); no secrets.
     const activation = config.ok ? resolveActivation(config.config, {}) : undefined;
     const codeMode = activation && { enabled: activation.enabled, engagedForDefault: activation.engaged, source: activation.source };
-    return c.json({ ok: true, runtime: "quickjs-wasi", version: VERSION, codeMode });
+    return c.json({ ok: true, runtime: "quickjs-wasi", version: VERSION, codeMode } satisfies HealthAnswer);
   });
 
   // /v1 and /mcp: the same bearer tokens and per-tenant rate limit.

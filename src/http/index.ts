@@ -1,5 +1,6 @@
 /** The public surface of src/http (other folders import from here). */
 export { createApp, type Facades, type FacadeRequestContext, type GatewayEnv, type McpHandler, type McpRequestContext } from "./app";
+export type { HealthAnswer } from "./health";
 export { loadGatewayTokens, authenticate, type TokensResult } from "./auth";
 
 export { formatPath, parseJsonBody, jsonValueProblem } from "./json-body";

@@ -6,13 +6,15 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { after, test } from "node:test";
+import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 const scratch = mkdtempSync(join(tmpdir(), "codemode-pack-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));
+// dist/client.mjs and dist/ai.mjs (the ./client and ./ai exports) are built, git-ignored: prepack builds them.
+before(async () => (await import("../../scripts/build-client.mjs")).buildClient());
 
 /** `npm pack` without lifecycle scripts (`prepare` writes this repo's .dev.vars; its output is not JSON). */
 function pack(...args) {
@@ -64,7 +66,11 @@ test("npm pack ships the Worker's sources, the wasm loader, the compiler module,
     files.some((f) => f.startsWith("durable-objects/images/")),
     "the image registry is packed",
   );
-  const stray = files.filter((f) => !/^(src|durable-objects|wasm|docs|schema)\//.test(f) && !["package.json", "LICENSE", "README.md"].includes(f));
+  for (const built of ["dist/client.mjs", "dist/ai.mjs", "src/client/index.ts", "src/ai/index.ts", "docs/client.md"])
+    assert.ok(files.includes(built), `${built} is packed`);
+  const stray = files.filter(
+    (f) => !/^(src|dist|durable-objects|wasm|docs|schema)\//.test(f) && !["package.json", "LICENSE", "README.md"].includes(f),
+  );
   assert.deepEqual(stray, []);
   for (const dir of ["test/", "bench/", "scripts/", "node_modules/", ".wrangler/"])
     assert.deepEqual(
@@ -94,4 +100,57 @@ test("a consumer that installs the tarball resolves the package name to a file t
   const entry = readFileSync(fileURLToPath(resolved), "utf8");
   assert.match(entry, /export \{ createGateway\b/);
   assert.match(entry, /export \{ defineToolPlugin\b/);
+});
+
+test("./client and ./ai are exports with their types, and ai is an optional peer dependency of ./ai", () => {
+  assert.deepEqual(pkg.exports["./client"], { types: "./src/client/index.ts", default: "./dist/client.mjs" });
+  assert.deepEqual(pkg.exports["./ai"], { types: "./src/ai/index.ts", default: "./dist/ai.mjs" });
+  assert.equal(pkg.peerDependencies.ai, ">=7.0.173 <8");
+  assert.deepEqual(pkg.peerDependenciesMeta.ai, { optional: true });
+  assert.equal(pkg.dependencies.ai, undefined);
+});
+
+test("the client bundle holds no server code and imports nothing; the ai bundle imports only the ai package", () => {
+  const client = readFileSync(join(root, "dist/client.mjs"), "utf8");
+  assert.doesNotMatch(client, /^\s*import\b/m);
+  assert.doesNotMatch(client, /\bimport\(|require\(/);
+  for (const server of ["quickjs", "DurableObject", "cloudflare:", "node:", "createGateway", "hono"]) assert.ok(!client.includes(server), server);
+  const ai = readFileSync(join(root, "dist/ai.mjs"), "utf8");
+  assert.deepEqual(
+    [...ai.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]),
+    ["ai"],
+  );
+  assert.ok(!ai.includes("quickjs") && !ai.includes("DurableObject"));
+});
+
+test("a consumer's plain Node runs codemode-edge/client from the tarball (no TypeScript step), failures as values", () => {
+  const { filename } = pack("--pack-destination", scratch);
+  const dir = join(scratch, "client-consumer");
+  const installed = join(dir, "node_modules", "codemode-edge");
+  mkdirSync(installed, { recursive: true });
+  execFileSync("tar", ["-xzf", join(scratch, filename), "-C", installed, "--strip-components=1"]);
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "client-consumer", type: "module", private: true }));
+  const probe = join(dir, "probe.mjs");
+  writeFileSync(
+    probe,
+    `import { createClient } from "codemode-edge/client";
+     const seen = [];
+     const fetch = async (url, init) => {
+       seen.push([init.method, url, init.headers.authorization]);
+       return url.endsWith("/healthz")
+         ? Response.json({ ok: true, runtime: "quickjs-wasi", version: "x" })
+         : Response.json({ error: { code: "rate_limited", message: "slow down" } }, { status: 429, headers: { "retry-after": "3" } });
+     };
+     const c = createClient({ baseUrl: "https://gw.example/", token: "t", fetch });
+     const health = await c.health();
+     const refused = await c.openTurn("s1");
+     process.stdout.write(JSON.stringify({ health, refused, seen }));`,
+  );
+  const out = JSON.parse(execFileSync(process.execPath, [probe], { cwd: dir, encoding: "utf8" }));
+  assert.deepEqual(out.health, { ok: true, value: { ok: true, runtime: "quickjs-wasi", version: "x" } });
+  assert.deepEqual(out.refused, { ok: false, error: { code: "rate_limited", status: 429, message: "slow down", retryAfter: 3 } });
+  assert.deepEqual(out.seen, [
+    ["GET", "https://gw.example/healthz", "Bearer t"],
+    ["POST", "https://gw.example/v1/sessions/s1/turns", "Bearer t"],
+  ]);
 });
