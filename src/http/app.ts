@@ -1,4 +1,6 @@
-import { Hono, type Context } from "hono";
+import type { Context, Hono } from "hono";
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { Scalar } from "@scalar/hono-api-reference";
 import { bodyLimit } from "hono/body-limit";
 import type { SessionReply, SessionRpc } from "../session";
 import {
@@ -22,6 +24,8 @@ import { validateChat } from "./validate-chat";
 import { chatResponse } from "./chat-response";
 import type { HealthAnswer } from "./health";
 import { VERSION } from "../version";
+import { APPROVAL_ID, SESSION_ID, TOOL_NAME, TURN_ID } from "./request-schemas";
+import { DOCUMENT_INFO, documentApi } from "./api-routes";
 import { MAX_BODY_BYTES } from "../limits";
 import { logRecord, requestLog, type RequestLogVars } from "../observability";
 
@@ -33,12 +37,6 @@ export type GatewayEnv = {
   /** Per-tenant request limit (`[[ratelimits]]` in wrangler.toml); absent = unlimited. */
   RATE_LIMITER?: RateLimit;
 };
-
-const SESSION_ID = /^[A-Za-z0-9._\-]{1,128}$/;
-const TURN_ID = /^[A-Za-z0-9\-]{1,64}$/;
-const APPROVAL_ID = /^appr_[A-Za-z0-9\-]{1,64}$/;
-// Tool names are plugin-defined (spaces and dots included); only control characters are refused.
-const TOOL_NAME = /^[^\u0000-\u001f\u007f]{1,128}$/;
 
 type Vars = { Variables: RequestLogVars };
 
@@ -135,7 +133,10 @@ export function createApp(
   options: { sseHeartbeatMs?: number; mcp?: McpHandler; facades?: Facades; config?: CodemodeConfig } = {},
 ): Hono<{ Bindings: GatewayEnv } & Vars> {
   const load: LoadConfig = (env) => loadGatewayConfig(env, options.config);
-  const app = new Hono<{ Bindings: GatewayEnv } & Vars>();
+  const app = new OpenAPIHono<{ Bindings: GatewayEnv } & Vars>();
+  // The handlers below are described by src/http/api-routes.ts (the request schemas are the ones they validate with).
+  documentApi(app as unknown as OpenAPIHono<never>, { mcp: options.mcp !== undefined, facades: options.facades?.routes ?? [] });
+  let document: object | undefined;
   // First: every request, refused ones included, gets an id and one `request` record.
   app.use("*", requestLog());
   // Next: browser preflights are answered before authentication; allowed origins' answers get their headers.
@@ -153,6 +154,10 @@ export function createApp(
     const codeMode = activation && { enabled: activation.enabled, engagedForDefault: activation.engaged, source: activation.source };
     return c.json({ ok: true, runtime: "quickjs-wasi", version: VERSION, codeMode } satisfies HealthAnswer);
   });
+
+  // The OpenAPI document and its reference page: public (no secrets in them; /v1 and /mcp say they take a bearer token).
+  app.get("/openapi.json", (c) => c.json((document ??= app.getOpenAPI31Document(DOCUMENT_INFO))));
+  app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "codemode-edge API" }));
 
   // /v1 and /mcp: the same bearer tokens and per-tenant rate limit.
   for (const path of ["/v1/*", "/mcp"]) {
