@@ -110,7 +110,11 @@ const UNIT_IN_WORKERD = [
  * more than half of the suite's time. Those files use their own sessions and tenants, so sharing the
  * runtime changes nothing they assert.
  */
-const FRESH_ISOLATE = ["test/e2e/typescript-cells.test.ts", "test/unit/source/typescript-transform.test.ts"];
+const FRESH_ISOLATE = [
+  "test/e2e/typescript-cells.test.ts",
+  "test/unit/source/typescript-transform.test.ts",
+  "test/unit/source/typescript-strip.test.ts",
+];
 
 /** Gateway log lines go to memory, not the terminal (test/support/log-capture.ts); tests read them. */
 const LOG_CAPTURE = ["./test/support/log-capture.ts"];

@@ -1,4 +1,4 @@
-import { STOP_STEMS } from "./search-stopwords";
+import { isStopStem } from "./search-stopwords";
 import { tokenize } from "./search-tokens";
 import type { CatalogEntry } from "./types";
 
@@ -123,7 +123,7 @@ export class SearchIndex {
    */
   private queryTerms(query: string): Map<string, number> {
     const terms = new Map<string, number>();
-    for (const t of tokenize(query)) terms.set(t, STOP_STEMS.has(t) ? STOP_WORD_WEIGHT : 1);
+    for (const t of tokenize(query)) terms.set(t, isStopStem(t) ? STOP_WORD_WEIGHT : 1);
     for (const [t, weight] of [...terms]) {
       if (weight < 1 || t.length < PREFIX_MIN_CHARS) continue;
       for (const longer of this.withPrefix(t)) if (!terms.has(longer)) terms.set(longer, PREFIX_WEIGHT);
@@ -148,13 +148,13 @@ export class SearchIndex {
     const terms = this.queryTerms(q);
     // A tool that matches only the stop words of a query that has other words is no match.
     let needContent = false;
-    for (const term of terms.keys()) if (!STOP_STEMS.has(term)) needContent = true;
+    for (const term of terms.keys()) if (!isStopStem(term)) needContent = true;
     for (const [term, weight] of terms) {
       const list = this.postings.get(term);
       if (!list) continue;
       const df = list.docs.length;
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      const isContent = STOP_STEMS.has(term) ? 0 : 1;
+      const isContent = isStopStem(term) ? 0 : 1;
       for (let k = 0; k < df; k++) {
         const doc = list.docs[k]!;
         const tf = list.tfs[k]!;

@@ -1,7 +1,5 @@
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { OpenTurnAnswer, SessionFailure, SessionReply, TrustedResult, TurnSurface } from "../session";
 import { GatewayError, statusOf } from "../errors";
 import { callSessionTool, jsonValueProblem, rateLimitedMessage, type McpRequestContext, type SessionStub } from "../http";
@@ -11,10 +9,15 @@ import { VERSION } from "../version";
 import { checkBatchIds } from "./batch-ids";
 import { callToolResult } from "./call-tool-result";
 import { formatMcpSessionId, mcpCodemodeSessionId, parseMcpSessionId, type McpSessionRef } from "./mcp-session-id";
+import { loadMcpServerSdk, type McpServerSdk } from "./mcp-server-sdk";
 
 /** What one `/mcp` request runs with: the authenticated tenant and the session objects. */
 
 const SERVER_INFO = { name: "codemode-edge", version: VERSION };
+
+/** JSON-RPC 2.0's own error codes (the SDK's `ErrorCode` has them too; answers built before it loads use these). */
+const INVALID_REQUEST = -32600;
+const INTERNAL_ERROR = -32603;
 
 /**
  * `POST /mcp` (and `DELETE`, `GET`): code mode as an MCP server over Streamable HTTP, with the
@@ -34,8 +37,9 @@ export async function handleMcpRequest(req: Request, ctx: McpRequestContext): Pr
   // Before anything runs (a turn opened, a call charged or started): a batch repeating an id is refused whole.
   const batch = await checkBatchIds(req);
   if (!batch.ok) return batch.response;
+  const sdk = await loadMcpServerSdk();
   const header = req.headers.get("mcp-session-id");
-  return header === null ? initialize(req, ctx, batch.parsedBody) : inSession(req, header, ctx, batch.parsedBody);
+  return header === null ? initialize(sdk, req, ctx, batch.parsedBody) : inSession(sdk, req, header, ctx, batch.parsedBody);
 }
 
 function stubFor(ctx: McpRequestContext, ref: Pick<McpSessionRef, "sessionId">): SessionStub {
@@ -43,9 +47,9 @@ function stubFor(ctx: McpRequestContext, ref: Pick<McpSessionRef, "sessionId">):
   return ctx.sessions.get(ctx.sessions.idFromName(`${ctx.tenant}:${ref.sessionId}`));
 }
 
-async function initialize(req: Request, ctx: McpRequestContext, parsedBody: unknown): Promise<Response> {
+async function initialize(sdk: McpServerSdk, req: Request, ctx: McpRequestContext, parsedBody: unknown): Promise<Response> {
   let refused: Response | undefined;
-  const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+  const transport = new sdk.WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: () => crypto.randomUUID(),
     enableJsonResponse: true,
     maxRequestBodySize: MAX_BODY_BYTES,
@@ -64,7 +68,7 @@ async function initialize(req: Request, ctx: McpRequestContext, parsedBody: unkn
       transport.sessionId = formatMcpSessionId(key, opened.turnId);
     },
   });
-  const server = createServer(undefined);
+  const server = createServer(sdk, undefined);
   await server.connect(transport);
   try {
     const response = await transport.handleRequest(req, { parsedBody });
@@ -85,18 +89,18 @@ async function openSessionTurn(ctx: McpRequestContext, key: string): Promise<{ o
     await stub.deleteSession();
     const message =
       "code mode is not engaged for this gateway's default agent and model (tools.codeMode in CODEMODE_CONFIG); /mcp serves only code mode";
-    return { ok: false, response: jsonRpcError(409, ErrorCode.InvalidRequest, message, { code: "code_mode_not_engaged" }) };
+    return { ok: false, response: jsonRpcError(409, INVALID_REQUEST, message, { code: "code_mode_not_engaged" }) };
   }
   return { ok: true, turnId: opened.body.turnId };
 }
 
-async function inSession(req: Request, header: string, ctx: McpRequestContext, parsedBody: unknown): Promise<Response> {
+async function inSession(sdk: McpServerSdk, req: Request, header: string, ctx: McpRequestContext, parsedBody: unknown): Promise<Response> {
   const ref = parseMcpSessionId(header);
   if (!ref) return sessionNotFound();
   const stub = stubFor(ctx, ref);
   const surface = (await stub.describeTurn(ctx.tenant, ref.turnId)) as SessionReply<TurnSurface>;
   if (!surface.ok) return surface.reason === "not_found" ? sessionNotFound() : gatewayError(surface.reason, surface.message);
-  const transport = new WebStandardStreamableHTTPServerTransport({
+  const transport = new sdk.WebStandardStreamableHTTPServerTransport({
     // Stateless for the SDK: the session was checked above, against the session object.
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
@@ -107,7 +111,7 @@ async function inSession(req: Request, header: string, ctx: McpRequestContext, p
       if (!deleted.ok && deleted.reason !== "not_found") throw new GatewayError("internal_error", deleted.message);
     },
   });
-  const server = createServer({ ctx, ref, surface: surface.body, signal: req.signal });
+  const server = createServer(sdk, { ctx, ref, surface: surface.body, signal: req.signal });
   await server.connect(transport);
   try {
     return await transport.handleRequest(req, { parsedBody });
@@ -119,7 +123,8 @@ async function inSession(req: Request, header: string, ctx: McpRequestContext, p
 type SessionScope = { ctx: McpRequestContext; ref: McpSessionRef; surface: TurnSurface; signal: AbortSignal };
 
 /** One request's server: `tools/list` and `tools/call` for the session's turn (none before initialize). */
-function createServer(scope: SessionScope | undefined): Server {
+function createServer(sdk: McpServerSdk, scope: SessionScope | undefined): Server {
+  const { Server, CfWorkerJsonSchemaValidator, ListToolsRequestSchema, CallToolRequestSchema, McpError, ErrorCode } = sdk;
   // Ajv compiles validators with `new Function`, which workerd forbids: the SDK validates with @cfworker/json-schema.
   const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
   if (!scope) return server;
@@ -186,7 +191,7 @@ function methodNotAllowed(): Response {
 
 /** A session reply's failure, with the status /v1 gives the same reason. */
 function gatewayError(reason: SessionFailure | "internal_error", message: string): Response {
-  return jsonRpcError(statusOf(reason), ErrorCode.InternalError, message, { code: reason });
+  return jsonRpcError(statusOf(reason), INTERNAL_ERROR, message, { code: reason });
 }
 
 function jsonRpcError(status: number, code: number, message: string, data?: unknown): Response {

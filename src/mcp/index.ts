@@ -39,6 +39,7 @@ export {
 } from "./mcp-results";
 export { withDeadline, type McpCallOptions } from "./mcp-deadline";
 export { McpResponseBound } from "./mcp-response-bound";
+export { loadMcpSdk, loadedMcpSdk } from "./mcp-sdk";
 export { jsonBytes, McpClient, sessionEnded, type McpFetch, type McpConnectOptions, type McpToolInfo, type McpListedTools } from "./mcp-client";
 export { serverIdentity } from "./mcp-identity";
 export { McpListingCache, MCP_LISTINGS, MCP_LISTING_CACHE_ENTRIES, MCP_LISTING_CACHE_BYTES, type CachedListing } from "./mcp-listing-cache";

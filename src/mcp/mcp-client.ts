@@ -28,18 +28,16 @@
  *   failures as `McpNetworkError`, so they are classified by class, not by message, and bounds
  *   every answer's bytes (mcp-response-bound.ts: MAX_MCP_RESPONSE_BYTES).
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, McpError, ResultSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import * as z from "zod/v4";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { checkValue, compileSchema } from "../tools";
 import { VERSION } from "../version";
+import { logRecord } from "../observability";
 import type { McpTarget } from "./mcp-config";
 import { withDeadline, type McpCallOptions } from "./mcp-deadline";
 import { mcpFailure, McpNetworkError, sanitizeServerText, type McpOutcome } from "./mcp-errors";
 import { McpResponseBound } from "./mcp-response-bound";
+import { loadMcpSdk, type McpSdk } from "./mcp-sdk";
 import { collectPages, MCP_TOOL_LIST_LIMITS, type McpListLimits, type McpPage } from "./mcp-pagination";
 import { valueTooDeep } from "../bridge";
 import { MAX_JSON_DEPTH } from "../limits";
@@ -103,13 +101,6 @@ export type McpListedTools = { tools: McpToolInfo[]; bytes: number };
 /** Closing sends a best-effort `DELETE` of the MCP session; it gets this long. */
 const TERMINATE_SESSION_MS = 1_000;
 
-/** `tools/call` result, blocks kept whole (see the header); top-level keys are projected later. */
-const LooseCallToolResultSchema = ResultSchema.extend({
-  content: z.array(z.looseObject({ type: z.string() })).default([]),
-  structuredContent: z.record(z.string(), z.unknown()).optional(),
-  isError: z.boolean().optional(),
-});
-
 function toolInfo(tool: Record<string, unknown>): McpToolInfo {
   const info: McpToolInfo = { name: String(tool.name), inputSchema: tool.inputSchema as Record<string, unknown> };
   if (typeof tool.title === "string") info.title = tool.title;
@@ -152,6 +143,7 @@ export class McpClient {
     /** Bounds every answer's bytes; an answer past it ends the operation reading it. */
     private readonly bound: McpResponseBound,
     private readonly onListingStale: () => void,
+    private readonly sdk: McpSdk,
   ) {}
 
   /** Open, its session alive and no answer past the byte bound: fit for another operation. */
@@ -161,6 +153,14 @@ export class McpClient {
 
   /** Open a session (`initialize`) with the target server. */
   static async connect(target: McpTarget, options: McpConnectOptions): Promise<McpOutcome<McpClient>> {
+    let sdk: McpSdk;
+    try {
+      sdk = await loadMcpSdk();
+    } catch (error) {
+      logRecord("host_error", { where: "mcp.load_sdk", error });
+      return mcpFailure("mcp_unreachable", { server: target.server, what: "connect" }, "failed: the MCP client could not be loaded");
+    }
+    const { Client, StreamableHTTPClientTransport, CfWorkerJsonSchemaValidator, ToolListChangedNotificationSchema } = sdk;
     const base: McpFetch = options.fetch ?? ((input, init) => fetch(input, init));
     const bound = new McpResponseBound();
     let self: McpClient | undefined;
@@ -184,7 +184,7 @@ export class McpClient {
     const stale = options.onListingStale ?? (() => {});
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => stale());
     const secrets = [...Object.values(target.headers), target.url.href, target.url.search.slice(1)];
-    const mcp = new McpClient(target.server, client, transport, secrets, bound, stale);
+    const mcp = new McpClient(target.server, client, transport, secrets, bound, stale, sdk);
     self = mcp;
     client.onclose = () => {
       mcp.ended = true;
@@ -217,7 +217,7 @@ export class McpClient {
         return await work(signal);
       } catch (error) {
         // This operation's own request met the 404: it was not processed (see SESSION_ENDED).
-        if (error instanceof StreamableHTTPError && error.code === 404) ended = true;
+        if (error instanceof this.sdk.StreamableHTTPError && error.code === 404) ended = true;
         throw error;
       }
     };
@@ -262,6 +262,7 @@ export class McpClient {
       what,
       options,
       async (signal) => {
+        const { ErrorCode, McpError, LooseCallToolResultSchema } = this.sdk;
         let raw;
         try {
           raw = await this.client.request({ method: "tools/call", params: { name, arguments: args } }, LooseCallToolResultSchema, {

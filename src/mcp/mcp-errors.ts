@@ -16,14 +16,13 @@
  *
  * Classification is by class and code (our fetch wrapper's `McpNetworkError` and
  * `McpResponseTooLarge`, the SDK's `McpError`, `StreamableHTTPError` and validation errors),
- * never by message text; an error of any other class gets a fixed message. Messages name the server and
+ * never by message text; an error of any other class gets a fixed message. The SDK's classes are
+ * checked only once it is loaded (mcp-sdk.ts): before that, nothing can have thrown one. Messages name the server and
  * the operation; text from the server is bounded, stripped of control characters and of every
  * header value (4 characters or more) and the URL we sent (a server may echo a token back);
  * no stacks.
  */
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { $ZodError } from "zod/v4/core";
+import { loadedMcpSdk, type McpSdk } from "./mcp-sdk";
 
 export type McpFailureCode = "mcp_invalid_config" | "mcp_unreachable" | "mcp_timeout" | "mcp_aborted" | "mcp_protocol_error" | "mcp_tool_error";
 
@@ -101,6 +100,24 @@ export function classifyMcpError(error: unknown, op: McpOperation, secrets: read
   // Our own text and workerd's: neither is quoted (workerd's may carry an internal error reference).
   if (error instanceof McpNetworkError) return mcpFailure("mcp_unreachable", op, "failed: the server could not be reached");
   if (error instanceof McpResponseTooLarge) return mcpFailure("mcp_protocol_error", op, `failed: ${error.message}`);
+  const sdk = loadedMcpSdk();
+  if (sdk) {
+    const classified = classifySdkError(sdk, error, op, text, isToolCall);
+    if (classified) return classified;
+  }
+  if (error instanceof SyntaxError) return mcpFailure("mcp_protocol_error", op, "failed: the answer is not valid JSON");
+  // Anything else was thrown by the runtime or a library: its text (workerd's "internal error;
+  // reference = …" among them) is no business of the guest's.
+  return mcpFailure("mcp_protocol_error", op, "failed: the answer could not be read as MCP");
+}
+
+function classifySdkError(
+  { McpError, ErrorCode, StreamableHTTPError, ZodError }: McpSdk,
+  error: unknown,
+  op: McpOperation,
+  text: (e: { message: string }) => string,
+  isToolCall: boolean,
+): McpFailure | undefined {
   if (error instanceof McpError) {
     if (error.code === ErrorCode.RequestTimeout) return mcpFailure("mcp_timeout", op, "timed out");
     if (error.code === ErrorCode.ConnectionClosed) return mcpFailure("mcp_unreachable", op, "failed: the connection closed");
@@ -114,9 +131,6 @@ export function classifyMcpError(error: unknown, op: McpOperation, secrets: read
     return mcpFailure("mcp_protocol_error", op, `failed: ${text(error)}`);
   }
   // The SDK's validation of a malformed answer says what is wrong with it (server data, sanitized).
-  if (error instanceof $ZodError) return mcpFailure("mcp_protocol_error", op, `failed: the answer is not valid MCP (${text(error)})`);
-  if (error instanceof SyntaxError) return mcpFailure("mcp_protocol_error", op, "failed: the answer is not valid JSON");
-  // Anything else was thrown by the runtime or a library: its text (workerd's "internal error;
-  // reference = …" among them) is no business of the guest's.
-  return mcpFailure("mcp_protocol_error", op, "failed: the answer could not be read as MCP");
+  if (error instanceof ZodError) return mcpFailure("mcp_protocol_error", op, `failed: the answer is not valid MCP (${text(error)})`);
+  return undefined;
 }

@@ -31,6 +31,9 @@ export type BudgetPhase = "source checks" | "TypeScript compiler start" | "TypeS
  *   - TypeScript transform (`transpileModule`): 1.5–2.5 for ordinary code, 2–3.5 with a
  *     diagnostic on every line (`a b;` repeated), 5.06 at worst (`x = y + z;` repeated) → 6.
  *   - TypeScript compiler start: ~390 ms in workerd (525 ms in Node here), once per isolate → 450.
+ *   - TypeScript stripper start (sucrase, the fast path of typescript-strip.ts): charged to the
+ *     transform of the first cell that takes the fast path, once per isolate → STRIPPER_START.
+ *     The fast path's transform itself is charged the compiler's per-KiB ceiling (it is faster).
  *   - guest compile (QuickJS parsing the cell, one uninterruptible engine call): 0.03–0.2, 0.29
  *     at worst (`x = y + z;` repeated) → 0.35. Estimated from the cell's own length for
  *     TypeScript too: the transform's output has about as many tokens as its input.
@@ -44,6 +47,7 @@ export const COSTS = {
   transpileMsPerKiB: 6,
   transpileBaseMs: 1,
   compilerStartMs: 450,
+  stripperStartMs: 60,
   guestCompileMsPerKiB: 0.35,
 } as const;
 

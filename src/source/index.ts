@@ -20,4 +20,12 @@ export { lineStarts, lineAndColumn } from "./line-starts";
 
 export { MAX_NESTING } from "./source-checks";
 export { MAX_DIAGNOSTICS, UserPositions, formatDiagnostics, formatModuleSyntax, type ModuleSyntaxProblem } from "./typescript-diagnostics";
-export { transpileTypeScript, isTypeScriptCompilerLoaded, loadTypeScriptCompiler, type TranspileResult } from "./typescript-transform";
+export {
+  transpileTypeScript,
+  isTypeScriptCompilerLoaded,
+  isTypeScriptStripperLoaded,
+  loadTypeScriptCompiler,
+  routesToCompiler,
+  stripTypeScript,
+  type TranspileResult,
+} from "./typescript-transform";

@@ -16,6 +16,7 @@ import { formatDiagnostics, formatModuleSyntax, MAX_DIAGNOSTICS, UserPositions, 
 import { logRecord } from "../observability";
 
 export { isTypeScriptCompilerLoaded, loadTypeScriptCompiler } from "./typescript-compiler";
+export { isTypeScriptStripperLoaded, routesToCompiler, stripTypeScript } from "./typescript-strip";
 
 export type TranspileResult = { ok: true; code: string } | { ok: false; message: string; unavailable?: boolean };
 

@@ -32,7 +32,8 @@ describe("hostile sources are bounded by the cell's budget", () => {
     expect(COSTS.compilerStartMs).toBeGreaterThan(400); // what makes the fast agent's first TypeScript cell unaffordable
     const { session, turnId } = await freshTurn({ agentId: "fast" });
     expect(await compilerLoaded()).toBe(false);
-    const r = await exec(session, turnId, "const n: number = 1;\nreturn n;", { language: "typescript" });
+    // An enum needs the compiler (plain erasure would take the fast path, which starts none).
+    const r = await exec(session, turnId, "enum E { One = 1 }\nreturn E.One;", { language: "typescript" });
     expect(r).toMatchObject({ status: "failed", code: "timeout" });
     expect(r.error).toContain("The TypeScript compiler start exceeded timeoutMs (400)");
     // Refused before the work: the compiler was not started for a cell that could not pay for it.
@@ -43,7 +44,7 @@ describe("hostile sources are bounded by the cell's budget", () => {
   it("with room for it, the first TypeScript cell starts the compiler and runs", async () => {
     const { session, turnId } = await freshTurn();
     setClock(frozenClock());
-    expect(await exec(session, turnId, "const n: number = 2;\nreturn n * 21;", { language: "typescript" })).toMatchObject({
+    expect(await exec(session, turnId, "enum E { Two = 2 }\nreturn E.Two * 21;", { language: "typescript" })).toMatchObject({
       status: "completed",
       value: 42,
     });

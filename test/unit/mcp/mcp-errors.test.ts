@@ -1,10 +1,12 @@
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { describe, expect, it } from "vitest";
-import { classifyMcpError, McpNetworkError, sanitizeServerText } from "../../../src/mcp";
+import { beforeAll, describe, expect, it } from "vitest";
+import { classifyMcpError, loadMcpSdk, McpNetworkError, sanitizeServerText } from "../../../src/mcp";
 
 describe("failure classification", () => {
   const op = { server: "s", what: 'tools/call "t"' };
+  // The SDK's errors are recognised once the SDK is loaded (as connecting loads it).
+  beforeAll(() => loadMcpSdk());
 
   it("by class and code, never by message", () => {
     expect(classifyMcpError(new McpNetworkError("Network connection lost."), op, []).code).toBe("mcp_unreachable");
