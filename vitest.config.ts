@@ -154,7 +154,7 @@ export default defineConfig({
           environment: "node",
           setupFiles: LOG_CAPTURE,
           include: ["test/unit/**/*.test.ts"],
-          exclude: UNIT_IN_WORKERD,
+          exclude: [...UNIT_IN_WORKERD, ...FRESH_ISOLATE],
           testTimeout: 30_000,
         },
       },

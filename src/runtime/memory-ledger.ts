@@ -23,10 +23,11 @@ export const MAX_ISOLATE_VM_MEMORY_BYTES = PLATFORM_ISOLATE_MEMORY_BYTES;
 /**
  * What a VM is reserved before it exists: the linear memory a fresh VM holds. Measured with
  * quickjs-wasi 3.7.0: a fresh VM is 1.31 MiB of linear memory with 0.15 MiB allocated (static
- * data and the wasm stack, ~1.16 MiB). From then on a VM's reservation follows its linear
+ * data and the wasm stack, ~1.16 MiB); with the prelude of guest ABI 6 (namespaces, Swarm) it
+ * holds 1.5625 MiB (25 pages of 64 KiB). From then on a VM's reservation follows its linear
  * memory (which never shrinks), and it grows only while the isolate has room (GuestVm).
  */
-export const VM_OVERHEAD_BYTES = 1.5 * MiB;
+export const VM_OVERHEAD_BYTES = 1.5625 * MiB;
 
 /** One VM's share of the ledger. Owned by the VM it was reserved for (GuestVm releases it). */
 export interface MemoryReservation {

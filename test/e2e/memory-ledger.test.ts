@@ -2,7 +2,7 @@ import { abortAllDurableObjects } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { api, exec, expectHealthy, footprint, freshTurn, sessionProbe, sessionStub, sleep, wait } from "./helpers";
 import { testVmPool } from "./session-controls";
-import type { MemoryReservation } from "../../src/runtime";
+import { VM_OVERHEAD_BYTES, type MemoryReservation } from "../../src/runtime";
 
 // Every session object of this file runs in one isolate (the Workers vitest integration), so
 // they share the gateway's VM memory ledger: 80 MiB by default. A VM is accounted at what it
@@ -11,6 +11,8 @@ import type { MemoryReservation } from "../../src/runtime";
 // tests fill the ledger themselves (`fill`), as other sessions' VMs would.
 
 const MiB = 1024 * 1024;
+/** MiB as the ledger's messages print them (one decimal). */
+const mibText = (bytes: number) => String(Math.round((bytes / MiB) * 10) / 10);
 
 /** Room the test itself holds in the isolate's ledger (`hold`, `fill`), as another session's VM would. */
 let testHold: MemoryReservation | null = null;
@@ -89,8 +91,9 @@ async function startHolder(vmsBefore = 0, code = HOLD) {
   };
 }
 
-const EXHAUSTED =
-  /^code mode VM memory for this isolate is exhausted \(80 MiB budget, [\d.]+ MiB in use, this cell needs 1\.5 MiB\); try again shortly$/;
+const EXHAUSTED = new RegExp(
+  `^code mode VM memory for this isolate is exhausted \\(80 MiB budget, [\\d.]+ MiB in use, this cell needs ${mibText(VM_OVERHEAD_BYTES).replace(".", "\\.")} MiB\\); try again shortly$`,
+);
 
 describe("isolate VM memory ledger", () => {
   afterEach(async () => {
@@ -115,11 +118,11 @@ describe("isolate VM memory ledger", () => {
   });
 
   it("a memoryLimitBytes larger than the budget is clamped so one VM fits it, and the cell is told the limit it ran with", async () => {
-    // bigsnap asks for 128 MiB; 80 MiB budget − 1.5 MiB overhead = 78.5 MiB.
+    // bigsnap asks for 128 MiB; 80 MiB budget − a fresh VM's overhead.
     const { session, turnId } = await freshTurn({ agentId: "bigsnap" });
     const r = await exec(session, turnId, "const a = []; for (;;) a.push('x'.repeat(1024) + a.length);");
     expect(r).toMatchObject({ status: "failed" });
-    expect(r.error).toBe(`code mode cell exceeded memoryLimitBytes (${78.5 * MiB}) and its VM was terminated`);
+    expect(r.error).toBe(`code mode cell exceeded memoryLimitBytes (${80 * MiB - VM_OVERHEAD_BYTES}) and its VM was terminated`);
     await expectHealthy(session, turnId);
   });
 

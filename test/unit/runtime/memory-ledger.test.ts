@@ -8,6 +8,8 @@ import { VmPool } from "../../../src/runtime";
 import { createGateway } from "../../../src/gateway";
 
 const MiB = 1024 * 1024;
+/** MiB as the ledger's messages print them (one decimal). */
+const mibText = (bytes: number) => String(Math.round((bytes / MiB) * 10) / 10);
 
 function waitFor(opts: { ms?: number; signal?: AbortSignal; owner?: string | null } = {}): RoomWait {
   const clock = frozenClock(0);
@@ -102,7 +104,7 @@ describe("memory ledger: reservations", () => {
     expect(outcome).toEqual({
       ok: false,
       reason: "exhausted",
-      message: "code mode VM memory for this isolate is exhausted (80 MiB budget, 65.5 MiB in use, this cell needs 49.5 MiB); try again shortly",
+      message: `code mode VM memory for this isolate is exhausted (80 MiB budget, ${mibText(64 * MiB + VM_OVERHEAD_BYTES)} MiB in use, this cell needs ${mibText(48 * MiB + VM_OVERHEAD_BYTES)} MiB); try again shortly`,
     });
     expect(ledger.waiting).toBe(0);
     held.release();
