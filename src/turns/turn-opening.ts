@@ -1,4 +1,4 @@
-import { buildCatalog, isToolAllowed } from "../catalog";
+import { CATALOGS, isToolAllowed } from "../catalog";
 import type { ClientToolSpec, McpServerTools } from "../catalog";
 import { assignMcpNames, McpServers, type McpServerRecord, type McpServersOptions } from "../mcp";
 import type { StoredMcpServer } from "./turn-spec";
@@ -42,7 +42,8 @@ export function planTurn(
   const active = toolsActive(req);
   const policy = { allow: req.allow, deny: req.deny };
   const catalog = active
-    ? buildCatalog({ plugins, mcpServers: found.mcp?.listed, clientTools: req.clientTools, policy })
+    ? // The same inputs (plugins, cached MCP listings, client tools, policy) give the same catalog: built once.
+      CATALOGS.build({ plugins, mcpServers: found.mcp?.listed, clientTools: req.clientTools, policy })
     : { entries: [], direct: [] };
   const activation = resolveActivation(config, { agentId: req.agentId, model: req.model });
   const engaged = active && activation.engaged;
