@@ -62,7 +62,17 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       // The isolate's VM pool and memory ledger (shared by every object here), and this object as the owner of its VMs.
       const vms: CellVms = { pool, owner };
       const sql = new Sql(ctx.storage);
-      const transaction = <T>(fn: () => T): T => ctx.storage.transactionSync(fn);
+      // Stores keep running totals of what they wrote (storage-quota.ts, transcript-store.ts): a
+      // rolled-back transaction takes those writes back, so they sum again from SQL.
+      const transaction = <T>(fn: () => T): T => {
+        try {
+          return ctx.storage.transactionSync(fn);
+        } catch (error) {
+          quota.forget();
+          transcript.forget();
+          throw error;
+        }
+      };
       const ready = () => sessionStorage.ready;
       const quota = new StorageQuota({ sql, transaction, limits: () => this.limits(), ready });
       const expiry = new SessionExpiry({ sql, now: () => clock.now(), limits: () => this.limits() });
@@ -73,7 +83,13 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         expiry.init();
       });
       // Parked runs are counted where they are stored: the quota only checks their writes.
-      this.snapshots = new SnapshotStore(sql, (bytes, write, what) => quota.grow(null, bytes, write, what));
+      // Their other writes (results, removal) change what the quota sums: it sums again after any.
+      const snapshotSql = {
+        one: sql.one.bind(sql),
+        all: sql.all.bind(sql),
+        run: (q: string, ...p: SqlStorageValue[]) => (quota.forget(), sql.run(q, ...p)),
+      };
+      this.snapshots = new SnapshotStore(snapshotSql, (bytes, write, what) => quota.grow(null, bytes, write, what));
       // Encodes parked VMs against a base a later build can rebuild.
       const codec = new SnapshotCodec(env.PRISTINE_IMAGES ? registryFromBinding(env.PRISTINE_IMAGES) : null);
       const runs = new RunLifecycle({
@@ -84,9 +100,11 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         now: () => clock.now(),
         scheduleExpiry: (at) => this.armAlarm(at),
       });
+      const turns = new TurnStore(sql, ready, quota);
+      const transcript = new TranscriptStore(sql, ready, quota, (turnId) => turns.exists(turnId));
       this.service = new TurnService(plugins, {
-        turns: new TurnStore(sql, ready, quota),
-        transcript: new TranscriptStore(sql, ready, quota),
+        turns,
+        transcript,
         toolCallClients: new ToolCallClients(sql, ready, quota),
         approvals,
         snapshots: this.snapshots,

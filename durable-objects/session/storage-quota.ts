@@ -28,8 +28,11 @@ export type { Promised };
  * turn's stores charge to it — transcript, trajectory, /chat state, approvals, delivered client
  * results), tool data (keys and values written through `sessionKv`, tracked per key in `tool_data`
  * with their total in `session_meta`), and parked runs (snapshot bytes, run state and stored
- * results, summed from their own tables: at most 64 rows). Checking a write costs a few indexed
- * reads and sums, not a scan of the session.
+ * results, summed from their own tables: at most 64 rows). The session's usage is summed from SQL
+ * once and then kept as a running total, adjusted by every write charged here in the same step:
+ * checking a write costs no statement. What changes the sums elsewhere says so (`turnAdded`,
+ * `forget`: a turn deleted, a parked run written, a transaction rolled back), and the next check
+ * sums again.
  *
  * Bytes promised to writes that keep a record consistent (see src/quota/reservations.ts) are not
  * room for anyone else.
@@ -37,10 +40,14 @@ export type { Promised };
 export class StorageQuota implements QuotaPort {
   readonly reservations = new Reservations();
 
+  /** The session's usage as last summed and adjusted since (undefined: sum it again). */
+  private total: { turns: number; turnBytes: number; toolBytes: number; parkedBytes: number } | undefined;
+
   constructor(private readonly deps: QuotaDeps) {}
 
   /** Called once the schema exists: account tool data written before sizes were tracked. */
   init(storage: DurableObjectStorage): void {
+    this.forget();
     const { sql } = this.deps;
     if (sql.one("SELECT 1 AS x FROM session_meta WHERE key = 'tool_bytes'")) return;
     let total = 0;
@@ -55,8 +62,31 @@ export class StorageQuota implements QuotaPort {
   /** What the session stores now (turn rows, tool data, parked runs), and how many turns it holds. */
   usage(): { turns: number; bytes: number } {
     if (!this.deps.ready()) return { turns: 0, bytes: 0 };
+    const t = this.summed();
+    return { turns: t.turns, bytes: t.turnBytes + t.toolBytes + t.parkedBytes };
+  }
+
+  /**
+   * Something changed the session's stored sizes without going through the quota (a turn deleted,
+   * a parked run written or removed) or a transaction rolled writes back: sum again at the next check.
+   */
+  forget(): void {
+    this.total = undefined;
+  }
+
+  /** A turn row of `bytes` was inserted (its opener was admitted by `admitTurn`). */
+  turnAdded(bytes: number): void {
+    if (this.total) {
+      this.total.turns++;
+      this.total.turnBytes += bytes;
+    }
+  }
+
+  private summed(): NonNullable<StorageQuota["total"]> {
+    if (this.total) return this.total;
     const t = this.deps.sql.one<{ n: number; b: number | null }>("SELECT COUNT(*) AS n, SUM(stored_bytes) AS b FROM turns");
-    return { turns: t?.n ?? 0, bytes: (t?.b ?? 0) + this.toolBytes() + this.parkedBytes() };
+    this.total = { turns: t?.n ?? 0, turnBytes: t?.b ?? 0, toolBytes: this.toolBytes(), parkedBytes: this.parkedBytes() };
+    return this.total;
   }
 
   /** By how many bytes a write of `bytes` would exceed the bound now (≤ 0: it fits). */
@@ -122,8 +152,20 @@ export class StorageQuota implements QuotaPort {
 
   private charged<T>(turnId: string | null, bytes: number, write: () => T): T {
     const out = write();
-    if (turnId !== null && bytes !== 0)
-      this.deps.sql.run("UPDATE turns SET stored_bytes = max(0, stored_bytes + ?) WHERE turn_id = ?", bytes, turnId);
+    // Parked runs are summed from their own tables: their writes are known here only by size.
+    if (turnId === null) this.forget();
+    else if (bytes !== 0) {
+      const row = this.deps.sql.one<{ b: number }>(
+        "UPDATE turns SET stored_bytes = max(0, stored_bytes + ?) WHERE turn_id = ? RETURNING stored_bytes AS b",
+        bytes,
+        turnId,
+      );
+      // The running total follows the row exactly, unless the row was clamped at 0 (then sum again).
+      if (row && this.total) {
+        if (bytes > 0 || row.b > 0) this.total.turnBytes += bytes;
+        else this.forget();
+      }
+    }
     return out;
   }
 
@@ -146,7 +188,7 @@ export class StorageQuota implements QuotaPort {
       }
       write();
       sql.run("INSERT INTO tool_data (key, bytes) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET bytes = excluded.bytes", key, bytes);
-      this.setToolBytes(this.toolBytes() - old + bytes);
+      this.setToolBytes(this.summed().toolBytes - old + bytes);
     });
   }
 
@@ -159,7 +201,7 @@ export class StorageQuota implements QuotaPort {
       const removed = remove();
       if (old !== undefined) {
         sql.run("DELETE FROM tool_data WHERE key = ?", key);
-        this.setToolBytes(this.toolBytes() - old);
+        this.setToolBytes(this.summed().toolBytes - old);
       }
       return removed;
     });
@@ -179,10 +221,12 @@ export class StorageQuota implements QuotaPort {
   }
 
   private setToolBytes(total: number): void {
+    const value = Math.max(0, total);
     this.deps.sql.run(
       "INSERT INTO session_meta (key, value) VALUES ('tool_bytes', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-      String(Math.max(0, total)),
+      String(value),
     );
+    if (this.total) this.total.toolBytes = value;
   }
 }
 

@@ -17,6 +17,12 @@ const ROW_BYTES_SQL = `(${ROW_OVERHEAD} + length(CAST(kind AS BLOB)) + length(CA
 /** Trajectory slots kept for the turn's own lifecycle once nested activity has filled the rest. */
 const NESTED_RESERVE = 200;
 
+/** Turns whose sizes are kept in memory (the turns a session drives at once are few). */
+const SIZES_LIMIT = 64;
+
+/** What a turn's writes need to know of what it stores, read from SQL once and kept up to date by those writes. */
+type TurnSizes = { events?: number; stateBytes?: number; transcriptBytes?: number };
+
 /**
  * A turn's agent record in the session's SQLite: its /chat state, its transcript (the messages
  * provider replay is built from, `exec` source already redacted), and its trajectory events
@@ -28,13 +34,36 @@ const NESTED_RESERVE = 200;
  * trajectory event that does not fit makes room by removing the turn's oldest events (counted in
  * `turns.trajectory_dropped`: the trajectory keeps a bounded tail), or is counted itself when even
  * that would not make room. Everything goes with the turn.
+ *
+ * A turn's event count, state size and transcript size are read once and then followed by its own
+ * writes (this store is their only writer): a write costs its insert and its charge, not a recount.
  */
 export class TranscriptStore implements TranscriptPort {
+  private readonly sizes = new Map<string, TurnSizes>();
+
   constructor(
     private readonly sql: Sql,
     private readonly ready: () => boolean,
     private readonly quota: StorageQuota,
+    /** Whether the turn's row exists (the turn store knows the turns it holds parsed). */
+    private readonly exists: (turnId: string) => boolean = (turnId) =>
+      this.sql.one("SELECT 1 AS x FROM turns WHERE turn_id = ?", turnId) !== undefined,
   ) {}
+
+  /** A transaction rolled back writes of this store: read sizes from SQL again. */
+  forget(): void {
+    this.sizes.clear();
+  }
+
+  private sized(turnId: string): TurnSizes {
+    let s = this.sizes.get(turnId);
+    if (!s) {
+      if (this.sizes.size >= SIZES_LIMIT) this.sizes.delete(this.sizes.keys().next().value!);
+      s = {};
+      this.sizes.set(turnId, s);
+    }
+    return s;
+  }
 
   state(turnId: string): ChatState | undefined {
     if (!this.ready()) return undefined;
@@ -44,21 +73,25 @@ export class TranscriptStore implements TranscriptPort {
 
   /** Writes only for a turn that still exists: a loop whose turn (or session) was deleted leaves nothing behind. */
   private live(turnId: string): boolean {
-    return this.ready() && this.sql.one("SELECT 1 AS x FROM turns WHERE turn_id = ?", turnId) !== undefined;
+    return this.ready() && this.exists(turnId);
   }
 
   /** Replace the turn's /chat state, charged by how much it grows; throws `QuotaExceeded` (state unchanged) when it does not fit. */
   saveState(turnId: string, state: ChatState, promised?: Promised): void {
     if (!this.live(turnId)) return;
     const text = JSON.stringify(state);
-    const old = this.sql.one<{ b: number }>("SELECT length(CAST(state AS BLOB)) AS b FROM chat_turns WHERE turn_id = ?", turnId)?.b ?? 0;
+    const sizes = this.sized(turnId);
+    const old =
+      sizes.stateBytes ?? this.sql.one<{ b: number }>("SELECT length(CAST(state AS BLOB)) AS b FROM chat_turns WHERE turn_id = ?", turnId)?.b ?? 0;
+    const bytes = utf8.encode(text).length;
     this.quota.grow(
       turnId,
-      utf8.encode(text).length - old,
+      bytes - old,
       () => this.sql.run("INSERT OR REPLACE INTO chat_turns (turn_id, state) VALUES (?, ?)", turnId, text),
       "this turn's /chat state",
       promised,
     );
+    sizes.stateBytes = bytes;
   }
 
   /**
@@ -87,11 +120,15 @@ export class TranscriptStore implements TranscriptPort {
       what,
       promised,
     );
+    const sizes = this.sized(turnId);
+    if (sizes.transcriptBytes !== undefined) sizes.transcriptBytes += total;
     return this.transcriptBytes(turnId) <= MAX_TRANSCRIPT_BYTES;
   }
 
   transcriptBytes(turnId: string): number {
-    return this.sql.one<{ b: number | null }>("SELECT SUM(bytes) AS b FROM transcript WHERE turn_id = ?", turnId)?.b ?? 0;
+    const sizes = this.sized(turnId);
+    sizes.transcriptBytes ??= this.sql.one<{ b: number | null }>("SELECT SUM(bytes) AS b FROM transcript WHERE turn_id = ?", turnId)?.b ?? 0;
+    return sizes.transcriptBytes;
   }
 
   messages(turnId: string): ModelMessage[] {
@@ -108,7 +145,8 @@ export class TranscriptStore implements TranscriptPort {
    */
   event(turnId: string, at: number, kind: string, body: Record<string, unknown>): void {
     if (!this.live(turnId)) return;
-    const n = this.sql.one<{ n: number }>("SELECT COUNT(*) AS n FROM trajectory WHERE turn_id = ?", turnId)?.n ?? 0;
+    const sizes = this.sized(turnId);
+    const n = (sizes.events ??= this.sql.one<{ n: number }>("SELECT COUNT(*) AS n FROM trajectory WHERE turn_id = ?", turnId)?.n ?? 0);
     const room = (kind === "nested" || kind === "policy" ? MAX_TRAJECTORY_EVENTS - NESTED_RESERVE : MAX_TRAJECTORY_EVENTS) - 1;
     if (n < room) {
       const text = JSON.stringify(body);
@@ -136,6 +174,8 @@ export class TranscriptStore implements TranscriptPort {
     try {
       // makeRoom just checked (or made) the room: the session's usage is not summed a second time.
       this.quota.growWithinRoom(turnId, bytes, write);
+      const sizes = this.sizes.get(turnId);
+      if (sizes?.events !== undefined) sizes.events++;
     } catch {
       // Only a quota refusal can land here (room was made just before): the event is counted, not kept.
       this.countDropped(turnId, 1);
@@ -170,6 +210,8 @@ export class TranscriptStore implements TranscriptPort {
         removed++;
       }
     }
+    // Rows went: the turn's event count is read again at its next event.
+    if (removed > 0) delete this.sized(turnId).events;
     this.countDropped(turnId, removed);
     return freed >= need;
   }
@@ -238,6 +280,7 @@ export class TranscriptStore implements TranscriptPort {
   }
 
   deleteTurn(turnId: string): void {
+    this.sizes.delete(turnId);
     this.sql.run("DELETE FROM open_calls WHERE turn_id = ?", turnId);
     this.sql.run("DELETE FROM untrusted_runs WHERE turn_id = ?", turnId);
     this.sql.run("DELETE FROM chat_turns WHERE turn_id = ?", turnId);

@@ -36,6 +36,13 @@ export class TurnStore implements TurnStorePort {
       row.charged,
       spec.createdAt,
     );
+    this.quota.turnAdded(row.charged);
+  }
+
+  /** Whether the turn's row exists (a parsed turn in memory exists until `delete` or `forget`). */
+  exists(turnId: string): boolean {
+    if (!this.ready()) return false;
+    return this.cache.has(turnId) || this.sql.one("SELECT 1 AS x FROM turns WHERE turn_id = ?", turnId) !== undefined;
   }
 
   get(tenantId: string, turnId: string): StoredTurn | undefined {
@@ -112,6 +119,7 @@ export class TurnStore implements TurnStorePort {
     this.sql.run("DELETE FROM delivered_calls WHERE turn_id = ?", turnId);
     const had = this.sql.one("SELECT 1 AS x FROM turns WHERE turn_id = ?", turnId) !== undefined;
     this.sql.run("DELETE FROM turns WHERE turn_id = ?", turnId);
+    this.quota.forget();
     return had;
   }
 }

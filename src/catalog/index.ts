@@ -1,4 +1,5 @@
 export { buildCatalog, CODE_MODE_CONTROL_TOOLS, CONTROL_TOOL_NAMES, type CatalogInput } from "./build-catalog";
+export { CATALOGS, CatalogCache } from "./catalog-cache";
 export { assignCallableNames, isJsSafeName, normalizeToolName, OBJECT_PROTOCOL_NAMES, SPECIALIZED_GLOBALS } from "./callable-names";
 export { Catalog, guestDescription, guestMetadata } from "./catalog";
 export { opaqueToolId } from "./opaque-id";

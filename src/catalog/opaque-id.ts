@@ -8,12 +8,16 @@ export function opaqueToolId(origin: string, owner: string, name: string): strin
 }
 
 export function fnv1a64(text: string): string {
-  let h = 0xcbf29ce484222325n;
-  const prime = 0x100000001b3n;
-  const mask = 0xffffffffffffffffn;
+  // 64-bit FNV-1a in two 32-bit halves (the same digits as BigInt arithmetic, without a BigInt per character):
+  // h * prime = h * 0x1b3 + (h << 40), modulo 2^64.
+  let hi = 0xcbf29ce4;
+  let lo = 0x84222325;
   for (let i = 0; i < text.length; i++) {
-    h ^= BigInt(text.charCodeAt(i));
-    h = (h * prime) & mask;
+    lo = (lo ^ text.charCodeAt(i)) >>> 0;
+    const low = lo * 0x1b3; // < 2^41: exact
+    const carry = Math.floor(low / 0x100000000);
+    hi = (hi * 0x1b3 + carry + ((lo << 8) >>> 0)) >>> 0;
+    lo = low >>> 0;
   }
-  return h.toString(16).padStart(16, "0");
+  return hi.toString(16).padStart(8, "0") + lo.toString(16).padStart(8, "0");
 }

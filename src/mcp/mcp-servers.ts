@@ -70,10 +70,7 @@ export class McpServers {
     let spent = 0;
     return listings.map(({ name, listed }): McpServerListing => {
       if (!listed.ok) return { name, error: listed.message };
-      // A name listed twice is one tool (the first listing wins), so counts match the catalog.
-      const seen = new Set<string>();
-      const tools = listed.value.tools.filter((t) => !seen.has(t.name) && seen.add(t.name));
-      const bytes = tools.reduce((n, t) => n + jsonBytes(t), 0);
+      const { tools, bytes } = deduplicated(listed.value.tools);
       if (spent + bytes > MAX_MCP_TOOLS_BYTES) {
         return {
           name,
@@ -182,4 +179,19 @@ function secretHeaderValues(record: McpServerRecord, resolved: Readonly<Record<s
   return Object.entries(record.headers ?? {})
     .filter(([, raw]) => record.origin === "turn" || raw.startsWith("env:"))
     .flatMap(([name]) => (resolved[name] !== undefined ? [resolved[name]] : []));
+}
+
+/** What a listing adds to a turn, per listed array: a cached listing is measured once, and keeps one identity (src/catalog/catalog-cache.ts). */
+const measured = new WeakMap<readonly McpToolInfo[], { tools: McpToolInfo[]; bytes: number }>();
+
+/** A name listed twice is one tool (the first listing wins), so counts match the catalog; with its JSON bytes. */
+function deduplicated(listed: readonly McpToolInfo[]): { tools: McpToolInfo[]; bytes: number } {
+  let out = measured.get(listed);
+  if (!out) {
+    const seen = new Set<string>();
+    const tools = listed.filter((t) => !seen.has(t.name) && seen.add(t.name));
+    out = { tools, bytes: tools.reduce((n, t) => n + jsonBytes(t), 0) };
+    measured.set(listed, out);
+  }
+  return out;
 }

@@ -18,7 +18,7 @@ import {
   type TransportObserver,
 } from "./types";
 import { maxOutputTokensFor, wireModel } from "./wire-model";
-import { usageRepairingFetch } from "./wire-usage";
+import { usageRepairStage } from "./wire-usage";
 
 /**
  * Anthropic: no `eager_input_streaming` on tools (tool input arrives whole per block, JSON-checked by
@@ -65,7 +65,8 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
 
   // Catalog names a provider would refuse travel as aliases, mapped back on the way in.
   const names = wireNames(request.tools, request.messages);
-  const transport = observedFetch(opts.fetch ?? globalThis.fetch.bind(globalThis), clock, opts.observer);
+  // Usage with counts of the wrong type counts 0 instead of failing the chunk it came in (in the bound's pass).
+  const transport = observedFetch(opts.fetch ?? globalThis.fetch.bind(globalThis), clock, opts.observer, () => usageRepairStage(model.api));
   const fail = (error: unknown) =>
     toProviderError(error, {
       ended,
@@ -89,9 +90,8 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
   try {
     let result;
     try {
-      // Usage with counts of the wrong type counts 0 instead of failing the chunk it came in.
       result = await (
-        await wireModel(model, usageRepairingFetch(model.api, transport.fetch))
+        await wireModel(model, transport.fetch)
       ).doStream({
         prompt: toLanguageModelPrompt(request.messages, model.api, names.toWire),
         ...(request.tools.length > 0 ? { tools: toLanguageModelTools(request.tools, names.toWire) } : {}),

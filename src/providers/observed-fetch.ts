@@ -1,6 +1,7 @@
 import { MAX_PROVIDER_ERROR_BODY_BYTES, MAX_PROVIDER_RESPONSE_BYTES } from "../limits";
 import type { Clock } from "../runtime";
 import type { TransportObserver } from "./types";
+import type { ChunkStage } from "./wire-usage";
 
 /** The fetch one model call goes through, and what it saw. */
 export type ObservedFetch = {
@@ -25,8 +26,11 @@ export type ObservedFetch = {
  * could grow the session object's memory without limit. An error answer (status 400 or more) is
  * cut at MAX_PROVIDER_ERROR_BODY_BYTES; any other body past MAX_PROVIDER_RESPONSE_BYTES errors, and
  * the call fails as `provider_unavailable` naming the bound (`overflowed`).
+ *
+ * `eventStage`: what rewrites a successful event stream's bytes (the wire client's usage repair),
+ * run in the same pass over each chunk as the bound (after it, and after the observer's tap).
  */
-export function observedFetch(base: typeof fetch, clock: Clock, observer?: TransportObserver): ObservedFetch {
+export function observedFetch(base: typeof fetch, clock: Clock, observer?: TransportObserver, eventStage?: () => ChunkStage): ObservedFetch {
   let bytes = 0;
   let sent = false;
   let status: number | undefined;
@@ -43,40 +47,61 @@ export function observedFetch(base: typeof fetch, clock: Clock, observer?: Trans
     if (response.body === null) return response;
     // An error answer is cut short (its status still decides; its text is only shown, bounded);
     // a success cut short would be silently incomplete, so it fails instead.
+    const onEvent = observer?.sseEvent;
+    const events = isEventStream(response);
+    const stage = response.status < 400 && events ? eventStage?.() : undefined;
+    const tapped = onEvent !== undefined && events;
     let body =
       response.status >= 400
         ? response.body.pipeThrough(byteCap(MAX_PROVIDER_ERROR_BODY_BYTES, "truncate"))
-        : response.body.pipeThrough(byteCap(MAX_PROVIDER_RESPONSE_BYTES, "fail", () => (overflowed = MAX_PROVIDER_RESPONSE_BYTES)));
-    const onEvent = observer?.sseEvent;
-    if (onEvent !== undefined && isEventStream(response)) body = body.pipeThrough(sseDataTap(onEvent));
+        : response.body.pipeThrough(
+            // One pass over each chunk for the bound and the rewrite, unless an observer taps between them.
+            byteCap(MAX_PROVIDER_RESPONSE_BYTES, "fail", () => (overflowed = MAX_PROVIDER_RESPONSE_BYTES), tapped ? undefined : stage),
+          );
+    if (tapped) body = body.pipeThrough(sseDataTap(onEvent));
+    if (tapped && stage) body = body.pipeThrough(stageStream(stage));
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
   let overflowed: number | undefined;
   return { fetch: wrapped as typeof fetch, requestBytes: () => bytes, sent: () => sent, status: () => status, overflowed: () => overflowed };
 }
 
-/** Passes at most `limit` bytes; past that the stream ends ("truncate") or errors ("fail", and `onOverflow` is told). */
-function byteCap(limit: number, past: "truncate" | "fail", onOverflow?: () => void): TransformStream<Uint8Array, Uint8Array> {
+/**
+ * Passes at most `limit` bytes, through `next` if given; past that the stream ends ("truncate") or
+ * errors ("fail", and `onOverflow` is told).
+ */
+function byteCap(limit: number, past: "truncate" | "fail", onOverflow?: () => void, next?: ChunkStage): TransformStream<Uint8Array, Uint8Array> {
   let seen = 0;
   let done = false;
   return new TransformStream({
     transform(chunk, controller) {
       if (done) return;
+      const pass = (c: Uint8Array) => (next ? next.transform(c, (out) => controller.enqueue(out)) : controller.enqueue(c));
       const room = limit - seen;
       seen += chunk.byteLength;
       if (chunk.byteLength <= room) {
-        controller.enqueue(chunk);
+        pass(chunk);
         return;
       }
       done = true;
       if (past === "truncate") {
-        if (room > 0) controller.enqueue(chunk.subarray(0, room));
+        if (room > 0) pass(chunk.subarray(0, room));
         controller.terminate();
         return;
       }
       onOverflow?.();
       controller.error(new RangeError(`the provider's answer is larger than ${limit} bytes`));
     },
+    flush(controller) {
+      next?.flush((out) => controller.enqueue(out));
+    },
+  });
+}
+
+function stageStream(stage: ChunkStage): TransformStream<Uint8Array, Uint8Array> {
+  return new TransformStream({
+    transform: (chunk, controller) => stage.transform(chunk, (out) => controller.enqueue(out)),
+    flush: (controller) => stage.flush((out) => controller.enqueue(out)),
   });
 }
 

@@ -71,13 +71,22 @@ function toolCallPart(call: ModelToolCall, wire: (name: string) => string): Lang
 
 /** Tool definitions, names as `wire` gives them (wire-names.ts: what providers accept). */
 export function toLanguageModelTools(tools: readonly ModelTool[], wire: (name: string) => string = (name) => name): LanguageModelV4FunctionTool[] {
-  return tools.map((tool) => ({
+  const names = tools.map((tool) => wire(tool.name));
+  // A /chat call sends the same tools (one array) on every model round trip: converted once.
+  const hit = converted.get(tools);
+  if (hit && hit.every((t, i) => t.name === names[i])) return hit;
+  const out = tools.map((tool, i): LanguageModelV4FunctionTool => ({
     type: "function",
-    name: wire(tool.name),
+    name: names[i]!,
     description: tool.description,
     inputSchema: tool.parameters as JSONSchema7,
   }));
+  converted.set(tools, out);
+  return out;
 }
+
+/** Converted definitions per tools array (the wire client only reads them). */
+const converted = new WeakMap<readonly ModelTool[], LanguageModelV4FunctionTool[]>();
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

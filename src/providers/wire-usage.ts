@@ -136,12 +136,18 @@ function onlyNullUsage(data: string): boolean {
   return true;
 }
 
+/** One pass over a byte stream's chunks, to be run inside another stream's pass (see observed-fetch.ts). */
+export type ChunkStage = {
+  transform(chunk: Uint8Array, enqueue: (chunk: Uint8Array) => void): void;
+  flush(enqueue: (chunk: Uint8Array) => void): void;
+};
+
 /**
  * Rewrites the `data:` lines of an event stream through `repairUsageData`; every other line passes
  * unchanged. A chunk of whole lines that needs no repair (nearly all of them) passes as the same
  * bytes, without being encoded again.
  */
-export function usageRepair(api: Api): TransformStream<Uint8Array, Uint8Array> {
+export function usageRepairStage(api: Api): ChunkStage {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   let pending = "";
@@ -158,8 +164,8 @@ export function usageRepair(api: Api): TransformStream<Uint8Array, Uint8Array> {
     const repaired = repairUsageData(api, data);
     return repaired === data ? raw : `data: ${repaired}${cr}`;
   };
-  return new TransformStream({
-    transform(chunk, controller) {
+  return {
+    transform(chunk, enqueue) {
       const bom = first && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf;
       if (chunk.byteLength > 0) first = false;
       const whole = atLineStart && !bom && chunk.byteLength > 0 && chunk[chunk.byteLength - 1] === 0x0a;
@@ -170,26 +176,21 @@ export function usageRepair(api: Api): TransformStream<Uint8Array, Uint8Array> {
       const lines = pending.slice(0, end).split("\n");
       pending = pending.slice(end + 1);
       const repaired = lines.map(line);
-      if (whole && repaired.every((r, i) => r === lines[i])) controller.enqueue(chunk);
-      else controller.enqueue(encoder.encode(repaired.join("\n") + "\n"));
+      if (whole && repaired.every((r, i) => r === lines[i])) enqueue(chunk);
+      else enqueue(encoder.encode(repaired.join("\n") + "\n"));
     },
-    flush(controller) {
+    flush(enqueue) {
       pending += decoder.decode();
-      if (pending !== "") controller.enqueue(encoder.encode(line(pending)));
+      if (pending !== "") enqueue(encoder.encode(line(pending)));
     },
-  });
+  };
 }
 
-/** The wire client's fetch with each event-stream answer's usage repaired (any other answer untouched). */
-export function usageRepairingFetch(api: Api, base: typeof fetch): typeof fetch {
-  return (async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
-    const response = await base(input, init);
-    const type = (response.headers.get("content-type") ?? "").toLowerCase();
-    if (response.body === null || response.status >= 400 || !type.startsWith("text/event-stream")) return response;
-    return new Response(response.body.pipeThrough(usageRepair(api)), {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    });
-  }) as typeof fetch;
+/** `usageRepairStage` as a stream of its own. */
+export function usageRepair(api: Api): TransformStream<Uint8Array, Uint8Array> {
+  const stage = usageRepairStage(api);
+  return new TransformStream({
+    transform: (chunk, controller) => stage.transform(chunk, (c) => controller.enqueue(c)),
+    flush: (controller) => stage.flush((c) => controller.enqueue(c)),
+  });
 }

@@ -7,11 +7,31 @@ const utf8 = new TextEncoder();
 /** A turn's row as the turn store writes it, with the bytes it is charged (ports.ts, EncodedTurn). */
 
 export function encodeTurn(spec: TurnSpec, counters: TurnCounters): EncodedTurn {
-  const s = JSON.stringify(spec);
+  // The catalog is most of a turn's row and is shared by turns opened alike (src/catalog/catalog-cache.ts):
+  // its JSON, bytes and counters ceiling are computed once per catalog, the rest of the spec per turn.
+  const catalog = encodedCatalog(spec.catalog);
+  const { catalog: _catalog, ...rest } = spec;
+  const head = JSON.stringify(rest);
+  const s = `${head.slice(0, -1)}${head === "{}" ? "" : ","}"catalog":${catalog.json}}`;
   const c = JSON.stringify(counters);
-  const specBytes = utf8.encode(s).length;
+  const specBytes = utf8.encode(head).length + (head === "{}" ? 0 : 1) + CATALOG_KEY_BYTES + catalog.bytes;
   const countersBytes = utf8.encode(c).length;
-  return { spec: s, counters: c, bytes: specBytes + countersBytes, charged: specBytes + Math.max(countersBytes, countersCeiling(spec)) };
+  return { spec: s, counters: c, bytes: specBytes + countersBytes, charged: specBytes + Math.max(countersBytes, catalog.ceiling) };
+}
+
+/** `"catalog":` */
+const CATALOG_KEY_BYTES = 10;
+
+const encodedCatalogs = new WeakMap<TurnSpec["catalog"], { json: string; bytes: number; ceiling: number }>();
+
+function encodedCatalog(catalog: TurnSpec["catalog"]): { json: string; bytes: number; ceiling: number } {
+  let out = encodedCatalogs.get(catalog);
+  if (!out) {
+    const json = JSON.stringify(catalog);
+    out = { json, bytes: utf8.encode(json).length, ceiling: countersCeiling({ catalog } as TurnSpec) };
+    encodedCatalogs.set(catalog, out);
+  }
+  return out;
 }
 
 const MAX = Number.MAX_SAFE_INTEGER;

@@ -1,4 +1,4 @@
-import { buildCatalog, isToolAllowed } from "../catalog";
+import { CATALOGS, isToolAllowed } from "../catalog";
 import type { ClientToolSpec, McpServerTools } from "../catalog";
 import { assignMcpNames, McpServers, type McpServerRecord, type McpServersOptions } from "../mcp";
 import type { StoredMcpServer } from "./turn-spec";
@@ -43,9 +43,10 @@ export function planTurn(
   const active = toolsActive(req);
   const policy = { allow: req.allow, deny: req.deny };
   // Swarm off (`tools.swarm: false`, globally or for the agent): its native tools are not the turn's.
-  const effective = resolveSwarm(config, req.agentId) ? plugins : plugins.filter((p) => p.id !== SWARM_PLUGIN_ID);
+  const effective = resolveSwarm(config, req.agentId) ? plugins : withoutSwarm(plugins);
   const catalog = active
-    ? buildCatalog({ plugins: effective, mcpServers: found.mcp?.listed, clientTools: req.clientTools, policy })
+    ? // The same inputs (plugins, cached MCP listings, client tools, policy) give the same catalog: built once.
+      CATALOGS.build({ plugins: effective, mcpServers: found.mcp?.listed, clientTools: req.clientTools, policy })
     : { entries: [], direct: [] };
   const activation = resolveActivation(config, { agentId: req.agentId, model: req.model });
   const engaged = active && activation.engaged;
@@ -161,4 +162,12 @@ const utf8 = new TextEncoder();
 function surfaceTelemetry(shape: Exclude<SurfaceShape, { kind: "code_mode" }>, tools: ModelTool[]): SurfaceTelemetry {
   const kind = shape.kind === "tool_search" ? (shape.toolSearch.mode === "code" ? "tool_search_code" : "tool_search_tools") : shape.kind;
   return { kind, tools: tools.length, bytes: utf8.encode(JSON.stringify(tools)).length };
+}
+
+/** The plugins without Swarm's, one array per plugins array (the catalog cache keys on it). */
+const pluginsWithoutSwarm = new WeakMap<readonly ToolPlugin[], readonly ToolPlugin[]>();
+function withoutSwarm(plugins: readonly ToolPlugin[]): readonly ToolPlugin[] {
+  let kept = pluginsWithoutSwarm.get(plugins);
+  if (!kept) pluginsWithoutSwarm.set(plugins, (kept = plugins.filter((p) => p.id !== SWARM_PLUGIN_ID)));
+  return kept;
 }

@@ -80,6 +80,8 @@ export type SessionProbe = {
   parkedRunsOfTurn(turnId: string): Promise<number>;
   deliveredCalls(record: Array<[string, string]>, ask: Array<[string, string]>): Promise<boolean[]>;
   mcpPool(): Promise<{ connects: number; size: number }>;
+  countStatements(): Promise<void>;
+  statementCount(): Promise<{ statements: number; transactions: number; byVerb: Record<string, number>; log: string[] }>;
 };
 
 export function sessionProbe(session: string, tenant = "tenant-a"): SessionProbe {

@@ -36,6 +36,8 @@ function overlaidEnv(env: object, objectId: string): object {
   });
 }
 
+export type StatementCount = { statements: number; transactions: number; byVerb: Record<string, number>; log: string[] };
+
 type ObjectClass = new (...args: any[]) => DurableObject<any>;
 
 export function withSessionProbe<T extends ObjectClass>(Base: T) {
@@ -68,6 +70,39 @@ export function withSessionProbe<T extends ObjectClass>(Base: T) {
         delete (sql as { exec?: unknown }).exec; // the platform's own method again
         throw new Error(message);
       }) as typeof sql.exec;
+    }
+
+    /**
+     * Count this object's SQL statements and storage transactions from now on (`statementCount` reads
+     * them): how many round trips into SQLite a step costs, a figure that does not depend on timing.
+     */
+    countStatements(): void {
+      const storage = this.ctx.storage;
+      const sql = storage.sql;
+      const counter: StatementCount = { statements: 0, transactions: 0, byVerb: {}, log: [] };
+      (this as unknown as { statementCounter: typeof counter }).statementCounter = counter;
+      if ((sql as { counting?: boolean }).counting) return;
+      const exec = sql.exec;
+      const transactionSync = storage.transactionSync;
+      const self = this as unknown as { statementCounter: StatementCount };
+      Object.assign(sql, { counting: true });
+      sql.exec = ((query: string, ...binds: SqlStorageValue[]) => {
+        self.statementCounter.statements++;
+        self.statementCounter.log.push(query.replace(/\s+/g, " ").trim().slice(0, 100));
+        const verb = query.trimStart().split(/\s/, 1)[0]!.toUpperCase();
+        self.statementCounter.byVerb[verb] = (self.statementCounter.byVerb[verb] ?? 0) + 1;
+        return exec.call(sql, query, ...binds);
+      }) as typeof sql.exec;
+      storage.transactionSync = (<T>(fn: () => T): T => {
+        self.statementCounter.transactions++;
+        return transactionSync.call(storage, fn) as T;
+      }) as typeof storage.transactionSync;
+    }
+
+    /** Statements and transactions counted since `countStatements` (per leading verb, and each statement's first 100 characters). */
+    statementCount(): StatementCount {
+      const counter = (this as unknown as { statementCounter?: StatementCount }).statementCounter;
+      return counter ? { ...counter, byVerb: { ...counter.byVerb }, log: [...counter.log] } : { statements: 0, transactions: 0, byVerb: {}, log: [] };
     }
 
     /** The object's MCP session pool: handshakes made and sessions held (white-box: the pool has no RPC). */
