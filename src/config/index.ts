@@ -38,6 +38,7 @@ export { resolveCodeModeOptions } from "./resolve-code-mode-options";
 export { resolveActivation, type Activation } from "./resolve-activation";
 export { findModel, findProvider, splitModelRef, type CatalogModel } from "./find-model";
 export { findAgent } from "./find-agent";
+export { resolveModelAlias } from "./parse-model-aliases";
 export { configPath } from "./config-path";
 export { BUNDLED_PROVIDERS, FIRST_PARTY_PROVIDERS, RESELLER_PROVIDERS } from "./bundled-providers";
 export { modelFamilyKey } from "./model-family-key";

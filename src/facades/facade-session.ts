@@ -1,5 +1,5 @@
 import { readEvents, type ChatError, type ChatEvent, type ChatMeta, type PendingClientCall } from "../agent";
-import { findModel } from "../config";
+import { findModel, resolveModelAlias } from "../config";
 import { GatewayError, sessionResetMessage, type ErrorCode } from "../errors";
 import { validateChat, type FacadeRequestContext, type GatewayEnv } from "../http";
 import { logRecord } from "../observability";
@@ -10,10 +10,14 @@ import type { CallTurn, ChatRequest, SessionReply } from "../session";
  * `calls` is an assistant message with tool calls (OpenAI `tool_calls`, Anthropic `tool_use`);
  * `results` the tool results answering one (OpenAI `role: "tool"` messages, Anthropic `tool_result` blocks).
  */
-export type HistoryItem =
+export type HistoryItem = (
   | { kind: "text"; role: "system" | "user" | "assistant"; content: string }
   | { kind: "calls"; content: string; calls: Array<{ id: string; name: string; input: unknown }> }
-  | { kind: "results"; results: Array<{ id: string; content: string; isError: boolean }> };
+  | { kind: "results"; results: Array<{ id: string; content: string; isError: boolean }> }
+) & {
+  /** Where the client wrote it (`messages[2]`, Anthropic's `system`): a problem found later is reported there. */
+  source: string;
+};
 
 /** One facade request in the shape the session understands, whatever its wire format. */
 export type FacadeTurnRequest = {
@@ -132,12 +136,39 @@ async function plan(ctx: FacadeRequestContext, stub: SessionStubLike, req: Facad
     const turn: CallTurn = found.body;
     if (turn.historyKey === key) return resume(ctx, stub, req, turn, last.results);
   }
-  return validateChat({
-    model: req.model,
-    messages: asMessages(req.history),
-    ...(req.clientTools.length > 0 ? { clientTools: req.clientTools } : {}),
-    ...req.sampling,
-  });
+  return inClientTerms(req, () =>
+    validateChat({
+      model: req.model,
+      messages: asMessages(req.history),
+      ...(req.clientTools.length > 0 ? { clientTools: req.clientTools } : {}),
+      ...req.sampling,
+    }),
+  );
+}
+
+/** The request fields of the format for the `/chat` fields the facade fills in. */
+const CLIENT_FIELDS: Record<string, string> = { topP: "top_p", maxOutputTokens: "max_tokens" };
+
+/**
+ * A refusal of the `/chat` request built from the client's names the client's own field: the
+ * converted conversation has Anthropic's `system` as its first message and one message per run of
+ * tool results, so `messages[i]` there is not the client's `messages[i]`.
+ */
+function inClientTerms<T>(req: FacadeTurnRequest, build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    if (!(error instanceof GatewayError) || error.path === undefined) throw error;
+    const at = /^messages\[(\d+)\]/.exec(error.path);
+    const head = at ? at[0] : /^[A-Za-z]+/.exec(error.path)?.[0];
+    const mapped = at
+      ? req.history[Number(at[1])]?.source
+      : head !== undefined && Object.hasOwn(CLIENT_FIELDS, head)
+        ? CLIENT_FIELDS[head]
+        : undefined;
+    if (head === undefined || mapped === undefined || mapped === head) throw error;
+    throw new GatewayError(error.code, error.message.split(head).join(mapped), mapped + error.path.slice(head.length), error.headers);
+  }
 }
 
 async function resume(
@@ -185,10 +216,12 @@ export async function startFacadeTurn(
   sessionHeader: string | undefined,
   signal: AbortSignal,
 ): Promise<FacadeRun> {
+  // An alias answers as what it names (the model field of the answer, the session a conversation derives).
+  req.model = resolveModelAlias(ctx.config, req.model);
   if (!findModel(ctx.config, req.model))
     throw new GatewayError(
       "not_found",
-      `the model ${JSON.stringify(req.model)} does not exist: use a "provider/model" GET /v1/models lists`,
+      `the model ${JSON.stringify(req.model)} does not exist: use a "provider/model" or an alias GET /v1/models lists`,
       "model",
     );
   const sessionId = await facadeSessionId(sessionHeader, req);
