@@ -159,16 +159,29 @@ function inClientTerms<T>(req: FacadeTurnRequest, build: () => T): T {
     return build();
   } catch (error) {
     if (!(error instanceof GatewayError) || error.path === undefined) throw error;
-    const at = /^messages\[(\d+)\]/.exec(error.path);
-    const head = at ? at[0] : /^[A-Za-z]+/.exec(error.path)?.[0];
-    const mapped = at
-      ? req.history[Number(at[1])]?.source
-      : head !== undefined && Object.hasOwn(CLIENT_FIELDS, head)
-        ? CLIENT_FIELDS[head]
-        : undefined;
-    if (head === undefined || mapped === undefined || mapped === head) throw error;
+    const spelled = clientSpelling(req, error.path);
+    if (spelled === undefined || spelled[0] === spelled[1]) throw error;
+    const [head, mapped] = spelled;
     throw new GatewayError(error.code, error.message.split(head).join(mapped), mapped + error.path.slice(head.length), error.headers);
   }
+}
+
+/** The start of a `/chat` path and the client's spelling of it, when they differ. */
+function clientSpelling(req: FacadeTurnRequest, path: string): [string, string] | undefined {
+  const at = /^messages\[(\d+)\]/.exec(path);
+  if (at) {
+    const source = req.history[Number(at[1])]?.source;
+    return source === undefined ? undefined : [at[0], source];
+  }
+  // A client tool: OpenAI's `tools[i].function.name` / `.parameters`, Anthropic's `tools[i].name` / `.input_schema`.
+  const tool = /^clientTools\[(\d+)\](\.parameters)?/.exec(path);
+  if (tool) {
+    const [head, i, parameters] = tool;
+    if (req.format === "anthropic") return [head, `tools[${i}]${parameters ? ".input_schema" : ""}`];
+    return [head, parameters || path !== head ? `tools[${i}].function${parameters ? ".parameters" : ""}` : `tools[${i}]`];
+  }
+  const field = /^[A-Za-z]+/.exec(path)?.[0];
+  return field !== undefined && Object.hasOwn(CLIENT_FIELDS, field) ? [field, CLIENT_FIELDS[field]!] : undefined;
 }
 
 async function resume(

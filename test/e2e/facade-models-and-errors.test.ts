@@ -91,6 +91,37 @@ describe("the paths of facade refusals name the client's own fields", () => {
   });
 });
 
+describe("client tool refusals name the format's own tool fields", () => {
+  it("OpenAI: tools[i].function.name; Anthropic: tools[i].name", async () => {
+    const oai = await openai()
+      .chat.completions.create({
+        model: "fakeoai/gpt-fake",
+        messages: [{ role: "user", content: "hi" }],
+        tools: [
+          { type: "function", function: { name: "ask_user" } },
+          { type: "function", function: { name: "exec" } },
+        ],
+      })
+      .catch((e) => e);
+    expect(oai).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(oai.error).toMatchObject({ param: "tools[1].function.name" });
+    expect(oai.message).toContain("tools[1].function.name");
+    expect(oai.message).not.toContain("clientTools");
+
+    const ant = await anthropic()
+      .messages.create({
+        model: "fakeant/claude-fake",
+        max_tokens: 64,
+        messages: [{ role: "user", content: "hi" }],
+        tools: [{ name: "wait", input_schema: { type: "object" } }],
+      })
+      .catch((e) => e);
+    expect(ant).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(ant.error.error.message).toContain("tools[0].name");
+    expect(ant.error.error.message).not.toContain("clientTools");
+  });
+});
+
 describe("a full session", () => {
   it("is a 409 each SDK raises as its ConflictError (OpenAI type insufficient_quota)", async () => {
     setLimits({ maxStoredBytes: 1024 });
