@@ -4,6 +4,7 @@ import { defineConfig } from "vitest/config";
 import { freeLoopbackPort } from "./test/support/free-port.mjs";
 import { ALLOWED_TEST_ORIGIN, FAKE_PROVIDER_SECRETS, testConfig } from "./test/test-config.ts";
 import { buildTypeScriptModule } from "./scripts/build-typescript-module.mjs";
+import { routeExpectedWorkerdLines } from "./test/support/workerd-log-filter.mjs";
 
 // src/generated/typescript.mjs (the TypeScript compiler as a module of its own) is generated and
 // git-ignored; wrangler builds it before dev/deploy, the tests build it here (a no-op when current).
@@ -53,6 +54,11 @@ function workers(options: {
     },
   });
 }
+
+// workerd's own lines for failures the tests provoke on purpose (a refused connection to a closed
+// port, a cancelled body) go to .wrangler/test-logs/workerd-expected.log; any other line prints.
+// Here, not in a globalSetup: the plugin writes them from this (the main) process, to stdout.
+routeExpectedWorkerdLines();
 
 // Wrangler announces at info level that it read .dev.vars, once per test file; its warnings and
 // errors still print. An explicit WRANGLER_LOG (e.g. debug) wins.

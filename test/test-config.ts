@@ -145,7 +145,11 @@ export function testConfig(fakeProviderPort: number, opts: { privateMcp?: boolea
     ...TEST_CONFIG,
     // CORS is off by default; the gateway project allows one browser origin (test/e2e/cors.test.ts).
     ...(opts.corsOrigins ? { gateway: { cors: { allowedOrigins: opts.corsOrigins } } } : {}),
-    models: { providers: fakeProviderCatalogs(`http://127.0.0.1:${fakeProviderPort}/v1`) },
+    models: {
+      providers: fakeProviderCatalogs(`http://127.0.0.1:${fakeProviderPort}/v1`),
+      // Names a facade client may send as `model`; `unkeyed` names a bundled model whose key secret the tests never set.
+      aliases: { "codemode-fast": "fakeoai/gpt-fake", "codemode-claude": "fakeant/claude-fake", unkeyed: "openai/gpt-5.5" },
+    },
     // The MCP peers of the tests listen on loopback; the search project keeps the default (refused).
     ...(opts.privateMcp === false ? {} : { mcp: { allowPrivateAddresses: true } }),
   };

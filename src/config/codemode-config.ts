@@ -19,7 +19,8 @@ export type CodemodeConfig = {
     defaults?: { models?: Record<string, CodemodeModelOverride> };
     entries?: Record<string, { tools?: CodemodeToolsConfig; models?: Record<string, CodemodeModelOverride>; approvals?: CodemodeApprovalsConfig }>;
   };
-  models?: { providers?: Record<string, CodemodeProviderConfig> };
+  /** `aliases`: names the `/v1/chat/completions` and `/v1/messages` clients may send as `model` (alias → "provider/model"). */
+  models?: { providers?: Record<string, CodemodeProviderConfig>; aliases?: Record<string, string> };
   gateway?: {
     sessions?: { turnIdleSeconds?: number; sessionIdleSeconds?: number; maxTurnsPerSession?: number; maxStoredBytes?: number };
     rateLimit?: { enabled?: boolean; retryAfterSeconds?: number };

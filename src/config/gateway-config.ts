@@ -77,6 +77,8 @@ export type GatewayConfig = {
   agents: { defaults: AgentDefaults; entries: Record<string, AgentEntry> };
   /** Bundled provider catalogs with the user's `models.providers` merged over them. */
   providers: Record<string, ProviderCatalog>;
+  /** `models.aliases`: alias → `provider/model` of `providers` (no prototype; read with `resolveModelAlias`). */
+  modelAliases: Record<string, string>;
   /** `gateway.sessions` (idle expiry, storage quota) and `gateway.rateLimit`, validated with defaults filled in. */
   operations: GatewayOperations;
   /** `mcp.servers`: attached to every turn that has tools (no prototype; read with `Object.entries`). */

@@ -6,20 +6,21 @@ import type { ConfigResult, GatewayConfig } from "./gateway-config";
 import { parseAgents } from "./parse-agents";
 import { parseApprovals } from "./approval-settings";
 import { parseLoggingSection } from "./parse-logging-section";
+import { parseModelAliases } from "./parse-model-aliases";
 import { parseGatewayOperations } from "./parse-session-limits";
 import { parseProviderCatalogs } from "./parse-provider-catalogs";
 import { parseToolsSection } from "./parse-tools-section";
 
 /** The sections this gateway reads (ARCHITECTURE.md, "Configuration"); any other top-level key is refused. */
 export const TOP_LEVEL_KEYS = ["tools", "agents", "models", "gateway", "mcp", "logging", "approvals"];
-export const MODELS_KEYS = ["providers"];
+export const MODELS_KEYS = ["providers", "aliases"];
 export const MCP_KEYS = ["servers", "allowPrivateAddresses", "toolListTtlMs"];
 
 /**
  * Validates a configuration document (a JSON value). Pure and synchronous; never throws.
  *
  * Reads and validates `tools` (`codeMode`, `toolSearch`, and the seed-documented `sandbox`, `swarm`, `allow`),
- * `agents.defaults.models`, `agents.entries.<agent>.{tools,models}`, `models.providers` and `logging.redactPatterns`. Unknown keys in
+ * `agents.defaults.models`, `agents.entries.<agent>.{tools,models}`, `models.providers`, `models.aliases` and `logging.redactPatterns`. Unknown keys in
  * any of these sections are refused, so a typo such as a top-level `tool` is an error rather than a setting
  * that silently never applies. The first problem found is returned with the offending key path; a root
  * that is not an object is reported with path `""`.
@@ -42,12 +43,15 @@ function buildConfig(raw: unknown): GatewayConfig {
   if (models !== undefined && !isRecord(models)) fail("models", "must be an object");
   if (models !== undefined) rejectUnknownKeys(models, "models", MODELS_KEYS);
 
+  const providers = parseProviderCatalogs(models === undefined ? undefined : own(models, "providers"), "models.providers", BUNDLED_PROVIDERS);
+
   return {
     raw,
     codeMode: tools.codeMode,
     toolSearch: tools.toolSearch,
     agents: parseAgents(own(raw, "agents"), "agents"),
-    providers: parseProviderCatalogs(models === undefined ? undefined : own(models, "providers"), "models.providers", BUNDLED_PROVIDERS),
+    providers,
+    modelAliases: parseModelAliases(models === undefined ? undefined : own(models, "aliases"), "models.aliases", providers),
     // `gateway.sessions` and `gateway.rateLimit` (parse-session-limits.ts); other `gateway.*` keys stay in `raw`.
     operations: parseGatewayOperations(own(raw, "gateway"), "gateway"),
     mcpServers: parseMcpSection(own(raw, "mcp"), "mcp"),

@@ -39,7 +39,7 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 /** Why a session object refused a call (its RPC replies carry one of these). */
 export type SessionFailure = Extract<
   ErrorCode,
-  "invalid_request" | "not_found" | "conflict" | "quota_exceeded" | "invalid_config" | "session_reset" | "surface_rejected"
+  "invalid_request" | "not_found" | "conflict" | "quota_exceeded" | "invalid_config" | "session_reset" | "surface_rejected" | "internal_error"
 >;
 
 /** What can stop a /chat turn: a session refusal, a provider failure, a cancel, or a fault. */

@@ -46,7 +46,7 @@ function textOf(bs: Array<Record<string, unknown>>, param: string): string {
 
 function history(system: unknown, messages: unknown): HistoryItem[] {
   const out: HistoryItem[] = [];
-  if (system !== undefined) out.push({ kind: "text", role: "system", content: textOf(blocks(system, "system"), "system") });
+  if (system !== undefined) out.push({ kind: "text", role: "system", content: textOf(blocks(system, "system"), "system"), source: "system" });
   if (!Array.isArray(messages) || messages.length === 0) fail("messages", "messages must be a non-empty array");
   (messages as unknown[]).forEach((m, i) => {
     const at = `messages[${i}]`;
@@ -58,11 +58,12 @@ function history(system: unknown, messages: unknown): HistoryItem[] {
         content.filter((b) => b.type !== "tool_use"),
         `${at}.content`,
       );
-      if (uses.length === 0) out.push({ kind: "text", role: "assistant", content: said });
+      if (uses.length === 0) out.push({ kind: "text", role: "assistant", content: said, source: at });
       else
         out.push({
           kind: "calls",
           content: said,
+          source: at,
           calls: uses.map((u, j) =>
             typeof u.id === "string" && typeof u.name === "string"
               ? { id: u.id, name: u.name, input: u.input ?? {} }
@@ -76,6 +77,7 @@ function history(system: unknown, messages: unknown): HistoryItem[] {
       if (out.at(-1)?.kind !== "calls") fail(at, `${at}: tool_result blocks must answer the assistant message's tool_use blocks`);
       out.push({
         kind: "results",
+        source: at,
         results: results.map((r, j) => {
           const p = `${at}.content[${j}]`;
           if (typeof r.tool_use_id !== "string") fail(`${p}.tool_use_id`, `${p}.tool_use_id must be the id of the tool_use it answers`);
@@ -86,7 +88,7 @@ function history(system: unknown, messages: unknown): HistoryItem[] {
     }
     const rest = content.filter((b) => b.type !== "tool_result");
     // Text beside tool results is a new user message: the conversation goes on in a new turn.
-    if (rest.length > 0 || results.length === 0) out.push({ kind: "text", role: "user", content: textOf(rest, `${at}.content`) });
+    if (rest.length > 0 || results.length === 0) out.push({ kind: "text", role: "user", content: textOf(rest, `${at}.content`), source: at });
   });
   return out;
 }

@@ -1,5 +1,5 @@
 import { readEvents, type ChatError, type ChatEvent, type ChatMeta, type PendingClientCall } from "../agent";
-import { findModel } from "../config";
+import { findModel, resolveModelAlias } from "../config";
 import { GatewayError, sessionResetMessage, type ErrorCode } from "../errors";
 import { validateChat, type FacadeRequestContext, type GatewayEnv } from "../http";
 import { logRecord } from "../observability";
@@ -10,10 +10,14 @@ import type { CallTurn, ChatRequest, SessionReply } from "../session";
  * `calls` is an assistant message with tool calls (OpenAI `tool_calls`, Anthropic `tool_use`);
  * `results` the tool results answering one (OpenAI `role: "tool"` messages, Anthropic `tool_result` blocks).
  */
-export type HistoryItem =
+export type HistoryItem = (
   | { kind: "text"; role: "system" | "user" | "assistant"; content: string }
   | { kind: "calls"; content: string; calls: Array<{ id: string; name: string; input: unknown }> }
-  | { kind: "results"; results: Array<{ id: string; content: string; isError: boolean }> };
+  | { kind: "results"; results: Array<{ id: string; content: string; isError: boolean }> }
+) & {
+  /** Where the client wrote it (`messages[2]`, Anthropic's `system`): a problem found later is reported there. */
+  source: string;
+};
 
 /** One facade request in the shape the session understands, whatever its wire format. */
 export type FacadeTurnRequest = {
@@ -136,12 +140,52 @@ async function plan(ctx: FacadeRequestContext, stub: SessionStubLike, req: Facad
     const turn: CallTurn = found.body;
     if (turn.historyKey === key) return resume(ctx, stub, req, turn, last.results);
   }
-  return validateChat({
-    model: req.model,
-    messages: asMessages(req.history),
-    ...(req.clientTools.length > 0 ? { clientTools: req.clientTools } : {}),
-    ...req.sampling,
-  });
+  return inClientTerms(req, () =>
+    validateChat({
+      model: req.model,
+      messages: asMessages(req.history),
+      ...(req.clientTools.length > 0 ? { clientTools: req.clientTools } : {}),
+      ...req.sampling,
+    }),
+  );
+}
+
+/** The request fields of the format for the `/chat` fields the facade fills in. */
+const CLIENT_FIELDS: Record<string, string> = { topP: "top_p", maxOutputTokens: "max_tokens" };
+
+/**
+ * A refusal of the `/chat` request built from the client's names the client's own field: the
+ * converted conversation has Anthropic's `system` as its first message and one message per run of
+ * tool results, so `messages[i]` there is not the client's `messages[i]`.
+ */
+function inClientTerms<T>(req: FacadeTurnRequest, build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    if (!(error instanceof GatewayError) || error.path === undefined) throw error;
+    const spelled = clientSpelling(req, error.path);
+    if (spelled === undefined || spelled[0] === spelled[1]) throw error;
+    const [head, mapped] = spelled;
+    throw new GatewayError(error.code, error.message.split(head).join(mapped), mapped + error.path.slice(head.length), error.headers);
+  }
+}
+
+/** The start of a `/chat` path and the client's spelling of it, when they differ. */
+function clientSpelling(req: FacadeTurnRequest, path: string): [string, string] | undefined {
+  const at = /^messages\[(\d+)\]/.exec(path);
+  if (at) {
+    const source = req.history[Number(at[1])]?.source;
+    return source === undefined ? undefined : [at[0], source];
+  }
+  // A client tool: OpenAI's `tools[i].function.name` / `.parameters`, Anthropic's `tools[i].name` / `.input_schema`.
+  const tool = /^clientTools\[(\d+)\](\.parameters)?/.exec(path);
+  if (tool) {
+    const [head, i, parameters] = tool;
+    if (req.format === "anthropic") return [head, `tools[${i}]${parameters ? ".input_schema" : ""}`];
+    return [head, parameters || path !== head ? `tools[${i}].function${parameters ? ".parameters" : ""}` : `tools[${i}]`];
+  }
+  const field = /^[A-Za-z]+/.exec(path)?.[0];
+  return field !== undefined && Object.hasOwn(CLIENT_FIELDS, field) ? [field, CLIENT_FIELDS[field]!] : undefined;
 }
 
 async function resume(
@@ -189,10 +233,12 @@ export async function startFacadeTurn(
   sessionHeader: string | undefined,
   signal: AbortSignal,
 ): Promise<FacadeRun> {
+  // An alias answers as what it names (the model field of the answer, the session a conversation derives).
+  req.model = resolveModelAlias(ctx.config, req.model);
   if (!findModel(ctx.config, req.model))
     throw new GatewayError(
       "not_found",
-      `the model ${JSON.stringify(req.model)} does not exist: use a "provider/model" GET /v1/models lists`,
+      `the model ${JSON.stringify(req.model)} does not exist: use a "provider/model" or an alias GET /v1/models lists`,
       "model",
     );
   const sessionId = await facadeSessionId(sessionHeader, req);

@@ -1,5 +1,6 @@
 import type { ChatMeta } from "../agent";
 import { addTokenCounts } from "../providers";
+import { splitModelRef } from "../config";
 import { GatewayError } from "../errors";
 import { parseJsonBody } from "../http";
 import {
@@ -52,22 +53,23 @@ function history(messages: unknown): HistoryItem[] {
     switch (msg.role) {
       case "system":
       case "developer":
-        out.push({ kind: "text", role: "system", content: text(msg.content, `${at}.content`) });
+        out.push({ kind: "text", role: "system", content: text(msg.content, `${at}.content`), source: at });
         return;
       case "user":
-        out.push({ kind: "text", role: "user", content: text(msg.content, `${at}.content`) });
+        out.push({ kind: "text", role: "user", content: text(msg.content, `${at}.content`), source: at });
         return;
       case "assistant": {
         const content = text(msg.content, `${at}.content`, true);
         const calls = msg.tool_calls;
         if (calls === undefined || calls === null || (Array.isArray(calls) && calls.length === 0)) {
-          out.push({ kind: "text", role: "assistant", content });
+          out.push({ kind: "text", role: "assistant", content, source: at });
           return;
         }
         if (!Array.isArray(calls)) fail(`${at}.tool_calls`, `${at}.tool_calls must be an array`);
         out.push({
           kind: "calls",
           content,
+          source: at,
           calls: (calls as unknown[]).map((c, j) => {
             const p = `${at}.tool_calls[${j}]`;
             const fn = isObject(c) ? c.function : undefined;
@@ -92,7 +94,7 @@ function history(messages: unknown): HistoryItem[] {
         const result = { id: msg.tool_call_id as string, content: text(msg.content, `${at}.content`), isError: false };
         const last = out.at(-1);
         if (last?.kind === "results") last.results.push(result);
-        else if (last?.kind === "calls") out.push({ kind: "results", results: [result] });
+        else if (last?.kind === "calls") out.push({ kind: "results", results: [result], source: at });
         else fail(at, `${at} (a tool result) must follow an assistant message with tool_calls`);
         return;
       }
@@ -224,10 +226,25 @@ export async function chatCompletions(req: Request, ctx: FacadeRequestContext): 
   return new Response(body, { headers: { ...headers, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" } });
 }
 
-/** `GET /v1/models`: every configured `provider/model`, in the OpenAI list format. */
+/**
+ * `GET /v1/models`, in the OpenAI list format: the `provider/model` ids a request can reach — those
+ * of providers whose API-key secret is set in the Worker's environment (a model whose key is
+ * missing would only answer an error) — and the `models.aliases` naming one of them.
+ */
 export function listModels(ctx: FacadeRequestContext): Response {
-  const data = Object.entries(ctx.config.providers).flatMap(([provider, catalog]) =>
-    catalog.models.map((m) => ({ id: `${provider}/${m.id}`, object: "model", created: 0, owned_by: provider })),
+  const callable = (provider: string): boolean => {
+    const ref = Object.hasOwn(ctx.config.providers, provider) ? ctx.config.providers[provider]!.apiKey : undefined;
+    const name = ref?.startsWith("env:") ? ref.slice("env:".length) : undefined;
+    const secret = name !== undefined && Object.hasOwn(ctx.env, name) ? ctx.env[name] : undefined;
+    return typeof secret === "string" && secret !== "";
+  };
+  const entry = (id: string, provider: string) => ({ id, object: "model", created: 0, owned_by: provider });
+  const models = Object.entries(ctx.config.providers).flatMap(([provider, catalog]) =>
+    callable(provider) ? catalog.models.map((m) => entry(`${provider}/${m.id}`, provider)) : [],
   );
-  return Response.json({ object: "list", data });
+  const aliases = Object.entries(ctx.config.modelAliases).flatMap(([alias, target]) => {
+    const provider = splitModelRef(target)!.provider;
+    return callable(provider) ? [entry(alias, provider)] : [];
+  });
+  return Response.json({ object: "list", data: [...models, ...aliases] });
 }

@@ -117,6 +117,8 @@ export type FacadeRequestContext = {
   requestId: string;
   sessions: GatewayEnv["SESSIONS"];
   config: GatewayConfig;
+  /** The Worker's bindings, read-only (which provider secrets are set: `GET /v1/models`). */
+  env: Readonly<Record<string, unknown>>;
   waitUntil(promise: Promise<unknown>): void;
 };
 
@@ -291,6 +293,7 @@ export function createApp(
         requestId: c.get("requestId"),
         sessions: c.env.SESSIONS,
         config: config.config,
+        env: c.env as unknown as Readonly<Record<string, unknown>>,
         waitUntil: (promise) => {
           try {
             c.executionCtx.waitUntil(promise);

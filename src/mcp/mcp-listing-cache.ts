@@ -29,6 +29,8 @@ export class McpListingCache {
   /** Sequence of stale marks, and each key's last one: a listing started before it is not cached. */
   private seq = 0;
   private readonly staleAt = new Map<string, number>();
+  /** The newest stale mark forgotten: a listing started before it may have raced it, so it is not cached. */
+  private forgotten = -1;
 
   constructor(
     private readonly maxEntries = MCP_LISTING_CACHE_ENTRIES,
@@ -56,7 +58,7 @@ export class McpListingCache {
   }
 
   set(key: string, listing: CachedListing, now: number, since = this.seq): void {
-    if ((this.staleAt.get(key) ?? -1) > since) return;
+    if ((this.staleAt.get(key) ?? -1) > since || this.forgotten > since) return;
     this.drop(key);
     if (listing.bytes > this.maxBytes) return;
     this.entries.set(key, { ...listing, at: now });
@@ -72,7 +74,11 @@ export class McpListingCache {
     this.drop(key);
     this.staleAt.delete(key);
     this.staleAt.set(key, ++this.seq);
-    if (this.staleAt.size > STALE_MARKS) this.staleAt.delete(this.staleAt.keys().next().value!);
+    if (this.staleAt.size > STALE_MARKS) {
+      const [oldest, at] = this.staleAt.entries().next().value!;
+      this.staleAt.delete(oldest);
+      this.forgotten = at;
+    }
   }
 
   private drop(key: string): void {

@@ -1,4 +1,4 @@
-import { McpClient, sessionEnded, type McpFetch } from "./mcp-client";
+import { McpClient, sessionEnded, type McpConnectOptions, type McpFetch } from "./mcp-client";
 import type { McpTarget } from "./mcp-config";
 import type { McpCallOptions } from "./mcp-deadline";
 import { mcpFailure, type McpOutcome } from "./mcp-errors";
@@ -30,7 +30,16 @@ type Slot = {
   connecting?: Promise<McpOutcome<McpClient>>;
   /** Operations running on this slot's client now. */
   busy: number;
-  idle?: ReturnType<typeof setTimeout>;
+  /** Cancels the idle close (see `release`). */
+  idle?: () => void;
+};
+
+/** Runs `fn` after `ms` and returns its cancel: the pool's idle timers, injectable so tests move time by hand. */
+export type McpSchedule = (fn: () => void, ms: number) => () => void;
+
+const realSchedule: McpSchedule = (fn, ms) => {
+  const timer = setTimeout(fn, ms);
+  return () => clearTimeout(timer);
 };
 
 export type McpSessionPoolOptions = {
@@ -39,6 +48,9 @@ export type McpSessionPoolOptions = {
   fetch?: McpFetch;
   /** A server's listing went stale (mcp-listing-cache.ts); `key` is its identity. */
   onListingStale?: (key: string) => void;
+  /** How a session starts (default `McpClient.connect`; tests pass a fake client). */
+  connect?: (target: McpTarget, options: McpConnectOptions) => Promise<McpOutcome<McpClient>>;
+  schedule?: McpSchedule;
 };
 
 export class McpSessionPool {
@@ -142,7 +154,7 @@ export class McpSessionPool {
 
   private connect(key: string, target: McpTarget, opts: McpCallOptions): Promise<McpOutcome<McpClient>> {
     this.connects++;
-    return McpClient.connect(target, {
+    return (this.options.connect ?? McpClient.connect.bind(McpClient))(target, {
       ...opts,
       ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
       onListingStale: () => this.options.onListingStale?.(key),
@@ -170,7 +182,7 @@ export class McpSessionPool {
   private release(key: string, slot: Slot): void {
     if (slot.busy > 0 || slot.connecting || this.slots.get(key) !== slot) return;
     stopIdle(slot);
-    slot.idle = setTimeout(() => {
+    slot.idle = (this.options.schedule ?? realSchedule)(() => {
       if (this.slots.get(key) === slot && slot.busy === 0 && !slot.connecting) this.evict(key);
     }, this.idleMs);
   }
@@ -192,7 +204,7 @@ export class McpSessionPool {
 }
 
 function stopIdle(slot: Slot): void {
-  if (slot.idle !== undefined) clearTimeout(slot.idle);
+  slot.idle?.();
   slot.idle = undefined;
 }
 

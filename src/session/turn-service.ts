@@ -109,7 +109,17 @@ export class TurnService {
     }
     const admitted = this.p.quota.admitTurn(row.charged, storedWith);
     if (!admitted.ok) return { ok: false, reason: "quota_exceeded", message: admitted.message };
-    await this.storeTurn(spec, counters, row);
+    try {
+      await this.storeTurn(spec, counters, row);
+    } catch (error) {
+      // A refused write (SQLITE_TOOBIG, a full disk) is an answer, not a throw out of the RPC: nothing was stored.
+      logRecord("host_error", { where: "turn.store", error, tenant: tenantId, sessionId });
+      return {
+        ok: false,
+        reason: "internal_error",
+        message: "the session could not store this turn (its storage refused the write); nothing was stored: retry",
+      };
+    }
     this.touched(turnId, { opened: true });
     logTurnSurface(
       debugFlags(this.p.env().CODEMODE_DEBUG),

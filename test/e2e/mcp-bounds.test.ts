@@ -94,6 +94,7 @@ describe("a failed turn write leaves nothing behind", () => {
     await sessionProbe(session).failNextStatement("INSERT INTO turns", "string or blob too big: SQLITE_TOOBIG");
     const failed = await open(session, {});
     expect(failed.status).toBe(500);
+    expect(failed.json.error).toMatchObject({ code: "internal_error", message: expect.stringMatching(/nothing was stored/) });
     expect((await api("DELETE", `/v1/sessions/${session}`)).status).toBe(404);
     expect((await open(session, {})).status).toBe(201);
     expect((await api("DELETE", `/v1/sessions/${session}`)).status).toBe(200);

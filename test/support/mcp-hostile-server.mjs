@@ -124,9 +124,22 @@ async function stream(res, head, mb, tail) {
   const chunk = "A".repeat(1 << 20);
   for (let i = 0; i < mb; i++) {
     if (res.destroyed) return;
-    if (!res.write(chunk)) await new Promise((resolve) => (res.once("drain", resolve), res.once("close", resolve)));
+    if (!res.write(chunk)) await drainedOrClosed(res);
   }
   if (!res.destroyed) res.end(tail);
+}
+
+/** Resolves at the next `drain` or `close`, removing both listeners: one wait per chunk leaves none behind. */
+function drainedOrClosed(res) {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
 }
 
 /** /counted/<tag> servers, by tag. */
