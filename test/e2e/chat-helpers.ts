@@ -17,7 +17,11 @@ export async function script(steps: FakeStep[]): Promise<{ id: string; marker: s
 /** Steps added once the test knows what the model should say next (e.g. a runId). */
 export const appendSteps = (id: string, steps: FakeStep[]): Promise<void> => scripts.get(id)!.append(steps);
 
+/** The script's requests, once each has ended: it waits (≤ 5 s) for one in flight, so poll `arrived` instead. */
 export const requests = (id: string): Promise<RecordedRequest[]> => scripts.get(id)!.requests();
+
+/** How many requests reached the script so far, ended or not: what a test polls to act while one is in flight. */
+export const arrived = (id: string): Promise<number> => scripts.get(id)!.arrived();
 
 export async function chat(session: string, body: unknown, opts: { accept?: string; token?: string } = {}) {
   const res = await SELF.fetch(`http://gateway/v1/sessions/${session}/chat`, {

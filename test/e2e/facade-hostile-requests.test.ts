@@ -2,7 +2,7 @@ import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import { sessionId, sessionStub, TOKEN_A, TOKEN_B } from "./helpers";
-import { appendSteps, requests, script, toolResults } from "./chat-helpers";
+import { appendSteps, arrived, requests, script, toolResults } from "./chat-helpers";
 import { ASK_CODE, openai, parkedRunId } from "./facade-helpers";
 
 // The facades under a hostile client, tenant and provider: requests the SDKs would never send
@@ -193,8 +193,9 @@ describe("a streamed follow-up whose client leaves", () => {
     const reader = res.body!.getReader();
     const first = new TextDecoder().decode((await reader.read()).value);
     const requestId = /chatcmpl-([0-9a-f-]+)/.exec(first)![1]!;
-    // The provider is mid-answer (its stream stalls) once it has been asked the third time.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Cancelled as soon as the provider has been asked the third time (the model call after the
+    // resumed cell): `arrived`, not `requests`, which answers only once that call has ended.
+    for (let i = 0; i < 200 && (await arrived(s.id)) < 3; i++) await new Promise((r) => setTimeout(r, 25));
     // Local workerd does not deliver client disconnects to request.signal: do what the Worker does on one.
     await (sessionStub(session) as any).cancelRequest(requestId);
     let rest = "";
@@ -204,7 +205,10 @@ describe("a streamed follow-up whose client leaves", () => {
     expect(retry.status).toBe(200);
     expect(retry.json.choices[0].message.content).toBe("Greeted.");
     // The program finished before the cancel: its value reached the model, taken once.
-    const waited = toolResults((await requests(s.id)).at(-1)!).find((t) => t.id === "w1")!;
+    const all = await requests(s.id);
+    // The cancel closed the stalled model call: the provider saw its client go away.
+    expect(all[2]!.aborted).toBe(true);
+    const waited = toolResults(all.at(-1)!).find((t) => t.id === "w1")!;
     expect(JSON.parse(waited.content)).toMatchObject({ status: "completed", value: "Hello, Ada" });
   });
 });
