@@ -120,6 +120,7 @@ const FRESH_ISOLATE = [
   "test/e2e/typescript-cells.test.ts",
   "test/unit/source/typescript-transform.test.ts",
   "test/unit/source/typescript-strip.test.ts",
+  "test/e2e/source-budget.test.ts",
 ];
 
 /** Gateway log lines go to memory, not the terminal (test/support/log-capture.ts); tests read them. */
