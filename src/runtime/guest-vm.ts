@@ -180,8 +180,13 @@ export class GuestVm {
         guest.ctl = vm.global.getProp(GUEST_CONTROL);
         guest.controlToken = vm.exportHandle(guest.ctl);
         vm.evalBytecode(programs.hideControl).dispose();
-        // Built once per isolate, then copied into every cell VM: leave the prelude's garbage out of it.
-        vm._getExports().qjs_run_gc();
+        // Built once per isolate, then copied into every cell VM: leave the prelude's garbage out of
+        // it, and set the next collection where QuickJS would after one, so a cell's first
+        // allocations do not start with a full collection of the prelude's heap.
+        const gc = vm._getExports();
+        gc.qjs_run_gc();
+        const allocated = gc.qjs_get_allocated_size();
+        gc.qjs_set_gc_threshold(Math.max(gc.qjs_get_gc_threshold(), allocated + (allocated >> 1)));
       });
     } catch (error) {
       guest.dispose();
