@@ -38,8 +38,10 @@ import { MAX_GUEST_TIMERS } from "../limits";
  *    "ns:<Name>.<method>"; only fresh VMs get the argument, ABI 4 preludes never send the keys.
  * 6: adds the fourth argument's "swarm" field (agents.run, phase, log) and "call" requests keyed "swarm:phase" /
  *    "swarm:log"; only fresh VMs get the field, ABI 5 preludes never send the keys.
+ * 7: adds GUEST_CONTROL.seed(a, b, c, d): the guest's Math.random state, set by the host on every VM
+ *    restored from the shared image; only fresh VMs get it (a parked run keeps its own state).
  */
-export const GUEST_ABI_VERSION = 6;
+export const GUEST_ABI_VERSION = 7;
 
 /** The one host callback, registered by this stable name so `restore` can re-register it. */
 export const HOST_CALL = "__cm_host";
@@ -51,6 +53,30 @@ export const HOST_OP = { request: 0, output: 1, cancel: 2, charge: 3, taint: 4 }
  * snapshots) and deletes the global before any model code runs.
  */
 export const GUEST_CONTROL = "__codemode";
+
+/**
+ * Math.random over a guest-held xoshiro128** state. Every cell VM is restored from one image, so
+ * QuickJS's own generator (seeded from the clock when the context was created) would start every
+ * cell at the same value; the host seeds this one with 128 fresh bits per VM instead (`seed`).
+ * Non-cryptographic, like the engine's (xorshift64*): 53 bits per value from two 32-bit outputs.
+ * Unseeded (never in a cell VM) it falls back to the engine's generator.
+ */
+const GUEST_RANDOM_SOURCE = String.raw`
+  const rs = new Int32Array(4), engineRandom = Math.random, imul = Math.imul;
+  function next32() {
+    const x = imul(rs[1], 5), r = imul((x << 7) | (x >>> 25), 9), t = rs[1] << 9;
+    rs[2] ^= rs[0]; rs[3] ^= rs[1]; rs[1] ^= rs[2]; rs[0] ^= rs[3]; rs[2] ^= t; rs[3] = (rs[3] << 11) | (rs[3] >>> 21);
+    return r >>> 0;
+  }
+  defineProperty(Math, "random", { writable: true, enumerable: false, configurable: true, value: { random() {
+    if ((rs[0] | rs[1] | rs[2] | rs[3]) === 0) return engineRandom();
+    return ((next32() >>> 5) * 67108864 + (next32() >>> 6)) / 9007199254740992;
+  } }.random });
+  function seed(a, b, c, d) {
+    rs[0] = a; rs[1] = b; rs[2] = c; rs[3] = d | ((a | b | c | d) === 0);
+    for (let i = 0; i < 8; i++) next32();
+  }
+`;
 
 export const GUEST_PRELUDE = String.raw`
 (function (g) {
@@ -102,6 +128,7 @@ export const GUEST_PRELUDE = String.raw`
   const reflectOwnKeys = Reflect.ownKeys;
   const call = Function.prototype.call.bind(Function.prototype.call);
 ${WORK_METER_SOURCE}
+${GUEST_RANDOM_SOURCE}
 
   function safeString(v) {
     try { return StringCtor(v); } catch (e) {
@@ -454,7 +481,8 @@ ${WORK_METER_SOURCE}
 
   defineProperty(g, "${GUEST_CONTROL}", {
     value: freeze({ start: start, settle: settle, status: status, value: value, error: error, installTools: installTools,
-      noteRejection: noteRejection, noteHandled: noteHandled, describeError: describeError, installToolSearch: installToolSearch }),
+      noteRejection: noteRejection, noteHandled: noteHandled, describeError: describeError, installToolSearch: installToolSearch,
+      seed: seed }),
     enumerable: false, writable: false, configurable: true,
   });
   // MCP servers live under MCP.<server> (installTools' third argument). Calls go through the

@@ -42,7 +42,46 @@ export type CellStatus = {
  * least the maximum snapshot TTL after the deploy that changed it. Listed explicitly (a test
  * checks it includes GUEST_ABI_VERSION), so a bump never drops an older version by accident.
  */
-export const DRIVABLE_GUEST_ABI: readonly number[] = [1, 2, 3, 4, 5, 6];
+export const DRIVABLE_GUEST_ABI: readonly number[] = [1, 2, 3, 4, 5, 6, 7];
+
+/**
+ * A VM prepared exactly like a cell's (prelude, host callback, control object hidden) with a
+ * frozen clock and zero randomness, snapshotted: the same bytes in every isolate of a build.
+ * Every cell VM is restored from it (a copy of its memory instead of instantiating QuickJS and
+ * evaluating the prelude), and parked snapshots are stored as their difference from it.
+ */
+export type PristineVm = { snapshot: Snapshot; controlToken: number };
+
+/** The image's memory limit; a VM restored from it applies its own (a few runtime fields). */
+export const PRISTINE_MEMORY_LIMIT_BYTES = 67108864;
+
+let pristine: Promise<PristineVm> | undefined;
+
+/** The isolate's pristine VM image (built once, on first use). */
+export function pristineVm(): Promise<PristineVm> {
+  pristine ??= buildPristineVm().catch((error) => {
+    pristine = undefined;
+    throw error;
+  });
+  return pristine;
+}
+
+/** Build the image without the per-isolate cache (tests prove it is the same every time). */
+export async function buildPristineVm(): Promise<PristineVm> {
+  const vm = await GuestVm.prepare({ memoryLimitBytes: PRISTINE_MEMORY_LIMIT_BYTES }, true);
+  try {
+    const snapshot = vm.snapshot();
+    return { snapshot: { ...snapshot, memory: snapshot.memory.slice() }, controlToken: vm.controlToken };
+  } finally {
+    vm.dispose();
+  }
+}
+
+/** 128 bits for the guest's Math.random (see GUEST_RANDOM_SOURCE in guest-prelude.ts). */
+function randomSeed(): [number, number, number, number] {
+  const words = crypto.getRandomValues(new Uint32Array(4));
+  return [words[0]!, words[1]!, words[2]!, words[3]!];
+}
 
 /**
  * Owner of one QuickJS-WASI instance (one per exec and per resume). Every call into the
@@ -94,11 +133,32 @@ export class GuestVm {
   }
 
   /**
-   * A fresh VM with the prelude installed, not yet bound to a cell (see VmPool).
-   * `deterministic` (frozen clock, zero randomness) builds the pristine image snapshots are
-   * stored against; cells never run in such a VM.
+   * A fresh VM with the prelude installed, not yet bound to a cell (see VmPool): restored from
+   * the pristine image, then given its own Math.random seed. `deterministic` (frozen clock, zero
+   * randomness) instead instantiates QuickJS and evaluates the prelude: that builds the image;
+   * cells never run in such a VM.
    */
   static async prepare(limits: GuestLimits, deterministic = false): Promise<GuestVm> {
+    if (deterministic) return GuestVm.build(limits, true);
+    let image: PristineVm;
+    try {
+      image = await pristineVm();
+    } catch (error) {
+      limits.reservation?.release();
+      throw error;
+    }
+    const vm = await GuestVm.restoreVm(image.snapshot, image.controlToken, limits, GUEST_ABI_VERSION);
+    try {
+      // Before any cell code: every restore starts from the same generator state otherwise.
+      vm.control("seed", ...randomSeed()).dispose();
+    } catch (error) {
+      vm.dispose();
+      throw error;
+    }
+    return vm;
+  }
+
+  private static async build(limits: GuestLimits, deterministic: boolean): Promise<GuestVm> {
     // Compiled once per isolate in a throwaway VM, so every isolate gets the same bytes and
     // cell VMs share their layout with the pristine image.
     let guest: GuestVm | undefined;
@@ -116,19 +176,17 @@ export class GuestVm {
       guest.registerHost(true);
       // Parsed once per isolate: evaluating bytecode skips most of the prelude's cost.
       guest.guarded(() => {
-        // No collection while the prelude loads: it crosses QuickJS's first GC threshold twice,
-        // and each full collection of a heap that is nearly all live costs more than the prelude
-        // itself (this VM is prepared once per cell). Its little garbage goes with the cell's
-        // first collection; the threshold is then what QuickJS would set after one.
-        const gc = vm._getExports();
-        const threshold = gc.qjs_get_gc_threshold();
-        gc.qjs_set_gc_threshold(Math.max(threshold, limits.memoryLimitBytes));
         vm.evalBytecode(programs.prelude).dispose();
         guest.ctl = vm.global.getProp(GUEST_CONTROL);
         guest.controlToken = vm.exportHandle(guest.ctl);
         vm.evalBytecode(programs.hideControl).dispose();
+        // Built once per isolate, then copied into every cell VM: leave the prelude's garbage out of
+        // it, and set the next collection where QuickJS would after one, so a cell's first
+        // allocations do not start with a full collection of the prelude's heap.
+        const gc = vm._getExports();
+        gc.qjs_run_gc();
         const allocated = gc.qjs_get_allocated_size();
-        gc.qjs_set_gc_threshold(Math.max(threshold, allocated + (allocated >> 1)));
+        gc.qjs_set_gc_threshold(Math.max(gc.qjs_get_gc_threshold(), allocated + (allocated >> 1)));
       });
     } catch (error) {
       guest.dispose();
@@ -164,6 +222,11 @@ export class GuestVm {
     abi: number,
   ): Promise<GuestVm> {
     if (!DRIVABLE_GUEST_ABI.includes(abi)) throw new Error(`guest ABI version ${abi} cannot be driven by this build`);
+    return (await GuestVm.restoreVm(snapshot, controlToken, limits, abi)).bind(guard, host);
+  }
+
+  /** A VM from a snapshot, not yet bound; `limits.reservation` is released if it cannot be made. */
+  private static async restoreVm(snapshot: Snapshot, controlToken: number, limits: GuestLimits, abi: number): Promise<GuestVm> {
     let guest: GuestVm | undefined;
     let vm: QuickJS;
     try {
@@ -186,7 +249,7 @@ export class GuestVm {
       guest.dispose();
       throw error;
     }
-    return guest.bind(guard, host);
+    return guest;
   }
 
   /** Attach the cell's interrupt budget and bridge; a VM serves exactly one cell. */

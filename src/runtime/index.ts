@@ -2,7 +2,17 @@
 export { systemClock, frozenClock, manualClock, type Clock } from "./clock";
 export { GuestFaultError, classify, type GuestFault } from "./guest-fault";
 export { GUEST_ABI_VERSION, HOST_CALL, HOST_OP, GUEST_CONTROL, GUEST_PRELUDE } from "./guest-prelude";
-export { DRIVABLE_GUEST_ABI, GuestVm, type GuestHost, type GuestLimits, type CellStatus } from "./guest-vm";
+export {
+  DRIVABLE_GUEST_ABI,
+  GuestVm,
+  pristineVm,
+  buildPristineVm,
+  PRISTINE_MEMORY_LIMIT_BYTES,
+  type PristineVm,
+  type GuestHost,
+  type GuestLimits,
+  type CellStatus,
+} from "./guest-vm";
 export { TICKS_PER_TIMEOUT_MS, BRIDGE_BYTES_PER_TICK, SETTLES_PER_TICK, InterruptGuard, type BudgetTrip } from "./interrupt-guard";
 export {
   PLATFORM_ISOLATE_MEMORY_BYTES,

@@ -1,43 +1,37 @@
-import { GUEST_PRELUDE } from "../runtime";
-import { GuestVm } from "../runtime";
+import { buildPristineVm, GUEST_PRELUDE, pristineVm, type PristineVm } from "../runtime";
 import { sha256Hex } from "./digest";
 
 /**
  * The memory image every cell VM starts from, rebuilt identically in any isolate: a VM
  * prepared exactly like a cell's (prelude bytecode, host callback, control handle) but with
- * a frozen clock and zero randomness. Parked snapshots store only the pages that differ from
- * it, so a small cell parks in about 11 KB. It belongs to one build (engine, host code and
- * prelude): its digest travels with each snapshot, and the image registry keeps it by digest
- * so builds deployed later can still rebuild a snapshot parked by this one.
+ * a frozen clock and zero randomness (the runtime's pristine VM, which cell VMs are restored
+ * from). Parked snapshots store only the pages that differ from it, so a small cell parks in
+ * about 11 KB. It belongs to one build (engine, host code and prelude): its digest travels
+ * with each snapshot, and the image registry keeps it by digest so builds deployed later can
+ * still rebuild a snapshot parked by this one.
  */
 export type PristineImage = { memory: Uint8Array; digest: string; prelude: string };
-
-/** Cells differ from the image only in a few runtime fields when their memory limit differs. */
-const IMAGE_MEMORY_LIMIT = 67108864;
 
 let image: Promise<PristineImage> | undefined;
 
 export function pristineImage(): Promise<PristineImage> {
-  image ??= build().catch((error) => {
-    image = undefined;
-    throw error;
-  });
+  image ??= pristineVm()
+    .then(fromVm)
+    .catch((error) => {
+      image = undefined;
+      throw error;
+    });
   return image;
 }
 
 /** Build the image without the per-isolate cache (tests prove it is the same every time). */
 export async function buildPristineImage(): Promise<PristineImage> {
-  return build();
+  return fromVm(await buildPristineVm());
 }
 
-async function build(): Promise<PristineImage> {
-  const vm = await GuestVm.prepare({ memoryLimitBytes: IMAGE_MEMORY_LIMIT }, true);
-  try {
-    const memory = vm.memoryImage();
-    return { memory, digest: await pristineDigest(memory, GUEST_PRELUDE), prelude: GUEST_PRELUDE };
-  } finally {
-    vm.dispose();
-  }
+async function fromVm(vm: PristineVm): Promise<PristineImage> {
+  const memory = vm.snapshot.memory;
+  return { memory, digest: await pristineDigest(memory, GUEST_PRELUDE), prelude: GUEST_PRELUDE };
 }
 
 /**

@@ -79,28 +79,51 @@ type TurnRuntime = {
 // A turn's catalog, guest metadata and MCP namespace are derived once per parsed spec, not per cell.
 const runtimes = new WeakMap<TurnSpec, TurnRuntime>();
 
+/**
+ * And once per content across turns: the turns of an agent loop (and of sessions of one agent) open
+ * with the same catalog and MCP listings, so a new turn's first cell reuses what an earlier turn
+ * derived (rendering hundreds of MCP declarations costs milliseconds). Keyed by the exact text of
+ * what the derivation reads (never a hash: a crafted collision would hand one tenant's declarations
+ * to another); the most recently used few are kept per isolate.
+ */
+const SHARED_RUNTIMES = 8;
+const shared = new Map<string, TurnRuntime>();
+
 function turnRuntime(spec: TurnSpec): TurnRuntime {
   let r = runtimes.get(spec);
-  if (!r) {
-    const catalog = new Catalog(spec.catalog);
-    const metadata = catalog.guestEntries.map(guestMetadata);
-    const mcp = mcpRuntime(spec, catalog);
-    const spawn = swarmSpawnEntry(spec.catalog.entries);
-    r = {
-      catalog,
-      tools: {
-        metadataJson: JSON.stringify(metadata),
-        namesJson: JSON.stringify(metadata.map((m) => m.callableName)),
-        ...(mcp.guestJson !== undefined ? { mcpJson: mcp.guestJson } : {}),
-        // Plugin namespaces: global names and method names only; the host maps each call to its tool.
-        // The Swarm globals travel with them (installTools' fourth argument) when the turn's native sessions_spawn is allowed.
-        ...(catalog.namespaces.length > 0 || spawn ? { namespacesJson: namespacesGuestJson(catalog, spawn, spec.options.maxPendingToolCalls) } : {}),
-      },
-      mcp,
-    };
-    runtimes.set(spec, r);
-  }
+  if (r) return r;
+  const key = runtimeKey(spec);
+  r = shared.get(key);
+  if (r) shared.delete(key);
+  else r = deriveRuntime(spec);
+  shared.set(key, r);
+  if (shared.size > SHARED_RUNTIMES) shared.delete(shared.keys().next().value!);
+  runtimes.set(spec, r);
   return r;
+}
+
+/** Everything deriveRuntime reads of a spec: the catalog projection and how the turn's MCP servers are named and filtered. */
+function runtimeKey(spec: TurnSpec): string {
+  return JSON.stringify([spec.catalog, (spec.mcp?.servers ?? []).map((s) => [s.name, s.ident, s.ops ?? null]), spec.options.maxPendingToolCalls]);
+}
+
+function deriveRuntime(spec: TurnSpec): TurnRuntime {
+  const catalog = new Catalog(spec.catalog);
+  const metadata = catalog.guestEntries.map(guestMetadata);
+  const mcp = mcpRuntime(spec, catalog);
+  const spawn = swarmSpawnEntry(spec.catalog.entries);
+  return {
+    catalog,
+    tools: {
+      metadataJson: JSON.stringify(metadata),
+      namesJson: JSON.stringify(metadata.map((m) => m.callableName)),
+      ...(mcp.guestJson !== undefined ? { mcpJson: mcp.guestJson } : {}),
+      // Plugin namespaces: global names and method names only; the host maps each call to its tool.
+      // The Swarm globals travel with them (installTools' fourth argument) when the turn's native sessions_spawn is allowed.
+      ...(catalog.namespaces.length > 0 || spawn ? { namespacesJson: namespacesGuestJson(catalog, spawn, spec.options.maxPendingToolCalls) } : {}),
+    },
+    mcp,
+  };
 }
 
 /** What the guest's installNamespaces gets: names only (the host maps calls to tools) and their declaration file. */

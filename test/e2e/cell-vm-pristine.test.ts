@@ -26,6 +26,52 @@ describe("each cell starts in a pristine VM", () => {
     expect(other.value).not.toHaveProperty("polluted");
   });
 
+  // Every cell VM is restored from the same image: its Math.random is seeded per VM by the host.
+  const DRAW = "return [Math.random(), Math.random(), Math.random()]";
+
+  it("consecutive cells of one turn draw different Math.random sequences", async () => {
+    const { session, turnId } = await freshTurn();
+    const first = await exec(session, turnId, DRAW);
+    const second = await exec(session, turnId, DRAW);
+    expect(first.status).toBe("completed");
+    expect(second.status).toBe("completed");
+    expect(second.value).not.toEqual(first.value);
+    expect((first.value as number[])[0]).not.toBe((second.value as number[])[0]);
+  });
+
+  it("cells of different sessions draw different Math.random sequences", async () => {
+    const a = await freshTurn();
+    const b = await freshTurn();
+    const fromA = await exec(a.session, a.turnId, DRAW);
+    const fromB = await exec(b.session, b.turnId, DRAW);
+    expect(fromA.status).toBe("completed");
+    expect((fromB.value as number[])[0]).not.toBe((fromA.value as number[])[0]);
+  });
+
+  it("Math.random draws distinct values in [0, 1) spread over the interval", async () => {
+    const { session, turnId } = await freshTurn();
+    const r = await exec(
+      session,
+      turnId,
+      "const xs = []; for (let i = 0; i < 2000; i++) xs.push(Math.random()); let sum = 0, low = 0; for (const x of xs) { sum += x; if (x < 0.5) low++; } return { inRange: xs.every((x) => x >= 0 && x < 1), distinct: new Set(xs).size, mean: sum / xs.length, low, fractional: xs.some((x) => x * 2 ** 32 % 1 !== 0) }",
+    );
+    expect(r.status).toBe("completed");
+    const v = r.value as { inRange: boolean; distinct: number; mean: number; low: number; fractional: boolean };
+    expect(v).toMatchObject({ inRange: true, distinct: 2000, fractional: true });
+    expect(v.mean).toBeGreaterThan(0.45);
+    expect(v.mean).toBeLessThan(0.55);
+    expect(v.low).toBeGreaterThan(850);
+    expect(v.low).toBeLessThan(1150);
+  });
+
+  it("a cell that replaces Math.random leaves the next cell's generator alone", async () => {
+    const { session, turnId } = await freshTurn();
+    expect(await exec(session, turnId, "Math.random = () => 0.25; return Math.random()")).toMatchObject({ status: "completed", value: 0.25 });
+    const next = await exec(session, turnId, "return [Math.random(), Math.random()]");
+    expect(next.status).toBe("completed");
+    expect(next.value).not.toEqual([0.25, 0.25]);
+  });
+
   it("a cell collects its garbage: churning many times its memory limit completes", async () => {
     // `tight` runs cells with 8 MiB; this allocates ~64 MiB of short-lived strings and arrays.
     const { session, turnId } = await freshTurn({ agentId: "tight" });

@@ -53,6 +53,25 @@ const ABI_SURFACE: Record<number, { hostCall: string; ops: Record<string, number
     control: ["start", "settle", "status", "value", "error", "installTools", "noteRejection", "noteHandled", "describeError", "installToolSearch"],
     requests: ["call", "describe", "search", "timer", "yield"],
   },
+  // Per-VM Math.random seed: every cell VM is restored from one image, so the host seeds its generator.
+  7: {
+    hostCall: "__cm_host",
+    ops: { request: 0, output: 1, cancel: 2, charge: 3, taint: 4 },
+    control: [
+      "start",
+      "settle",
+      "status",
+      "value",
+      "error",
+      "installTools",
+      "noteRejection",
+      "noteHandled",
+      "describeError",
+      "installToolSearch",
+      "seed",
+    ],
+    requests: ["call", "describe", "search", "timer", "yield"],
+  },
 };
 
 describe("guest ABI", () => {
