@@ -3,8 +3,8 @@ import { spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 
-/** `wrangler`: the CLI's path (default `npx wrangler`, found from `cwd`). */
-export function gatewayProcess({ cwd, port, persist, token, wrangler }) {
+/** `wrangler`: the CLI's path (default `npx wrangler`, found from `cwd`); `vars`: more `--var`s (e.g. CODEMODE_CONFIG). */
+export function gatewayProcess({ cwd, port, persist, token, wrangler, vars = {} }) {
   const base = `http://127.0.0.1:${port}`;
   let child = null;
 
@@ -12,7 +12,19 @@ export function gatewayProcess({ cwd, port, persist, token, wrangler }) {
     const [command, ...prefix] = wrangler ? [wrangler] : ["npx", "wrangler"];
     child = spawn(
       command,
-      [...prefix, "dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist, "--var", `GATEWAY_TOKENS:{"${token}":"restart"}`],
+      [
+        ...prefix,
+        "dev",
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        String(port),
+        "--persist-to",
+        persist,
+        "--var",
+        `GATEWAY_TOKENS:{"${token}":"restart"}`,
+        ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+      ],
       { cwd, stdio: "ignore", detached: true, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
     );
     const deadline = Date.now() + 60_000;

@@ -1,0 +1,193 @@
+// The playground (public/, docs/playground.md) in headless Chromium against the gateway under
+// `wrangler dev`: one gateway and one browser for every case. Runs under node's test runner
+// (npm test). Each case saves a screenshot under .wrangler/test-screenshots/.
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { chromium } from "playwright-core";
+import { gatewayProcess } from "../restart/gateway-process.mjs";
+
+const TOKEN = "playground-test-token";
+const CONFIG = {
+  tools: { codeMode: true, swarm: false },
+  // notes_write (the demo plugin's) needs an operator's decision for agent `approve`.
+  agents: { entries: { approve: { approvals: { require: ["notes_write"], timeoutSeconds: 120 } } } },
+};
+const SHOTS = join(process.cwd(), ".wrangler", "test-screenshots");
+const persist = mkdtempSync(join(tmpdir(), "codemode-playground-"));
+const profile = mkdtempSync(join(tmpdir(), "codemode-chromium-"));
+const port = 8950 + Math.floor(Math.random() * 40);
+const base = `http://127.0.0.1:${port}`;
+const gateway = gatewayProcess({ cwd: process.cwd(), port, persist, token: TOKEN, vars: { CODEMODE_CONFIG: JSON.stringify(CONFIG) } });
+let browser;
+
+before(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  await gateway.start();
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+    viewport: { width: 1100, height: 1400 },
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await gateway.stop();
+  rmSync(persist, { recursive: true, force: true });
+  rmSync(profile, { recursive: true, force: true });
+});
+
+/** A fresh tab on the playground with the token entered; `page.marks` collects dialogs and console lines. */
+async function openPlayground() {
+  const page = await browser.newPage();
+  page.marks = [];
+  page.on("dialog", (d) => {
+    page.marks.push(`dialog:${d.message()}`);
+    d.dismiss().catch(() => {});
+  });
+  page.on("console", (m) => page.marks.push(`console:${m.text()}`));
+  await page.goto(base + "/");
+  await page.getByLabel("Gateway token").fill(TOKEN);
+  await page.getByRole("button", { name: "Use token" }).click();
+  await page.getByText("Token set for this tab.").waitFor();
+  return page;
+}
+
+async function openTurn(page, { session, agent, tools = [] }) {
+  await page.getByLabel("Session id").fill(session);
+  if (agent) await page.getByLabel("Agent (optional)").fill(agent);
+  for (const t of tools) {
+    await page.getByRole("button", { name: "Add a client tool" }).click();
+    const row = page.locator(".tool-row").last();
+    await row.locator(".tool-name").fill(t.name);
+    await row.locator(".tool-description").fill(t.description ?? "");
+  }
+  await page.getByRole("button", { name: "Open turn" }).click();
+  await page.locator("#turn-status", { hasText: `in session ${session}` }).waitFor();
+}
+
+async function runCell(page, code) {
+  await page.getByLabel("Code (Ctrl+Enter runs it)").fill(code);
+  await page.getByRole("button", { name: "Run exec" }).click();
+}
+
+const shot = (page, name) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+
+test("a cell returning 1 + 2 shows 3, and the model-visible surface lists exec and wait", { timeout: 60_000 }, async () => {
+  const page = await openPlayground();
+  await openTurn(page, { session: "pg-basic" });
+  await page.locator("#surface-tools .label", { hasText: "exec" }).first().waitFor();
+  assert.match(await page.locator("#surface-summary").textContent(), /2 tool\(s\), \d+ bytes of tool definitions · code mode engaged/);
+  await runCell(page, "return 1 + 2");
+  await page.locator("#result-value").waitFor();
+  assert.equal(await page.locator("#result-value").textContent(), "3");
+  assert.equal(await page.locator("#result .status-completed").textContent(), "completed");
+  await shot(page, "basic");
+  await page.close();
+});
+
+test("a client tool call is answered through the form and the cell completes after wait", { timeout: 60_000 }, async () => {
+  const page = await openPlayground();
+  await openTurn(page, { session: "pg-client", tools: [{ name: "ask_user", description: "Ask the person at the keyboard." }] });
+  await runCell(page, "const name = await ask_user({ q: 'name?' }); return 'hello ' + name;");
+  const call = page.locator(".pending-call");
+  await call.waitFor();
+  assert.equal(await call.locator(".label").textContent(), "ask_user");
+  assert.match(await call.locator("pre").textContent(), /"q": "name\?"/);
+  await call.getByLabel("Value (JSON) or error message").fill('"Ada"');
+  await call.getByRole("button", { name: "Deliver" }).click();
+  await call.getByRole("button", { name: "Delivered" }).waitFor();
+  await page.getByRole("button", { name: "Wait", exact: true }).click();
+  await page.locator("#result-value").waitFor();
+  assert.equal(await page.locator("#result-value").textContent(), '"hello Ada"');
+  await shot(page, "client-tool");
+  await page.close();
+});
+
+test("the trajectory shows a cell's two nested calls under it, with their policy decision", { timeout: 60_000 }, async () => {
+  const page = await openPlayground();
+  await openTurn(page, { session: "pg-trajectory" });
+  await runCell(page, "const a = await echo({ value: 'first' }); const b = await shipping_list({}); return [a, b.length];");
+  await page.locator("#result-value").waitFor();
+  const outer = page.locator("#trajectory > li.outer-call").filter({ has: page.locator(".nested-call") });
+  await outer.first().waitFor();
+  assert.equal(await outer.count(), 1);
+  assert.equal(await outer.locator(":scope > p .label").textContent(), "exec");
+  const nested = outer.locator(".nested-call > p .label");
+  assert.deepEqual(await nested.allTextContents(), ["echo", "shipping_list"]);
+  assert.match(await outer.locator(".nested-call").first().textContent(), /ok.*policy: allowed/);
+  await shot(page, "trajectory");
+  await page.close();
+});
+
+test("an approval listed on the page is allowed from it and the waiting cell completes", { timeout: 90_000 }, async () => {
+  const page = await openPlayground();
+  await openTurn(page, { session: "pg-approval", agent: "approve" });
+  await runCell(page, "return await notes_write({ key: 'greeting', text: 'hi' });");
+  const approval = page.locator(".approval");
+  await approval.waitFor();
+  assert.equal(await approval.locator(".label").textContent(), "notes_write");
+  assert.match(await approval.locator("pre").textContent(), /greeting/);
+  await shot(page, "approval-pending");
+  await approval.getByRole("button", { name: "Allow" }).click();
+  await page.locator("#result-value").waitFor();
+  assert.deepEqual(JSON.parse(await page.locator("#result-value").textContent()), { key: "greeting", bytes: 2 });
+  await page.locator(".nested-call", { hasText: "policy: approved" }).waitFor();
+  await shot(page, "approval");
+  await page.close();
+});
+
+test("hostile tool names, descriptions, output and results are shown as text and run no script", { timeout: 90_000 }, async () => {
+  const name = `<img src=x onerror="console.log('XSS-name');alert('name')">`;
+  const description = `<script>console.log('XSS-description')</script><img src=x onerror="alert('description')">`;
+  const value = `<img src=x onerror="console.log('XSS-value');alert('value')"><script>alert('value2')</script>`;
+  const page = await openPlayground();
+  const response = await page.request.get(base + "/");
+  assert.match(response.headers()["content-security-policy"], /script-src 'self';.*connect-src 'self'/);
+  await openTurn(page, { session: "pg-hostile", tools: [{ name, description }] });
+  await runCell(
+    page,
+    [
+      "const h = (await catalog.all()).find((t) => t.callableName.startsWith('_img'));",
+      `text(${JSON.stringify(value)});`,
+      "const answer = await globalThis[h.callableName]({ html: (await h.describe()).description });",
+      "return { answer, described: await h.describe() };",
+    ].join("\n"),
+  );
+  const call = page.locator(".pending-call");
+  await call.waitFor();
+  assert.equal(await call.locator(".label").textContent(), name);
+  assert.match(await call.locator("pre").textContent(), /<script>console\.log\('XSS-description'\)<\/script>/);
+  await call.getByLabel("Value (JSON) or error message").fill(JSON.stringify(value));
+  await call.getByRole("button", { name: "Deliver" }).click();
+  await call.getByRole("button", { name: "Delivered" }).waitFor();
+  await page.getByRole("button", { name: "Wait", exact: true }).click();
+  await page.locator("#result-value").waitFor();
+  const shown = JSON.parse(await page.locator("#result-value").textContent());
+  assert.equal(shown.answer, value);
+  assert.equal(shown.described.name, name);
+  assert.equal(shown.described.description, description);
+  assert.equal(await page.locator("#result-output pre").first().textContent(), value);
+  await page.locator(".nested-call .label", { hasText: "<img" }).first().waitFor();
+  // Nothing became markup: no image or extra script element exists, and no handler ran.
+  assert.equal(await page.locator("img").count(), 0);
+  assert.equal(await page.locator("script").count(), 1);
+  await shot(page, "hostile");
+  assert.deepEqual(
+    page.marks.filter((m) => /XSS|dialog/.test(m)),
+    [],
+  );
+  await page.close();
+});
