@@ -18,6 +18,7 @@ import {
   type TransportObserver,
 } from "./types";
 import { maxOutputTokensFor, wireModel } from "./wire-model";
+import { chainStages, toolArgumentCoalescing } from "./tool-argument-coalescing";
 import { usageRepairStage } from "./wire-usage";
 
 /**
@@ -65,8 +66,10 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
 
   // Catalog names a provider would refuse travel as aliases, mapped back on the way in.
   const names = wireNames(request.tools, request.messages);
-  // Usage with counts of the wrong type counts 0 instead of failing the chunk it came in (in the bound's pass).
-  const transport = observedFetch(opts.fetch ?? globalThis.fetch.bind(globalThis), clock, opts.observer, () => usageRepairStage(model.api));
+  // Usage with counts of the wrong type counts 0 instead of failing the chunk it came in, and a tool
+  // call's argument deltas reach the wire client as one event (both in the bound's pass).
+  const stage = () => chainStages(usageRepairStage(model.api), toolArgumentCoalescing(model.api));
+  const transport = observedFetch(opts.fetch ?? globalThis.fetch.bind(globalThis), clock, opts.observer, stage);
   const fail = (error: unknown) =>
     toProviderError(error, {
       ended,
