@@ -88,16 +88,22 @@ $("turn-form").addEventListener("submit", async (e) => {
   const body = {};
   if ($("agent-id").value.trim()) body.agentId = $("agent-id").value.trim();
   if ($("model").value.trim()) body.model = $("model").value.trim();
-  const tools = [...$("client-tools").querySelectorAll(".tool-row")]
-    .map((row) => ({ name: row.querySelector(".tool-name").value, description: row.querySelector(".tool-description").value }))
-    .filter((t) => t.name);
-  if (tools.length) body.clientTools = tools.map((t) => (t.description ? t : { name: t.name }));
+  const tools = declaredTools();
+  if (tools.length) body.clientTools = tools;
   say("turn-status", "Opening…");
   const r = await client.openTurn(sessionId, body);
   if (!r.ok) return say("turn-status", errorText(r.error), true);
   selectTurn(sessionId, r.value.turnId);
   showSurface(r.value);
 });
+
+/** The client tools declared in the form (a new turn, or a new /chat turn, gets them). */
+function declaredTools() {
+  return [...$("client-tools").querySelectorAll(".tool-row")]
+    .map((row) => ({ name: row.querySelector(".tool-name").value, description: row.querySelector(".tool-description").value }))
+    .filter((t) => t.name)
+    .map((t) => (t.description ? t : { name: t.name }));
+}
 
 $("use-turn").addEventListener("click", () => {
   if (!needClient()) return;
@@ -244,6 +250,8 @@ $("chat-form").addEventListener("submit", (e) => {
   const sessionId = $("session-id").value.trim();
   const body = { model: $("chat-model").value.trim(), messages: [{ role: "user", content: $("chat-message").value }] };
   if ($("chat-agent").value.trim()) body.agentId = $("chat-agent").value.trim();
+  const tools = declaredTools();
+  if (tools.length) body.clientTools = tools;
   runChat(sessionId, body);
 });
 $("chat-continue").addEventListener("click", () => {

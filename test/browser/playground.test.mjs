@@ -288,3 +288,86 @@ test(
     await page.close();
   },
 );
+
+test(
+  "while a /chat turn waits on an approval its events so far are on the page; allowed from the page, the turn answers",
+  { timeout: 90_000 },
+  async () => {
+    const marker = await providerScript([
+      { toolCalls: [{ id: "tc_gated", name: "exec", input: { code: "return await notes_write({ key: 'chat', text: 'hello' });" } }] },
+      { text: "Saved the note." },
+    ]);
+    const page = await openPlayground();
+    await page.getByLabel("Session id").fill("pg-chat-approval");
+    await page.getByLabel("Agent of the chat turn").fill("approve");
+    await page.getByLabel("Model of the chat turn").fill("fakeoai/gpt-fake");
+    await page.getByLabel("User message").fill(`${marker} save a note`);
+    await page.getByRole("button", { name: "Send" }).click();
+    // The stream is still open (the cell waits for the operator): what arrived so far is already shown.
+    const approval = page.locator(".approval");
+    await approval.waitFor();
+    assert.equal(await approval.locator(".label").textContent(), "notes_write");
+    assert.match(await page.locator('#chat-events > li[data-type="tool_call_start"] .meta').textContent(), /^exec · /);
+    assert.equal(await page.locator('#chat-events > li[data-type="done"]').count(), 0);
+    assert.equal(await page.getByRole("button", { name: "Stop" }).isEnabled(), true);
+    await shot(page, "chat-approval-pending");
+    await approval.getByRole("button", { name: "Allow" }).click();
+    await page.locator("#chat-status", { hasText: "Completed." }).waitFor();
+    assert.match(await page.locator('#chat-events > li[data-type="tool_call_end"] pre').textContent(), /"key":"chat"/);
+    assert.equal(await page.locator("#chat-text").textContent(), "Saved the note.");
+    await shot(page, "chat-approval");
+    await page.close();
+  },
+);
+
+test("a /chat turn waiting on a client tool is answered through the form and continued from the page", { timeout: 90_000 }, async () => {
+  const marker = await providerScript([
+    { toolCalls: [{ id: "tc_ask", name: "exec", input: { code: "return 'hello ' + (await ask_user({ q: 'name?' }));" } }] },
+  ]);
+  const page = await openPlayground();
+  await page.getByLabel("Session id").fill("pg-chat-client");
+  await page.getByRole("button", { name: "Add a client tool" }).click();
+  await page.locator(".tool-row .tool-name").fill("ask_user");
+  await page.getByLabel("Model of the chat turn").fill("fakeoai/gpt-fake");
+  await page.getByLabel("User message").fill(`${marker} greet me`);
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.locator("#chat-status", { hasText: "Waiting on client tools" }).waitFor();
+  const call = page.locator(".pending-call");
+  assert.equal(await call.locator(".label").textContent(), "ask_user");
+  const [pending] = JSON.parse(await page.locator('#chat-events > li[data-type="done"] pre').textContent());
+  // What the model says next needs the parked run's id: added to the script now.
+  const scriptId = marker.slice("[script:".length, -1);
+  const more = await fetch(`${providerBase}/__scripts/${scriptId}/steps`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ steps: [{ toolCalls: [{ id: "tc_wait", name: "wait", input: { runId: pending.runId } }] }, { text: "Hi, Ada." }] }),
+  });
+  assert.equal(more.status, 200);
+  await call.getByLabel("Value (JSON) or error message").fill('"Ada"');
+  await call.getByRole("button", { name: "Deliver" }).click();
+  await call.getByRole("button", { name: "Delivered" }).waitFor();
+  await page.getByRole("button", { name: "Continue" }).click();
+  await page.locator("#chat-status", { hasText: "Completed." }).waitFor();
+  assert.match(await page.locator('#chat-events > li[data-type="turn"] .meta').textContent(), /· continued$/);
+  assert.match(await page.locator('#chat-events > li[data-type="tool_call_end"] pre').textContent(), /hello Ada/);
+  assert.equal(await page.locator("#chat-text").textContent(), "Hi, Ada.");
+  await shot(page, "chat-client-tool");
+  await page.close();
+});
+
+test("a model's text shows while its answer is still streaming, and Stop ends the /chat call", { timeout: 90_000 }, async () => {
+  // The fake provider sends the text, then stalls without finishing the answer.
+  const marker = await providerScript([{ hangMs: 60_000, text: ["Thinking ", "hard"] }]);
+  const page = await openPlayground();
+  await page.getByLabel("Session id").fill("pg-chat-stop");
+  await page.getByLabel("Model of the chat turn").fill("fakeoai/gpt-fake");
+  await page.getByLabel("User message").fill(`${marker} take your time`);
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.locator("#chat-text", { hasText: "Thinking hard" }).waitFor();
+  assert.equal(await page.locator("#chat-status").textContent(), "Calling the model…");
+  await page.getByRole("button", { name: "Stop" }).click();
+  await page.locator("#chat-status", { hasText: "Stopped" }).waitFor();
+  assert.equal(await page.getByRole("button", { name: "Send" }).isEnabled(), true);
+  assert.equal(await page.locator('#chat-events > li[data-type="done"]').count(), 0);
+  await page.close();
+});
