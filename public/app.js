@@ -21,7 +21,18 @@ const bytes = (s) => new TextEncoder().encode(s).length;
 const ms = (n) => (typeof n === "number" ? `${n} ms` : "");
 const statusSpan = (s) => el("span", { text: s ?? "?", cls: `status-${String(s).replace(/[^a-z_]/gi, "")}` });
 
-const state = { client: null, sessionId: "", turnId: "", runId: "", running: 0, pending: [], delivered: new Set() };
+const state = {
+  client: null,
+  sessionId: "",
+  turnId: "",
+  runId: "",
+  running: 0,
+  pending: [],
+  delivered: new Set(),
+  // The /chat turn waiting on client tools (Continue), and the running /chat call's stop.
+  chatTurn: "",
+  chatStop: null,
+};
 
 function say(id, text, bad = false) {
   const node = $(id);
@@ -77,16 +88,22 @@ $("turn-form").addEventListener("submit", async (e) => {
   const body = {};
   if ($("agent-id").value.trim()) body.agentId = $("agent-id").value.trim();
   if ($("model").value.trim()) body.model = $("model").value.trim();
-  const tools = [...$("client-tools").querySelectorAll(".tool-row")]
-    .map((row) => ({ name: row.querySelector(".tool-name").value, description: row.querySelector(".tool-description").value }))
-    .filter((t) => t.name);
-  if (tools.length) body.clientTools = tools.map((t) => (t.description ? t : { name: t.name }));
+  const tools = declaredTools();
+  if (tools.length) body.clientTools = tools;
   say("turn-status", "Opening…");
   const r = await client.openTurn(sessionId, body);
   if (!r.ok) return say("turn-status", errorText(r.error), true);
   selectTurn(sessionId, r.value.turnId);
   showSurface(r.value);
 });
+
+/** The client tools declared in the form (a new turn, or a new /chat turn, gets them). */
+function declaredTools() {
+  return [...$("client-tools").querySelectorAll(".tool-row")]
+    .map((row) => ({ name: row.querySelector(".tool-name").value, description: row.querySelector(".tool-description").value }))
+    .filter((t) => t.name)
+    .map((t) => (t.description ? t : { name: t.name }));
+}
 
 $("use-turn").addEventListener("click", () => {
   if (!needClient()) return;
@@ -115,6 +132,12 @@ function showSurface(answer) {
   if (answer.toolSearchEngaged) parts.push(`Tool Search (${answer.toolSearchMode})`);
   if (surface) parts.push(`surface ${surface.kind}: ${surface.tools} tools, ${surface.bytes} bytes`);
   $("surface-summary").textContent = parts.join(" · ");
+  // The gateway measures both (the answer's `surface`); an older gateway gives only the tools.
+  const size = answer.surface;
+  $("surface-size").textContent = size
+    ? `Model-visible tool definitions: ${size.bytes} bytes. The same catalog exposed directly (code mode off): ${size.directBytes} bytes` +
+      (size.directBytes > 0 ? ` (${Math.round((100 * size.bytes) / size.directBytes)}% of it).` : ".")
+    : "This gateway does not report what direct exposure of the catalog would cost.";
   const list = $("surface-tools");
   list.replaceChildren();
   for (const tool of answer.tools) {
@@ -219,7 +242,129 @@ function showResult(r) {
   }
 }
 
-// ---- 5. pending client calls: deliver a value or an error, then wait ----
+// ---- 5. /chat with its server-sent events shown as they arrive ----
+
+$("chat-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  if (!needClient()) return;
+  const sessionId = $("session-id").value.trim();
+  const body = { model: $("chat-model").value.trim(), messages: [{ role: "user", content: $("chat-message").value }] };
+  if ($("chat-agent").value.trim()) body.agentId = $("chat-agent").value.trim();
+  const tools = declaredTools();
+  if (tools.length) body.clientTools = tools;
+  runChat(sessionId, body);
+});
+$("chat-continue").addEventListener("click", () => {
+  if (needClient() && state.chatTurn) runChat(state.sessionId, { turnId: state.chatTurn });
+});
+$("chat-stop").addEventListener("click", () => state.chatStop?.abort());
+
+/** One /chat call: each event is shown as it arrives; approvals and the trajectory refresh meanwhile. */
+async function runChat(sessionId, body) {
+  const stop = new AbortController();
+  Object.assign(state, { chatStop: stop, chatTurn: "" });
+  state.running++;
+  $("chat-send").disabled = $("chat-continue").disabled = true;
+  $("chat-stop").disabled = false;
+  $("chat-text").textContent = "";
+  $("chat-events").replaceChildren();
+  say("chat-status", "Calling the model…");
+  const poll = setInterval(() => {
+    refreshApprovals();
+    refreshTrajectory();
+  }, 1000);
+  try {
+    const r = await state.client.chatEvents(sessionId, body, { signal: stop.signal });
+    if (!r.ok) return say("chat-status", errorText(r.error), true);
+    for await (const event of r.value) showChatEvent(sessionId, event);
+  } catch (error) {
+    say("chat-status", stop.signal.aborted ? "Stopped (the gateway cancels the turn's running work)." : `The stream broke: ${error}`, true);
+  } finally {
+    clearInterval(poll);
+    state.running--;
+    state.chatStop = null;
+    $("chat-send").disabled = false;
+    $("chat-stop").disabled = true;
+    $("chat-continue").disabled = !state.chatTurn;
+    refreshTrajectory();
+    refreshApprovals();
+    renderPending();
+  }
+}
+
+function chatEvent(type, summary, detail) {
+  const item = el(
+    "li",
+    { cls: "card chat-event", attrs: { "data-type": type } },
+    el("p", {}, el("span", { text: type, cls: "label" }), el("span", { text: summary, cls: "meta" })),
+    detail === undefined ? null : el("pre", { text: detail }),
+  );
+  $("chat-events").append(item);
+  return item;
+}
+
+function showChatEvent(sessionId, e) {
+  const list = $("chat-events");
+  switch (e.type) {
+    case "turn":
+      // Follow the chat's turn: the trajectory and approvals below are this turn's.
+      selectTurn(sessionId, e.turnId);
+      chatEvent(e.type, `${e.turnId} · ${e.codeModeEngaged ? "code mode engaged" : "code mode off"}${e.continued ? " · continued" : ""}`);
+      break;
+    case "text": {
+      $("chat-text").append(e.delta);
+      // Consecutive deltas grow one entry.
+      const last = list.lastElementChild;
+      if (last?.dataset.type === "text") last.querySelector("pre").append(e.delta);
+      else chatEvent("text", "", e.delta);
+      break;
+    }
+    case "assistant_turn":
+      chatEvent(
+        e.type,
+        `model call ${e.n} · ${e.finishReason} · ${e.usage?.inputTokens ?? 0} in / ${e.usage?.outputTokens ?? 0} out tokens · ${e.requestBytes} request bytes`,
+      );
+      break;
+    case "tool_call_start": {
+      const code = e.input && typeof e.input === "object" && typeof e.input.code === "string" ? e.input.code : json(e.input);
+      chatEvent(e.type, `${e.name} · ${e.callId}`, code);
+      break;
+    }
+    case "nested_call":
+      chatEvent(e.type, `${e.tool} · ${e.source} · ${e.ok ? "ok" : "failed"} · ${ms(e.durationMs)} · under ${e.parentCallId}`);
+      break;
+    case "tool_update":
+      chatEvent(e.type, `${e.tool} · under ${e.parentCallId}`, e.partial);
+      break;
+    case "tool_call_end":
+      chatEvent(e.type, `${e.name} · ${e.status}${e.untrusted ? " · untrusted content" : ""} · ${e.callId}`, e.result);
+      break;
+    case "done": {
+      const a = e.answer;
+      const m = a.meta ?? {};
+      chatEvent(
+        e.type,
+        `${a.status} · ${m.stopReason ?? ""} · ${m.assistantTurns} model call(s) · ${m.toolSummary?.calls ?? 0} tool call(s)${m.costUsd !== undefined ? ` · $${m.costUsd}` : ""}`,
+        a.pendingToolCalls?.length ? json(a.pendingToolCalls) : undefined,
+      );
+      say("chat-status", a.status === "waiting" ? "Waiting on client tools: deliver them below, then Continue." : "Completed.");
+      if (a.status === "waiting") {
+        // The turn continues with /chat { turnId } once every pending call has a result.
+        Object.assign(state, { chatTurn: a.turnId, runId: "", pending: a.pendingToolCalls ?? [], delivered: new Set() });
+      }
+      break;
+    }
+    case "error":
+      chatEvent(e.type, `${e.error.code}${e.error.providerStatus ? ` (provider ${e.error.providerStatus})` : ""}`, e.error.message);
+      say("chat-status", `${e.error.code}: ${e.error.message}`, true);
+      break;
+    default:
+      // A newer gateway's event: shown as data.
+      chatEvent(String(e.type), "", json(e));
+  }
+}
+
+// ---- 6. pending client calls: deliver a value or an error, then wait ----
 
 function renderPending() {
   const list = $("pending");
@@ -272,7 +417,7 @@ function renderPending() {
   });
 }
 
-// ---- 6. approvals ----
+// ---- 7. approvals ----
 
 $("approvals-refresh").addEventListener("click", () => refreshApprovals());
 
@@ -317,7 +462,7 @@ async function refreshApprovals() {
   }
 }
 
-// ---- 7. trajectory: outer calls with their nested calls, refreshed while the turn is open ----
+// ---- 8. trajectory: outer calls with their nested calls, refreshed while the turn is open ----
 
 $("trajectory-refresh").addEventListener("click", () => refreshTrajectory());
 setInterval(() => {

@@ -132,6 +132,15 @@ export const OpenTurnAnswer = z
     toolSearchMode: z.enum(["code", "tools"]).optional(),
     mcpServers: z.array(z.looseObject({ name: z.string(), namespace: z.string(), tools: z.number(), error: z.string().optional() })).optional(),
     tools: z.array(ModelTool),
+    surface: z
+      .looseObject({
+        bytes: z.number().int().openapi({ description: "`tools` as JSON, in UTF-8 bytes: what the model is sent." }),
+        directBytes: z.number().int().openapi({
+          description:
+            "What the same catalog would cost exposed directly (every tool its own definition, as with code mode off), in the same measure.",
+        }),
+      })
+      .openapi({ description: "The size of the model-visible tool definitions beside direct exposure of the same catalog." }),
     telemetry: Telemetry,
   })
   .openapi("OpenTurnAnswer");

@@ -1,5 +1,5 @@
 import type { CodeModeTelemetry } from "../code-mode";
-import type { ModelTool } from "../turns";
+import type { ModelTool, SurfaceSize } from "../turns";
 import type { ChatRequest, Trajectory } from "../agent";
 
 export type { ChatRequest };
@@ -39,6 +39,8 @@ export type OpenTurnAnswer = {
   /** The turn's MCP servers: guest identifier, tools listed, or why listing failed (the turn opens either way). */
   mcpServers?: Array<{ name: string; namespace: string; tools: number; error?: string }>;
   tools: ModelTool[];
+  /** `tools` in bytes (their JSON), beside what the same catalog exposed directly (code mode off) would cost. */
+  surface: SurfaceSize;
   telemetry: CodeModeTelemetry;
 };
 

@@ -7,7 +7,16 @@ import { costUsd } from "../providers";
 import { QuotaExceeded } from "../quota";
 import type { DeliveryRefusal } from "../runs";
 import type { ToolPlugin } from "../tools";
-import { clientResultSettlement, discoverMcp, planTurn, turnSurface, type OpenTurnRequest, type TurnCounters, type TurnSpec } from "../turns";
+import {
+  clientResultSettlement,
+  discoverMcp,
+  planTurn,
+  surfaceSize,
+  turnSurface,
+  type OpenTurnRequest,
+  type TurnCounters,
+  type TurnSpec,
+} from "../turns";
 import { buildTrajectory, chatMeta, runChat, type ChatPort, type ChatRecords, type ChatRequest, type ChatState, type Trajectory } from "../agent";
 import { MAX_TURN_ROW_BYTES } from "../limits";
 import { MCP_LISTINGS, McpSessionPool } from "../mcp";
@@ -153,6 +162,7 @@ export class TurnService {
             }
           : {}),
         tools,
+        surface: surfaceSize(spec.catalog, tools),
         telemetry: this.outer.telemetry(spec, counters),
       },
     };

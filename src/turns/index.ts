@@ -17,5 +17,5 @@ export {
   type ToolCallClientHandOut,
 } from "./tool-search-run";
 export { MCP_SERVER_OPS, mcpRuntime, mcpToolDefinition, mcpServerOp, mcpOpDefinition, type McpRuntime } from "./mcp-runtime";
-export { discoverMcp, planTurn, turnSurface, type OpenTurnRequest } from "./turn-opening";
+export { discoverMcp, planTurn, surfaceSize, turnSurface, type OpenTurnRequest, type SurfaceSize } from "./turn-opening";
 export { nestedCall, type NestedCall, type ActivitySink } from "./nested-activity";

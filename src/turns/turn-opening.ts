@@ -1,5 +1,5 @@
 import { CATALOGS, isToolAllowed } from "../catalog";
-import type { ClientToolSpec, McpServerTools } from "../catalog";
+import type { CatalogProjection, ClientToolSpec, McpServerTools } from "../catalog";
 import { assignMcpNames, McpServers, type McpServerRecord, type McpServersOptions } from "../mcp";
 import type { StoredMcpServer } from "./turn-spec";
 import { findAgent, planSurface, resolveActivation, resolveApprovals, resolveCodeModeOptions, resolveSwarm, type GatewayConfig } from "../config";
@@ -158,10 +158,27 @@ function withoutEnabled<T extends { enabled: boolean }>(options: T): Omit<T, "en
 }
 
 const utf8 = new TextEncoder();
+const jsonBytes = (tools: ModelTool[]) => utf8.encode(JSON.stringify(tools)).length;
+
+/**
+ * The size of a turn's model-visible tool definitions (`bytes`, their JSON in UTF-8) beside what
+ * exposing the same catalog directly would cost (`directBytes`: every entry and direct-only tool
+ * as its own definition, the surface of a turn with code mode off). Catalogs are shared and frozen
+ * (CATALOGS), so the direct figure is computed once per catalog.
+ */
+export type SurfaceSize = { bytes: number; directBytes: number };
+
+const directBytesOf = new WeakMap<CatalogProjection, number>();
+
+export function surfaceSize(catalog: CatalogProjection, tools: ModelTool[]): SurfaceSize {
+  let directBytes = directBytesOf.get(catalog);
+  if (directBytes === undefined) directBytesOf.set(catalog, (directBytes = jsonBytes(modelSurface(catalog, { kind: "direct" }))));
+  return { bytes: jsonBytes(tools), directBytes };
+}
 
 function surfaceTelemetry(shape: Exclude<SurfaceShape, { kind: "code_mode" }>, tools: ModelTool[]): SurfaceTelemetry {
   const kind = shape.kind === "tool_search" ? (shape.toolSearch.mode === "code" ? "tool_search_code" : "tool_search_tools") : shape.kind;
-  return { kind, tools: tools.length, bytes: utf8.encode(JSON.stringify(tools)).length };
+  return { kind, tools: tools.length, bytes: jsonBytes(tools) };
 }
 
 /** The plugins without Swarm's, one array per plugins array (the catalog cache keys on it). */

@@ -8,23 +8,50 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
 import { gatewayProcess } from "../restart/gateway-process.mjs";
+import { createFakeProviderServer } from "../support/fake-provider/server.mjs";
 
 const TOKEN = "playground-test-token";
-const CONFIG = {
+/** `fakeoai` is the scripted fake provider (test/support/fake-provider/server.mjs) on `providerPort`. */
+const config = (providerPort) => ({
   tools: { codeMode: true, swarm: false },
   // notes_write (the demo plugin's) needs an operator's decision for agent `approve`.
   agents: { entries: { approve: { approvals: { require: ["notes_write"], timeoutSeconds: 120 } } } },
-};
+  models: {
+    providers: {
+      fakeoai: {
+        api: "openai-completions",
+        baseUrl: `http://127.0.0.1:${providerPort}/v1`,
+        apiKey: "env:FAKE_OPENAI_KEY",
+        models: [{ id: "gpt-fake", compat: { codeMode: "preferred", supportsTools: true } }],
+      },
+    },
+  },
+});
 const SHOTS = join(process.cwd(), ".wrangler", "test-screenshots");
 const persist = mkdtempSync(join(tmpdir(), "codemode-playground-"));
 const profile = mkdtempSync(join(tmpdir(), "codemode-chromium-"));
 const port = 8950 + Math.floor(Math.random() * 40);
 const base = `http://127.0.0.1:${port}`;
-const gateway = gatewayProcess({ cwd: process.cwd(), port, persist, token: TOKEN, vars: { CODEMODE_CONFIG: JSON.stringify(CONFIG) } });
+const providers = createFakeProviderServer();
+let providerBase;
+let gateway;
 let browser;
 
 before(async () => {
   mkdirSync(SHOTS, { recursive: true });
+  await new Promise((resolve, reject) => {
+    providers.once("error", reject);
+    providers.listen(0, "127.0.0.1", resolve);
+  });
+  const providerPort = providers.address().port;
+  providerBase = `http://127.0.0.1:${providerPort}`;
+  gateway = gatewayProcess({
+    cwd: process.cwd(),
+    port,
+    persist,
+    token: TOKEN,
+    vars: { CODEMODE_CONFIG: JSON.stringify(config(providerPort)), FAKE_OPENAI_KEY: "fake-key-openai" },
+  });
   await gateway.start();
   browser = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
@@ -44,7 +71,10 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  await gateway.stop();
+  await gateway?.stop();
+  providers.stopHangs();
+  providers.closeAllConnections();
+  await new Promise((resolve) => providers.close(resolve));
   rmSync(persist, { recursive: true, force: true });
   rmSync(profile, { recursive: true, force: true });
 });
@@ -90,6 +120,13 @@ test("a cell returning 1 + 2 shows 3, and the model-visible surface lists exec a
   await openTurn(page, { session: "pg-basic" });
   await page.locator("#surface-tools .label", { hasText: "exec" }).first().waitFor();
   assert.match(await page.locator("#surface-summary").textContent(), /2 tool\(s\), \d+ bytes of tool definitions · code mode engaged/);
+  // Both sizes are the gateway's own (the open-turn answer's `surface`), direct exposure beside code mode's.
+  const { json: same } = await gateway.post("/v1/sessions/pg-basic-api/turns", {});
+  assert.ok(same.surface.directBytes > 0 && same.surface.bytes > 0);
+  assert.equal(
+    await page.locator("#surface-size").textContent(),
+    `Model-visible tool definitions: ${same.surface.bytes} bytes. The same catalog exposed directly (code mode off): ${same.surface.directBytes} bytes (${Math.round((100 * same.surface.bytes) / same.surface.directBytes)}% of it).`,
+  );
   await runCell(page, "return 1 + 2");
   await page.locator("#result-value").waitFor();
   assert.equal(await page.locator("#result-value").textContent(), "3");
@@ -190,5 +227,147 @@ test("hostile tool names, descriptions, output and results are shown as text and
     page.marks.filter((m) => /XSS|dialog/.test(m)),
     [],
   );
+  await page.close();
+});
+
+/** Registers a script on the fake provider server; its marker goes into the user message. */
+async function providerScript(steps) {
+  const r = await fetch(`${providerBase}/__scripts`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ steps }),
+  });
+  assert.equal(r.status, 200);
+  const { scriptId } = await r.json();
+  return `[script:${scriptId}]`;
+}
+
+test(
+  "a /chat turn from the page shows its events as they arrive: the exec call, its nested call and result, then the final text",
+  { timeout: 90_000 },
+  async () => {
+    const marker = await providerScript([
+      {
+        text: ["Let me ", "look. "],
+        toolCalls: [{ id: "tc_exec", name: "exec", input: { code: "const r = await echo({ value: 'from <b>chat</b>' }); return r;" } }],
+      },
+      { text: ["The echo ", "said <i>hi</i>."] },
+    ]);
+    const page = await openPlayground();
+    await page.getByLabel("Session id").fill("pg-chat");
+    await page.getByLabel("Model of the chat turn").fill("fakeoai/gpt-fake");
+    await page.getByLabel("User message").fill(`${marker} echo something`);
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.locator("#chat-status", { hasText: "Completed." }).waitFor();
+    const events = page.locator("#chat-events > li");
+    const types = await events.evaluateAll((items) => items.map((i) => i.dataset.type));
+    // Model calls (assistant_turn) are reported as each ends; the rest in this order.
+    assert.equal(types.filter((t) => t === "assistant_turn").length, 2);
+    assert.deepEqual(
+      types.filter((t) => t !== "assistant_turn"),
+      ["turn", "text", "tool_call_start", "nested_call", "tool_call_end", "text", "done"],
+    );
+    const start = page.locator('#chat-events > li[data-type="tool_call_start"]');
+    assert.match(await start.locator(".meta").textContent(), /^exec · /);
+    assert.equal(await start.locator("pre").textContent(), "const r = await echo({ value: 'from <b>chat</b>' }); return r;");
+    assert.match(await page.locator('#chat-events > li[data-type="nested_call"] .meta').textContent(), /^echo · openclaw · ok/);
+    const end = page.locator('#chat-events > li[data-type="tool_call_end"]');
+    assert.match(await end.locator(".meta").textContent(), /^exec · completed/);
+    assert.match(await end.locator("pre").textContent(), /from <b>chat<\/b>/);
+    // Text deltas are appended as text: the model's markup stays characters.
+    assert.equal(await page.locator("#chat-text").textContent(), "Let me look. The echo said <i>hi</i>.");
+    assert.equal(await page.locator('#chat-events > li[data-type="text"] pre').last().textContent(), "The echo said <i>hi</i>.");
+    assert.equal(await page.locator("#chat-text i, #chat-events b").count(), 0);
+    assert.match(
+      await page.locator('#chat-events > li[data-type="done"] .meta').textContent(),
+      /^completed · final · 2 model call\(s\) · 1 tool call\(s\)/,
+    );
+    // The page follows the chat's turn: its trajectory shows the exec call with the nested echo.
+    await page.locator("#trajectory .nested-call .label", { hasText: "echo" }).waitFor();
+    await shot(page, "chat");
+    await page.close();
+  },
+);
+
+test(
+  "while a /chat turn waits on an approval its events so far are on the page; allowed from the page, the turn answers",
+  { timeout: 90_000 },
+  async () => {
+    const marker = await providerScript([
+      { toolCalls: [{ id: "tc_gated", name: "exec", input: { code: "return await notes_write({ key: 'chat', text: 'hello' });" } }] },
+      { text: "Saved the note." },
+    ]);
+    const page = await openPlayground();
+    await page.getByLabel("Session id").fill("pg-chat-approval");
+    await page.getByLabel("Agent of the chat turn").fill("approve");
+    await page.getByLabel("Model of the chat turn").fill("fakeoai/gpt-fake");
+    await page.getByLabel("User message").fill(`${marker} save a note`);
+    await page.getByRole("button", { name: "Send" }).click();
+    // The stream is still open (the cell waits for the operator): what arrived so far is already shown.
+    const approval = page.locator(".approval");
+    await approval.waitFor();
+    assert.equal(await approval.locator(".label").textContent(), "notes_write");
+    assert.match(await page.locator('#chat-events > li[data-type="tool_call_start"] .meta').textContent(), /^exec · /);
+    assert.equal(await page.locator('#chat-events > li[data-type="done"]').count(), 0);
+    assert.equal(await page.getByRole("button", { name: "Stop" }).isEnabled(), true);
+    await shot(page, "chat-approval-pending");
+    await approval.getByRole("button", { name: "Allow" }).click();
+    await page.locator("#chat-status", { hasText: "Completed." }).waitFor();
+    assert.match(await page.locator('#chat-events > li[data-type="tool_call_end"] pre').textContent(), /"key":"chat"/);
+    assert.equal(await page.locator("#chat-text").textContent(), "Saved the note.");
+    await shot(page, "chat-approval");
+    await page.close();
+  },
+);
+
+test("a /chat turn waiting on a client tool is answered through the form and continued from the page", { timeout: 90_000 }, async () => {
+  const marker = await providerScript([
+    { toolCalls: [{ id: "tc_ask", name: "exec", input: { code: "return 'hello ' + (await ask_user({ q: 'name?' }));" } }] },
+  ]);
+  const page = await openPlayground();
+  await page.getByLabel("Session id").fill("pg-chat-client");
+  await page.getByRole("button", { name: "Add a client tool" }).click();
+  await page.locator(".tool-row .tool-name").fill("ask_user");
+  await page.getByLabel("Model of the chat turn").fill("fakeoai/gpt-fake");
+  await page.getByLabel("User message").fill(`${marker} greet me`);
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.locator("#chat-status", { hasText: "Waiting on client tools" }).waitFor();
+  const call = page.locator(".pending-call");
+  assert.equal(await call.locator(".label").textContent(), "ask_user");
+  const [pending] = JSON.parse(await page.locator('#chat-events > li[data-type="done"] pre').textContent());
+  // What the model says next needs the parked run's id: added to the script now.
+  const scriptId = marker.slice("[script:".length, -1);
+  const more = await fetch(`${providerBase}/__scripts/${scriptId}/steps`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ steps: [{ toolCalls: [{ id: "tc_wait", name: "wait", input: { runId: pending.runId } }] }, { text: "Hi, Ada." }] }),
+  });
+  assert.equal(more.status, 200);
+  await call.getByLabel("Value (JSON) or error message").fill('"Ada"');
+  await call.getByRole("button", { name: "Deliver" }).click();
+  await call.getByRole("button", { name: "Delivered" }).waitFor();
+  await page.getByRole("button", { name: "Continue" }).click();
+  await page.locator("#chat-status", { hasText: "Completed." }).waitFor();
+  assert.match(await page.locator('#chat-events > li[data-type="turn"] .meta').textContent(), /· continued$/);
+  assert.match(await page.locator('#chat-events > li[data-type="tool_call_end"] pre').textContent(), /hello Ada/);
+  assert.equal(await page.locator("#chat-text").textContent(), "Hi, Ada.");
+  await shot(page, "chat-client-tool");
+  await page.close();
+});
+
+test("a model's text shows while its answer is still streaming, and Stop ends the /chat call", { timeout: 90_000 }, async () => {
+  // The fake provider sends the text, then stalls without finishing the answer.
+  const marker = await providerScript([{ hangMs: 60_000, text: ["Thinking ", "hard"] }]);
+  const page = await openPlayground();
+  await page.getByLabel("Session id").fill("pg-chat-stop");
+  await page.getByLabel("Model of the chat turn").fill("fakeoai/gpt-fake");
+  await page.getByLabel("User message").fill(`${marker} take your time`);
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.locator("#chat-text", { hasText: "Thinking hard" }).waitFor();
+  assert.equal(await page.locator("#chat-status").textContent(), "Calling the model…");
+  await page.getByRole("button", { name: "Stop" }).click();
+  await page.locator("#chat-status", { hasText: "Stopped" }).waitFor();
+  assert.equal(await page.getByRole("button", { name: "Send" }).isEnabled(), true);
+  assert.equal(await page.locator('#chat-events > li[data-type="done"]').count(), 0);
   await page.close();
 });
