@@ -37,6 +37,12 @@ export interface BridgeHandlers {
   refuseClientCall?(request: ToolRequest): string | undefined;
   /** The tool's own name for a callable name (what a client sees in pendingToolCalls). */
   toolName(callable: string): string;
+  /**
+   * A parked host call of `tool` (its own name) that died with the session object: the callable
+   * name to issue it again under, with the same call id, when the tool re-attaches to the work
+   * the first call started (`reattachable` tools); undefined: the call is lost.
+   */
+  reissuable?(tool: string): string | undefined;
   search(query: string, limit: number | null): Settlement;
   describe(tool: string): Settlement;
   /**
@@ -196,6 +202,27 @@ export class HostBridge implements GuestHost {
         abort: new AbortController(),
       });
     }
+  }
+
+  /**
+   * A host tool call of a parked run that died with the session object, issued again with its
+   * id, input and call id when its tool re-attaches (`reissuable`): false when it cannot be.
+   */
+  reissue(request: PendingRequest): boolean {
+    if (request.kind !== "tool" || this.inflight.has(request.id)) return false;
+    const tool = this.handlers.reissuable?.(request.tool);
+    if (tool === undefined) return false;
+    const abort = new AbortController();
+    const { id, input, callId } = request;
+    this.inflight.set(id, { id, kind: "tool", tool, input, callId, abort });
+    this.handlers.call({ id, tool, input, callId }, abort.signal).then(
+      (s) => this.complete(id, s),
+      (error: unknown) => {
+        logRecord("host_error", { where: "bridge.reissue", error, tool });
+        this.complete(id, { ok: false, message: `${tool} failed` });
+      },
+    );
+    return true;
   }
 
   /**

@@ -4,7 +4,7 @@ import { AGENTS_WAIT, SESSIONS_SPAWN, SWARM_PLUGIN_ID } from "../guest-names";
 import { DEFAULT_ASSISTANT_TURNS } from "../limits";
 import { defineToolPlugin, type ToolContext } from "../tools";
 import { childAllowList } from "./child-policy";
-import { runChildTurn, type ChildResult, type SessionsBinding } from "./child-turn";
+import { aborted, runChildTurn, type ChildResult, type SessionsBinding } from "./child-turn";
 import { runningChild, trackChild } from "./swarm-children";
 
 /** Sub-agents one parent turn may start, all cells and direct calls together (fails closed past it). */
@@ -16,6 +16,10 @@ const MAX_LABEL_CHARS = 200;
 
 const COUNT_KEY = (turnId: string) => `swarm:n:${turnId}`;
 const RESULT_KEY = (childSessionId: string) => `swarm:r:${childSessionId}`;
+/** A spawn call's child session, stored before the child starts (the call re-attaches by it). */
+const CALL_KEY = (turnId: string, callId: string) => `swarm:c:${turnId}:${callId}`;
+/** The request id a child turn runs under in its own object: found again from the child's session id. */
+const childRequestId = (childSessionId: string) => `swarm:${childSessionId}`;
 
 /**
  * A child's session id: the parent's session, turn and the spawn's index in the turn, so a child
@@ -63,30 +67,50 @@ async function spawn(input: SpawnInput, ctx: ToolContext): Promise<ChildResult |
   const sessions = sessionsOf(ctx);
   const model = input.model ?? ctx.model;
   if (model === undefined) throw new Error(`${SESSIONS_SPAWN}: no model; pass model ("provider/model")`);
-  const index = await nextIndex(ctx);
-  const sessionId = childSessionId(ctx.sessionId, ctx.turnId, index);
-  const allow = childAllowList(ctx.turnTools ?? [], { allow: input.allow, deny: input.deny });
-  const req: ChatRequest = {
-    model,
-    messages: [{ role: "user", content: input.prompt }],
-    maxAssistantTurns: DEFAULT_ASSISTANT_TURNS,
-    allow,
-    ...(input.agentId !== undefined ? { agentId: input.agentId } : {}),
-    ...(ctx.party ? ctx.party : {}),
-  };
   const label = input.label;
+  // The same call issued again after the parent's object restarted (a `reattachable` tool):
+  // it re-attaches to the child it started, by the session id stored before that child began.
+  const callKey = ctx.callId !== undefined ? CALL_KEY(ctx.turnId, ctx.callId) : undefined;
+  const known = callKey !== undefined ? ((await ctx.store.get(callKey)) as string | undefined) : undefined;
+  let sessionId: string;
+  let req: ChatRequest | undefined;
+  if (known !== undefined) {
+    sessionId = known;
+    const stored = (await ctx.store.get(RESULT_KEY(sessionId))) as ChildResult | undefined;
+    if (stored) return input.wait === true ? stored : { status: "running", sessionId, ...(label !== undefined ? { label } : {}) };
+  } else {
+    sessionId = childSessionId(ctx.sessionId, ctx.turnId, await nextIndex(ctx));
+    if (callKey !== undefined) await ctx.store.put(callKey, sessionId);
+    req = {
+      model,
+      messages: [{ role: "user", content: input.prompt }],
+      maxAssistantTurns: DEFAULT_ASSISTANT_TURNS,
+      allow: childAllowList(ctx.turnTools ?? [], { allow: input.allow, deny: input.deny }),
+      ...(input.agentId !== undefined ? { agentId: input.agentId } : {}),
+      ...(ctx.party ? ctx.party : {}),
+    };
+  }
   const controller = new AbortController();
   // Cancelled with the call that waits for it (wait: true), or with the parent turn (deleteTurn).
   if (input.wait === true) ctx.signal.addEventListener("abort", () => controller.abort(), { once: true });
+  const startedAt = Date.now();
   const done = (async () => {
     const result = await runChildTurn(
       sessions,
-      { tenantId: ctx.tenantId, sessionId, requestId: `swarm:${sessionId}`, req, ...(label !== undefined ? { label } : {}) },
+      {
+        tenantId: ctx.tenantId,
+        sessionId,
+        parentSessionId: ctx.sessionId,
+        requestId: childRequestId(sessionId),
+        ...(req ? { req } : {}),
+        ...(label !== undefined ? { label } : {}),
+      },
       controller.signal,
     );
+    const timed = { ...result, startedAt, endedAt: Date.now() };
     // Stored before the parent is told: agents_wait finds it after the call that ran it is gone.
-    await ctx.store.put(RESULT_KEY(sessionId), result);
-    return result;
+    await ctx.store.put(RESULT_KEY(sessionId), timed);
+    return timed;
   })();
   const untrack = trackChild(ctx.turnId, { sessionId, done, cancel: () => controller.abort() });
   const settled = done.finally(untrack);
@@ -110,14 +134,17 @@ async function collect(input: { sessionIds: string[] }, ctx: ToolContext): Promi
         if (after) return after;
         return lost(ctx.signal.aborted ? "the wait was cancelled" : "the sub-agent ended without a stored result");
       }
-      return lost("no result for this sub-agent: it was never started, or the session object restarted while it ran");
+      // Nobody here runs it (the parent's object restarted since): the child's own object has it.
+      const result = await runChildTurn(
+        sessionsOf(ctx),
+        { tenantId: ctx.tenantId, sessionId, parentSessionId: ctx.sessionId, requestId: childRequestId(sessionId) },
+        ctx.signal,
+      );
+      if (!ctx.signal.aborted) await ctx.store.put(RESULT_KEY(sessionId), result);
+      return result;
     }),
   );
   return { results };
-}
-
-function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
 }
 
 const toolList = { type: "array", items: { type: "string", minLength: 1, maxLength: 128 }, maxItems: 512 };
@@ -136,6 +163,8 @@ export const swarmPlugin = defineToolPlugin({
     tool({
       name: SESSIONS_SPAWN,
       label: "Start a sub-agent",
+      // Issued again after the parent's object restarts: it re-attaches to its child by call id.
+      reattachable: true,
       description:
         "Start a sub-agent: an agent turn with its own session, given `prompt`. It gets at most this turn's tools, narrowed by `allow`/`deny`, and cannot start sub-agents itself. " +
         "With `wait: true` the call answers the sub-agent's result { status, text, meta, sessionId, turnId }; otherwise { status: 'running', sessionId } at once, and agents_wait collects it.",

@@ -85,6 +85,12 @@ export type ToolDefinition<Env = unknown> = {
   directOnly?: boolean;
   /** Safe to replay after a restart (read-only or idempotent); required for `restartSafe` cells. */
   replaySafe?: boolean;
+  /**
+   * A call that was in flight when the session object restarted is issued again with the same
+   * `ctx.callId`, and answers the outcome of the work the first one started (it re-attaches by
+   * call id, never repeats the work): a parked cell waiting on it resumes instead of failing.
+   */
+  reattachable?: boolean;
   /** Every call waits for an operator's decision (besides the `approvals.require` config). */
   requiresApproval?: boolean;
   /** Its output comes from the network (fetched pages, third-party APIs): the model sees it marked untrusted. */
