@@ -42,6 +42,8 @@ export type ToolContext<Env = unknown> = {
    * hands work on (Swarm's sessions_spawn) never grants more than these.
    */
   turnTools?: readonly string[];
+  /** The most model calls this turn's sub-agents may make together (`tools.swarm.maxModelCalls`). */
+  subAgentModelCalls?: number;
   /** The invocation id of this call (the trajectory's, and pendingToolCalls' for client calls). */
   callId?: string;
   party?: TurnParty;
