@@ -44,8 +44,30 @@ export type OuterCall = {
   nested: NestedEntry[];
 };
 
+/** The Swarm sub-agents a turn started, rolled up (src/swarm/child-rollup.ts): totals, then each child. */
+export type SubAgents = {
+  count: number;
+  assistantTurns: number;
+  usage: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
+  costUsd: number;
+  children: Array<{
+    label?: string;
+    sessionId: string;
+    turnId?: string;
+    status: string;
+    durationMs?: number;
+    assistantTurns: number;
+    costUsd?: number;
+    error?: string;
+    /** The child's own trajectory (same tenant). */
+    trajectory?: string;
+  }>;
+};
+
 export type Trajectory = {
   turnId: string;
+  /** Swarm: the sub-agents this turn started, when it started any. */
+  subAgents?: SubAgents;
   codeModeEngaged: boolean;
   /** The /chat state of the turn, or `open` for a turn driven through the tools route only. */
   status: string;

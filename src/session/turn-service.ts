@@ -30,7 +30,7 @@ import {
 } from "./session-rpc";
 import { settleToolCallClient } from "./tool-call-client";
 import { encodeTurn } from "./turn-row";
-import { cancelChildren, childSettled, ChildRuns, type ChildOutcome } from "../swarm";
+import { cancelChildren, childSettled, ChildRuns, rollUpChildren, type ChildOutcome } from "../swarm";
 
 /**
  * The session's turns, behind the session Durable Object's RPC: opening a turn, one path for
@@ -407,9 +407,11 @@ export class TurnService {
       stored?.status === "running" && !this.driving.has(turnId) ? { ...stored, status: "stopped", lastError: "session_reset" } : stored;
     const config = this.p.config();
     const model = state && config.ok ? findModel(config.config, state.model) : undefined;
+    const subAgents = await rollUpChildren(this.p.kv, turn.spec.sessionId, turnId);
     return {
       ok: true,
       body: buildTrajectory(this.p.transcript.events(turnId), {
+        ...(subAgents ? { subAgents } : {}),
         turnId,
         codeModeEngaged: turn.spec.codeModeEngaged,
         status: state ? state.status : "open",

@@ -14,10 +14,10 @@ const MAX_WAIT_IDS = MAX_SUB_AGENTS_PER_TURN;
 const MAX_PROMPT_CHARS = 32_768;
 const MAX_LABEL_CHARS = 200;
 
-const COUNT_KEY = (turnId: string) => `swarm:n:${turnId}`;
+export const COUNT_KEY = (turnId: string) => `swarm:n:${turnId}`;
 /** Model calls the turn's children hold (reserved at spawn, the unused part given back at their end). */
 const CALLS_KEY = (turnId: string) => `swarm:m:${turnId}`;
-const RESULT_KEY = (childSessionId: string) => `swarm:r:${childSessionId}`;
+export const RESULT_KEY = (childSessionId: string) => `swarm:r:${childSessionId}`;
 /** A spawn call's child session, stored before the child starts (the call re-attaches by it). */
 const CALL_KEY = (turnId: string, callId: string) => `swarm:c:${turnId}:${callId}`;
 /** The request id a child turn runs under in its own object: found again from the child's session id. */

@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { api, exec, openTurn, sessionId, settleRun } from "./helpers";
+import { script, trajectory } from "./chat-helpers";
+
+// Swarm (issue 27, "Accounting" and "Trajectory tree"): the parent turn's trajectory rolls up its
+// sub-agents (assistant turns, usage, cost) and lists each one: label, child session and turn
+// ids, status, duration, cost and the link to its own trajectory.
+
+const MODEL = "fakeoai/gpt-fake";
+
+describe("Swarm: the parent's trajectory rolls up its sub-agents", () => {
+  it("lists every child with its ids, status, duration and link, and sums their turns and usage", async () => {
+    const session = sessionId();
+    const good = await script([{ text: "fine", usage: { input: 10, output: 5 } }]);
+    const bad = await script([{ error: { status: 400, message: "the model refused" } }]);
+    const turnId = await openTurn(session, { agentId: "swarm", model: MODEL });
+    const r = await exec(
+      session,
+      turnId,
+      `return (await agents.run([{ prompt: "${good.marker} g", label: "good" }, { prompt: "${bad.marker} b", label: "bad" }])).length;`,
+    );
+    expect(await settleRun(session, turnId, r)).toMatchObject({ status: "completed", value: 2 });
+
+    const t = (await trajectory(session, turnId)).json;
+    expect(t.subAgents).toMatchObject({ count: 2, assistantTurns: 1, usage: { inputTokens: 10, outputTokens: 5 } });
+    expect(typeof t.subAgents.costUsd).toBe("number");
+    const [g, b] = t.subAgents.children;
+    expect(g).toMatchObject({ label: "good", status: "completed", assistantTurns: 1 });
+    expect(b).toMatchObject({ label: "bad", status: "failed" });
+    expect(b.error).toContain("the model refused");
+    for (const child of [g, b]) {
+      expect(child.sessionId.startsWith(`${session}.sub-`)).toBe(true);
+      expect(child.durationMs).toBeGreaterThanOrEqual(0);
+    }
+    // The link reaches the child's own trajectory.
+    expect(g.trajectory).toBe(`/v1/sessions/${g.sessionId}/turns/${g.turnId}/trajectory`);
+    const own = await api("GET", g.trajectory);
+    expect(own.status).toBe(200);
+    expect(own.json.turnId).toBe(g.turnId);
+  });
+
+  it("a turn that started no sub-agents has no subAgents entry", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "swarm", model: MODEL });
+    await exec(session, turnId, "return 1;");
+    expect((await trajectory(session, turnId)).json.subAgents).toBeUndefined();
+  });
+});
