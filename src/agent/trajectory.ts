@@ -21,6 +21,8 @@ export type NestedEntry = {
   error?: string;
   /** What policy decided (hooks, approvals): `allowed` unless a decision was recorded. */
   decision?: string;
+  /** Swarm: the phase (`phase(name)`) the cell was in when it made the call; absent before any. */
+  phase?: { id: number; name: string };
 };
 
 export type OuterCall = {
@@ -131,6 +133,7 @@ export function buildTrajectory(
           ...(b.input !== undefined ? { input: b.input } : {}),
           ...(b.result !== undefined ? { result: b.result } : {}),
           ...(b.error !== undefined ? { error: b.error } : {}),
+          ...(b.phase !== undefined ? { phase: b.phase } : {}),
           decision: decisions.get(b.invocationId) ?? (b.denied ? "denied_by_policy" : "allowed"),
         };
         nested.set(entry.invocationId, entry);

@@ -7,7 +7,22 @@ import { logRecord } from "../observability";
 export type Settlement = { ok: true; text: string | undefined } | { ok: false; message: string };
 
 /** `callId` is the invocation id of a tool call (the one pendingToolCalls and the trajectory show). */
-export type ToolRequest = { id: number; tool: string; input: unknown; callId?: string };
+export type ToolRequest = {
+  id: number;
+  tool: string;
+  input: unknown;
+  callId?: string;
+  /** Swarm: the phase the cell was in when it made the call (`phase(name)`), for the trajectory. */
+  phase?: { id: number; name: string };
+};
+
+/** A request's Swarm phase as the guest sent it, when it is one. */
+function phaseOf(payload: any): ToolRequest["phase"] {
+  const p = payload?.phase;
+  return p !== null && typeof p === "object" && Number.isInteger(p.id) && typeof p.name === "string"
+    ? { id: p.id, name: p.name.slice(0, 200) }
+    : undefined;
+}
 
 /** Host work a parked run still waits for; persisted with the snapshot (plain JSON). */
 export type PendingRequest =
@@ -326,7 +341,8 @@ export class HostBridge implements GuestHost {
             break;
           }
           this.inflight.set(r.id, { id: r.id, kind: "tool", tool, input, callId, abort });
-          this.handlers.call({ id: r.id, tool, input, callId }, abort.signal).then(
+          const phase = phaseOf(payload);
+          this.handlers.call({ id: r.id, tool, input, callId, ...(phase ? { phase } : {}) }, abort.signal).then(
             (s) => this.complete(r.id, s),
             (error: unknown) => {
               // The handler itself failed (tool errors are settlements, not throws): the guest

@@ -39,6 +39,33 @@ describe("Swarm: the parent's trajectory rolls up its sub-agents", () => {
     expect(own.json.turnId).toBe(g.turnId);
   });
 
+  it("phase(name) groups what follows: later records under the launching cell carry its id and name until the next phase", async () => {
+    const session = sessionId();
+    const child = await script([{ text: "found" }]);
+    const turnId = await openTurn(session, { agentId: "swarm", model: MODEL });
+    const r = await exec(
+      session,
+      turnId,
+      `log("before");\nphase("research");\nconst x = await agents.run({ prompt: "${child.marker} r", label: "r1" });\nlog("mid");\nphase("write");\nawait log("after");\nreturn x.status;`,
+    );
+    expect(await settleRun(session, turnId, r)).toMatchObject({ status: "completed", value: "completed" });
+    const t = (await trajectory(session, turnId)).json;
+    const nested = t.calls.flatMap((c: any) => c.nested) as any[];
+    const rows = nested.map((n) => ({ tool: n.tool, phase: n.phase?.name ?? null, id: n.phase?.id ?? null }));
+    expect(rows).toEqual([
+      { tool: "log", phase: null, id: null },
+      { tool: "phase", phase: "research", id: 1 },
+      { tool: "sessions_spawn", phase: "research", id: 1 },
+      { tool: "log", phase: "research", id: 1 },
+      { tool: "phase", phase: "write", id: 2 },
+      { tool: "log", phase: "write", id: 2 },
+    ]);
+    // The sub-agent's record under the cell names its label and child session.
+    const spawn = nested.find((n) => n.tool === "sessions_spawn");
+    expect(spawn.result).toContain("r1");
+    expect(spawn.result).toContain(`${session}.sub-`);
+  });
+
   it("a turn that started no sub-agents has no subAgents entry", async () => {
     const session = sessionId();
     const turnId = await openTurn(session, { agentId: "swarm", model: MODEL });
