@@ -5,6 +5,7 @@ export {
   sseFrame,
   readEvents,
   type ChatMeta,
+  type SubAgents,
   type StopReason,
   type PendingClientCall,
   type DirectClientAdmission,
@@ -15,7 +16,7 @@ export {
 } from "./chat-events";
 export { ZERO_USAGE, newChatState, addUsage, countToolCall, chatMeta, type ChatState } from "./chat-state";
 export { modelResultLimits, modelFacingResult, type ResultLimits, type ModelFacing } from "./model-result";
-export { buildTrajectory, type TrajectoryRow, type NestedEntry, type OuterCall, type SubAgents, type Trajectory } from "./trajectory";
+export { buildTrajectory, type TrajectoryRow, type NestedEntry, type OuterCall, type Trajectory } from "./trajectory";
 export { type ChatRequest } from "./chat-request";
 export { type OuterCallContext, type OuterReply, type ChatPort, type ChatCall, type ChatRecords, type NotRunCode, type Promised } from "./agent-port";
 export { runChat } from "./chat-turn";

@@ -1,5 +1,5 @@
 import type { CodeModeTelemetry } from "../code-mode";
-import type { ChatMeta } from "./chat-events";
+import type { ChatMeta, SubAgents } from "./chat-events";
 
 /**
  * A turn's trajectory (seed 002 E2E step 16: nested calls visible under the parent code-mode
@@ -44,26 +44,6 @@ export type OuterCall = {
   /** A direct tool's policy decision (hooks, approvals). */
   decision?: string;
   nested: NestedEntry[];
-};
-
-/** The Swarm sub-agents a turn started, rolled up (src/swarm/child-rollup.ts): totals, then each child. */
-export type SubAgents = {
-  count: number;
-  assistantTurns: number;
-  usage: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
-  costUsd: number;
-  children: Array<{
-    label?: string;
-    sessionId: string;
-    turnId?: string;
-    status: string;
-    durationMs?: number;
-    assistantTurns: number;
-    costUsd?: number;
-    error?: string;
-    /** The child's own trajectory (same tenant). */
-    trajectory?: string;
-  }>;
 };
 
 export type Trajectory = {

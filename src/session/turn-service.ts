@@ -356,6 +356,7 @@ export class TurnService {
         surface: (spec) => turnSurface(spec),
         wasDelivered: (id, callId) => this.p.turns.wasDelivered(id, callId),
         runParked: (runId) => this.p.snapshots.state(runId) !== undefined,
+        subAgents: (sessionId, turnId) => rollUpChildren(this.p.kv, sessionId, turnId),
       },
       tools: this.outer,
       records: chatRecords(this.p.transcript, this.p.quota),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { api, exec, openTurn, sessionId, settleRun } from "./helpers";
-import { script, trajectory } from "./chat-helpers";
+import { chat, script, trajectory, user } from "./chat-helpers";
 
 // Swarm (issue 27, "Accounting" and "Trajectory tree"): the parent turn's trajectory rolls up its
 // sub-agents (assistant turns, usage, cost) and lists each one: label, child session and turn
@@ -64,6 +64,23 @@ describe("Swarm: the parent's trajectory rolls up its sub-agents", () => {
     const spawn = nested.find((n) => n.tool === "sessions_spawn");
     expect(spawn.result).toContain("r1");
     expect(spawn.result).toContain(`${session}.sub-`);
+  });
+
+  it("the /chat answer's meta rolls up the children: count, assistant turns and usage, apart from the parent's own", async () => {
+    const session = sessionId();
+    const kids = await Promise.all([1, 2].map((i) => script([{ text: `kid ${i}`, usage: { input: 100 * i, output: 10 * i } }])));
+    const code = `return (await agents.run(${JSON.stringify(kids.map((k, i) => ({ prompt: `${k.marker} k`, label: `k${i}` })))})).map((r) => r.text);`;
+    const parent = await script([
+      { toolCalls: [{ id: "c1", name: "exec", input: { code } }], usage: { input: 7, output: 1 } },
+      { text: "done", usage: { input: 7, output: 1 } },
+    ]);
+    const r = await chat(session, { model: MODEL, agentId: "swarm", messages: user(parent.marker) });
+    expect(r.json).toMatchObject({ status: "completed", meta: { assistantTurns: 2, usage: { inputTokens: 14, outputTokens: 2 } } });
+    expect(r.json.meta.subAgents).toMatchObject({ count: 2, assistantTurns: 2, usage: { inputTokens: 300, outputTokens: 30 } });
+    expect(r.json.meta.subAgents.children.map((c: any) => [c.label, c.status])).toEqual([
+      ["k0", "completed"],
+      ["k1", "completed"],
+    ]);
   });
 
   it("a turn that started no sub-agents has no subAgents entry", async () => {
