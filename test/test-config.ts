@@ -10,6 +10,8 @@ export const TEST_CONFIG = {
       swarm: { tools: { swarm: true, codeMode: { timeoutMs: 1500 } } },
       swarmtools: { tools: { swarm: { enabled: true }, codeMode: false } },
       swarmoff: { tools: { swarm: { enabled: false } } },
+      // Swarm with a bound of 3 model calls for all sub-agents of a turn (test/e2e/swarm-model-call-bound.test.ts).
+      swarmcapped: { tools: { swarm: { enabled: true, maxModelCalls: 3 }, codeMode: { timeoutMs: 1500 } } },
       // Short budgets so hostile cells stop quickly.
       fast: { tools: { codeMode: { timeoutMs: 400 } } },
       // Small output, pending-call and memory caps (2 KB, 4 calls, 8 MiB) to hit each limit.

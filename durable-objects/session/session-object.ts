@@ -152,6 +152,15 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     chat(tenantId: string, sessionId: string, req: ChatRequest, requestId: string) {
       return this.service.chat(tenantId, sessionId, req, requestId);
     }
+    startChild(tenantId: string, sessionId: string, req: ChatRequest, requestId: string, parentSessionId: string) {
+      return this.service.startChild(tenantId, sessionId, req, requestId, parentSessionId);
+    }
+    async childSettled(childSessionId: string): Promise<void> {
+      this.service.childSettled(childSessionId);
+    }
+    childResult(tenantId: string, requestId: string, waitMs: number) {
+      return this.service.childResult(tenantId, requestId, waitMs);
+    }
     trajectory(tenantId: string, turnId: string) {
       return this.service.trajectory(tenantId, turnId);
     }

@@ -5,7 +5,7 @@ import type { ModelMessage, ModelToolCall, TransportObserver } from "../provider
 import type { Reservation } from "../quota";
 import type { ModelTool, NestedCall, OpenTurnRequest, TurnCounters, TurnSpec } from "../turns";
 import type { NotRunReason } from "./agent-loop";
-import type { DirectClientAdmission } from "./chat-events";
+import type { DirectClientAdmission, SubAgents } from "./chat-events";
 import type { ChatState } from "./chat-state";
 import type { TrajectoryRow } from "./trajectory";
 
@@ -74,6 +74,8 @@ export interface ChatPort {
     wasDelivered(turnId: string, callId: string): boolean;
     /** Whether a parked run still exists (one that expired or was resumed elsewhere no longer waits for its client calls). */
     runParked(runId: string): boolean;
+    /** Swarm: the turn's sub-agents rolled up for its meta; none started: undefined. */
+    subAgents?(sessionId: string, turnId: string): Promise<SubAgents | undefined>;
   };
   /** Outer calls through the session's one tool path, client tools through its policy, calls answered without running. */
   readonly tools: {

@@ -10,6 +10,26 @@ import type { FinishReason, ModelUsage } from "../providers";
  * (`event: <type>`, `data: <json>`). Starts and partial updates are transient; the transcript
  * and trajectory keep what completed.
  */
+/** The Swarm sub-agents a turn started, rolled up (src/swarm/child-rollup.ts): totals, then each child. */
+export type SubAgents = {
+  count: number;
+  assistantTurns: number;
+  usage: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
+  costUsd: number;
+  children: Array<{
+    label?: string;
+    sessionId: string;
+    turnId?: string;
+    status: string;
+    durationMs?: number;
+    assistantTurns: number;
+    costUsd?: number;
+    error?: string;
+    /** The child's own trajectory (same tenant). */
+    trajectory?: string;
+  }>;
+};
+
 export type ChatMeta = {
   /** True only when code mode owned the model tool surface of this turn. */
   codeModeEngaged: boolean;
@@ -26,6 +46,8 @@ export type ChatMeta = {
   promptBytes: number;
   /** Why the turn's last /chat call ended; absent (trajectory only) while a /chat call runs the turn. */
   stopReason?: StopReason;
+  /** Swarm: the sub-agents the turn started, rolled up (their turns, usage and cost are not in the fields above). */
+  subAgents?: SubAgents;
 };
 
 /** A final answer, client tools to run, a bound, or the failure that stopped the turn (its error code). */

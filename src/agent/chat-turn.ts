@@ -1,6 +1,6 @@
 import { Catalog } from "../catalog";
 import { runAgentLoop, type LoopEnd, type ToolRun } from "./agent-loop";
-import { encodeEvent, shownCall, type ChatAnswer, type ChatError, type ChatEvent, type PendingClientCall } from "./chat-events";
+import { encodeEvent, shownCall, type ChatAnswer, type ChatError, type ChatEvent, type PendingClientCall, type SubAgents } from "./chat-events";
 import { chatMeta, countToolCall, newChatState, type ChatState } from "./chat-state";
 import { modelFacingResult, modelResultLimits } from "./model-result";
 import type { OuterReply } from "./agent-port";
@@ -182,7 +182,8 @@ async function drive(
     host.records.saveState(turnId, state);
     // Client tools the model called directly are the caller's now (a reset no longer loses them).
     for (const p of state.pending) if (p.admission) host.records.callEnded(turnId, p.callId);
-    emit({ type: "done", answer: answer(host, tenantId, turnId, state, resolved.model, end) });
+    const subAgents = await host.turns.subAgents?.(sessionId, turnId).catch(() => undefined);
+    emit({ type: "done", answer: answer(host, tenantId, turnId, state, resolved.model, end, subAgents) });
   } catch (error) {
     const turn = turnId !== undefined ? host.turns.get(tenantId, turnId) : undefined;
     // Deleted under this call (the turn or its session): that ended it, whatever failed after.
@@ -498,14 +499,25 @@ function storedMessage(message: ModelMessage, redaction: RedactionOptions): Mode
   return { ...message, toolCalls: message.toolCalls.map((t) => ({ ...t, input: storedInput(t.name, t.input, redaction) })) };
 }
 
-function answer(host: ChatPort, tenantId: string, turnId: string, state: ChatState, model: ResolvedModel, end: LoopEnd): ChatAnswer {
+function answer(
+  host: ChatPort,
+  tenantId: string,
+  turnId: string,
+  state: ChatState,
+  model: ResolvedModel,
+  end: LoopEnd,
+  subAgents: SubAgents | undefined,
+): ChatAnswer {
   // Counters move during the loop (bridge calls): read them after it.
   const turn = host.turns.get(tenantId, turnId);
-  const meta = chatMeta(
-    state,
-    { codeModeEngaged: turn?.spec.codeModeEngaged ?? false, counters: turn?.counters ?? { search: 0, describe: 0, call: 0 } },
-    costUsd(state.usage, model.cost),
-  );
+  const meta = {
+    ...chatMeta(
+      state,
+      { codeModeEngaged: turn?.spec.codeModeEngaged ?? false, counters: turn?.counters ?? { search: 0, describe: 0, call: 0 } },
+      costUsd(state.usage, model.cost),
+    ),
+    ...(subAgents ? { subAgents } : {}),
+  };
   return end.status === "waiting"
     ? { turnId, status: "waiting", pendingToolCalls: end.pending.map(shownCall), meta }
     : { turnId, status: "completed", message: { role: "assistant", content: end.text }, meta };

@@ -5,6 +5,7 @@ export {
   sseFrame,
   readEvents,
   type ChatMeta,
+  type SubAgents,
   type StopReason,
   type PendingClientCall,
   type DirectClientAdmission,

@@ -1,5 +1,5 @@
 import type { CodeModeTelemetry } from "../code-mode";
-import type { ChatMeta } from "./chat-events";
+import type { ChatMeta, SubAgents } from "./chat-events";
 
 /**
  * A turn's trajectory (seed 002 E2E step 16: nested calls visible under the parent code-mode
@@ -21,6 +21,8 @@ export type NestedEntry = {
   error?: string;
   /** What policy decided (hooks, approvals): `allowed` unless a decision was recorded. */
   decision?: string;
+  /** Swarm: the phase (`phase(name)`) the cell was in when it made the call; absent before any. */
+  phase?: { id: number; name: string };
 };
 
 export type OuterCall = {
@@ -46,6 +48,8 @@ export type OuterCall = {
 
 export type Trajectory = {
   turnId: string;
+  /** Swarm: the sub-agents this turn started, when it started any. */
+  subAgents?: SubAgents;
   codeModeEngaged: boolean;
   /** The /chat state of the turn, or `open` for a turn driven through the tools route only. */
   status: string;
@@ -109,6 +113,7 @@ export function buildTrajectory(
           ...(b.input !== undefined ? { input: b.input } : {}),
           ...(b.result !== undefined ? { result: b.result } : {}),
           ...(b.error !== undefined ? { error: b.error } : {}),
+          ...(b.phase !== undefined ? { phase: b.phase } : {}),
           decision: decisions.get(b.invocationId) ?? (b.denied ? "denied_by_policy" : "allowed"),
         };
         nested.set(entry.invocationId, entry);

@@ -7,7 +7,22 @@ import { logRecord } from "../observability";
 export type Settlement = { ok: true; text: string | undefined } | { ok: false; message: string };
 
 /** `callId` is the invocation id of a tool call (the one pendingToolCalls and the trajectory show). */
-export type ToolRequest = { id: number; tool: string; input: unknown; callId?: string };
+export type ToolRequest = {
+  id: number;
+  tool: string;
+  input: unknown;
+  callId?: string;
+  /** Swarm: the phase the cell was in when it made the call (`phase(name)`), for the trajectory. */
+  phase?: { id: number; name: string };
+};
+
+/** A request's Swarm phase as the guest sent it, when it is one. */
+function phaseOf(payload: any): ToolRequest["phase"] {
+  const p = payload?.phase;
+  return p !== null && typeof p === "object" && Number.isInteger(p.id) && typeof p.name === "string"
+    ? { id: p.id, name: p.name.slice(0, 200) }
+    : undefined;
+}
 
 /** Host work a parked run still waits for; persisted with the snapshot (plain JSON). */
 export type PendingRequest =
@@ -37,6 +52,12 @@ export interface BridgeHandlers {
   refuseClientCall?(request: ToolRequest): string | undefined;
   /** The tool's own name for a callable name (what a client sees in pendingToolCalls). */
   toolName(callable: string): string;
+  /**
+   * A parked host call of `tool` (its own name) that died with the session object: the callable
+   * name to issue it again under, with the same call id, when the tool re-attaches to the work
+   * the first call started (`reattachable` tools); undefined: the call is lost.
+   */
+  reissuable?(tool: string): string | undefined;
   search(query: string, limit: number | null): Settlement;
   describe(tool: string): Settlement;
   /**
@@ -199,6 +220,27 @@ export class HostBridge implements GuestHost {
   }
 
   /**
+   * A host tool call of a parked run that died with the session object, issued again with its
+   * id, input and call id when its tool re-attaches (`reissuable`): false when it cannot be.
+   */
+  reissue(request: PendingRequest): boolean {
+    if (request.kind !== "tool" || this.inflight.has(request.id)) return false;
+    const tool = this.handlers.reissuable?.(request.tool);
+    if (tool === undefined) return false;
+    const abort = new AbortController();
+    const { id, input, callId } = request;
+    this.inflight.set(id, { id, kind: "tool", tool, input, callId, abort });
+    this.handlers.call({ id, tool, input, callId }, abort.signal).then(
+      (s) => this.complete(id, s),
+      (error: unknown) => {
+        logRecord("host_error", { where: "bridge.reissue", error, tool });
+        this.complete(id, { ok: false, message: `${tool} failed` });
+      },
+    );
+    return true;
+  }
+
+  /**
    * The run is parking while host tool calls still run: keep only those. Timers stop (they
    * are persisted with their due times and re-adopted on resume) and client calls are left
    * to the parked state; what a host call returns from now on goes to `store`, not to a queue.
@@ -299,7 +341,8 @@ export class HostBridge implements GuestHost {
             break;
           }
           this.inflight.set(r.id, { id: r.id, kind: "tool", tool, input, callId, abort });
-          this.handlers.call({ id: r.id, tool, input, callId }, abort.signal).then(
+          const phase = phaseOf(payload);
+          this.handlers.call({ id: r.id, tool, input, callId, ...(phase ? { phase } : {}) }, abort.signal).then(
             (s) => this.complete(r.id, s),
             (error: unknown) => {
               // The handler itself failed (tool errors are settlements, not throws): the guest

@@ -14,7 +14,7 @@ export const GLOBAL_TOOLS_KEYS = ["codeMode", "toolSearch", "sandbox", "swarm", 
 export const AGENT_TOOLS_KEYS = ["codeMode", "toolSearch", "swarm"] as const;
 export const TOOL_SEARCH_KEYS = ["enabled", "mode", ...TOOL_SEARCH_NUMERIC_KEYS] as const;
 
-export const SWARM_KEYS = ["enabled"] as const;
+export const SWARM_KEYS = ["enabled", "maxModelCalls"] as const;
 
 export type ToolsSection = { codeMode: CodeModeSettings; toolSearch: ToolSearchSettings };
 
@@ -42,7 +42,13 @@ function parseSwarm(value: unknown, path: string): void {
   rejectUnknownKeys(value, path, SWARM_KEYS);
   const enabled = own(value, "enabled");
   if (enabled !== undefined && typeof enabled !== "boolean") fail(configPath(path, "enabled"), "must be true or false");
+  const calls = own(value, "maxModelCalls");
+  if (calls !== undefined && (typeof calls !== "number" || !Number.isInteger(calls) || calls < 1 || calls > MAX_SWARM_MODEL_CALLS))
+    fail(configPath(path, "maxModelCalls"), `must be an integer from 1 to ${MAX_SWARM_MODEL_CALLS}`);
 }
+
+/** The highest `tools.swarm.maxModelCalls` (16 sub-agents of 64 assistant turns each). */
+export const MAX_SWARM_MODEL_CALLS = 1024;
 
 /**
  * `tools.toolSearch` (seed 004): `true`/`false`, or an object, which enables Tool Search unless it

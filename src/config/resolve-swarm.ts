@@ -22,3 +22,16 @@ function swarmSetting(owner: Readonly<Record<string, unknown>> | undefined): boo
   }
   return swarm === undefined ? undefined : true;
 }
+
+/** Model calls all sub-agents of one turn may make together unless `tools.swarm.maxModelCalls` says otherwise. */
+export const DEFAULT_SWARM_MODEL_CALLS = 128;
+
+/** `tools.swarm.maxModelCalls` for a turn: the agent's, else the gateway's, else the default. */
+export function resolveSwarmModelCalls(config: GatewayConfig, agentId: string | undefined): number {
+  const of = (owner: Readonly<Record<string, unknown>> | undefined): number | undefined => {
+    const swarm = (owner?.tools as Record<string, unknown> | undefined)?.swarm;
+    const calls = typeof swarm === "object" && swarm !== null ? (swarm as Record<string, unknown>).maxModelCalls : undefined;
+    return typeof calls === "number" ? calls : undefined;
+  };
+  return (agentId !== undefined ? of(findAgent(config, agentId)?.raw) : undefined) ?? of(config.raw) ?? DEFAULT_SWARM_MODEL_CALLS;
+}

@@ -115,9 +115,13 @@ export async function resume(ctx: RunContext, spec: TurnSpec, runId: string, mak
     const live = ctx.live.get(runId);
     ctx.live.delete(runId);
     // A host call that was in flight when the object was evicted has no result and no
-    // owner: resuming would hand the guest a missing result, so the run fails instead.
+    // owner: resuming would hand the guest a missing result, so the run fails instead,
+    // unless its tool re-attaches to the work it started (Swarm's sub-agents): issued again.
+    const reissued = live
+      ? []
+      : state.pending.filter((p) => p.kind === "tool" && !results.has(p.id) && env.handlers.reissuable?.(p.tool) !== undefined);
     if (!live) {
-      const lost = lostHostCalls(state, results);
+      const lost = lostHostCalls(state, results, new Set(reissued.map((p) => p.id)));
       if (lost) throw new ResumeStopped(lost, "internal_error", false);
     }
     const budget = live?.budget ?? OutputBudget.fromJSON(state.budget);
@@ -126,6 +130,7 @@ export async function resume(ctx: RunContext, spec: TurnSpec, runId: string, mak
     bridge = live ? live.bridge.reattach() : cellBridge(env, budget);
     // Timers in due order (overdue ones fire in that order), client calls awaiting results.
     for (const p of duePendingOrder(state.pending)) bridge.adopt(p);
+    for (const p of reissued) bridge.reissue(p);
     claimed.bridge = bridge;
     try {
       vm = await GuestVm.restore(parked.snapshot, state.controlToken, room.limits, guard, bridge, parked.abi);
@@ -172,8 +177,8 @@ export async function resume(ctx: RunContext, spec: TurnSpec, runId: string, mak
 }
 
 /** The failure message when host calls a parked run waited for died with the object, or undefined. */
-function lostHostCalls(state: ParkedRunState, results: Map<number, unknown>): string | undefined {
-  const lost = state.pending.filter((p) => p.kind === "tool" && !results.has(p.id));
+function lostHostCalls(state: ParkedRunState, results: Map<number, unknown>, reissued: ReadonlySet<number>): string | undefined {
+  const lost = state.pending.filter((p) => p.kind === "tool" && !results.has(p.id) && !reissued.has(p.id));
   if (lost.length === 0) return undefined;
   const unique = [...new Set(lost.map((p) => (p.kind === "tool" ? p.tool : "")))];
   const names = unique.slice(0, 5).join(", ") + (unique.length > 5 ? `, and ${unique.length - 5} more` : "");

@@ -160,8 +160,12 @@ ${GUEST_RANDOM_SOURCE}
   // ---- requests to the host --------------------------------------------------------
   const pending = new MapCtor();   // request id -> { resolve, reject }
   let nextId = 1;
+  // Swarm's current phase ({ id, name }, set by phase()): every later "call" carries it, so the
+  // trajectory groups those records under it. Guest state, so it survives a park.
+  let swarmPhase = null;
   function request(op, payload) {
     const id = nextId++;
+    if (op === "call" && swarmPhase !== null && payload !== null && typeof payload === "object") payload.phase = swarmPhase;
     let text;
     try {
       text = toJsonText(payload === undefined ? null : payload);
@@ -638,7 +642,12 @@ ${GUEST_RANDOM_SOURCE}
       return PromiseCtor.all(list);
     }
     const agents = freeze({ run: run });
-    function phase(name) { return request("call", { tool: "swarm:phase", input: { name: safeString(name) } }); }
+    let phases = 0;
+    function phase(name) {
+      const named = safeString(name);
+      swarmPhase = freeze({ id: ++phases, name: named });
+      return request("call", { tool: "swarm:phase", input: { name: named } });
+    }
     function log() {
       const values = [];
       for (let i = 0; i < arguments.length; i++) values.push(inspect(arguments[i], 0, []));

@@ -125,6 +125,7 @@ export class OuterCallRecorder {
       durationMs: n.durationMs,
       input: this.preview(n.input),
       ...(n.ok ? { result: this.preview(parseOr(n.result)) } : { error: this.preview(n.error) }),
+      ...(n.phase ? { phase: n.phase } : {}),
     });
   }
 

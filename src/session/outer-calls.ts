@@ -6,7 +6,7 @@ import { Catalog, type CatalogEntry } from "../catalog";
 import type { Settlement } from "../bridge";
 import { failed } from "../cell";
 import type { CodeModeResult, CodeModeTelemetry } from "../code-mode";
-import { APPROVALS_OFF } from "../config";
+import { APPROVALS_OFF, DEFAULT_SWARM_MODEL_CALLS, resolveSwarmModelCalls } from "../config";
 import { type SessionReply } from "../errors";
 import { McpServers, type McpSessionPool } from "../mcp";
 import { cellFields, cellTrace, execLanguage, logRecord, type CellTrace } from "../observability";
@@ -217,6 +217,12 @@ export class OuterCalls {
     return registeredSecrets(this.p.env() as unknown as Record<string, unknown>, config.ok ? config.config : undefined, spec);
   }
 
+  /** `tools.swarm.maxModelCalls` of the turn's agent (Swarm's per-turn bound on its children's model calls). */
+  private subAgentModelCalls(spec: TurnSpec): number {
+    const config = this.p.config();
+    return config.ok ? resolveSwarmModelCalls(config.config, spec.agentId) : DEFAULT_SWARM_MODEL_CALLS;
+  }
+
   redactPatterns(): RegExp[] {
     const config = this.p.config();
     return config.ok ? config.config.redactPatterns : [];
@@ -396,6 +402,7 @@ export class OuterCalls {
         ...(spec.agentId !== undefined ? { agentId: spec.agentId } : {}),
         ...(spec.model !== undefined ? { model: spec.model } : {}),
         turnTools: turnToolNames(spec),
+        subAgentModelCalls: this.subAgentModelCalls(spec),
         ...(spec.party ? { party: spec.party } : {}),
         ...(scope.callId !== undefined ? { callId: scope.callId } : {}),
       },

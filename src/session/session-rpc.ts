@@ -1,6 +1,7 @@
 import type { CodeModeTelemetry } from "../code-mode";
 import type { ModelTool, SurfaceSize } from "../turns";
 import type { ChatRequest, Trajectory } from "../agent";
+import type { ChildOutcome } from "../swarm";
 
 export type { ChatRequest };
 
@@ -78,6 +79,12 @@ export interface SessionRpc {
    * `cancelRequest(requestId)`, cancels the turn's active work.
    */
   chat(tenantId: string, sessionId: string, req: ChatRequest, requestId: string): Promise<ReadableStream<Uint8Array>>;
+  /** Swarm: a sub-agent turn run here to its end, detached from the caller; idempotent by `requestId`. */
+  startChild(tenantId: string, sessionId: string, req: ChatRequest, requestId: string, parentSessionId: string): Promise<void>;
+  /** Swarm: a child of a turn here stored its result; whoever waits for it reads it from the child. */
+  childSettled(childSessionId: string): Promise<void>;
+  /** Swarm: that turn's outcome (stored here before it is answered), waiting up to `waitMs` while it runs. */
+  childResult(tenantId: string, requestId: string, waitMs: number): Promise<ChildOutcome>;
   trajectory(tenantId: string, turnId: string): Promise<SessionReply<Trajectory>>;
   /** Pending operator approvals of the session (a session that stored nothing: not_found). */
   listApprovals(tenantId: string): Promise<SessionReply<PendingApproval[]>>;

@@ -39,7 +39,7 @@ import {
 } from "./session-rpc";
 import { settleToolCallClient } from "./tool-call-client";
 import { encodeTurn } from "./turn-row";
-import { cancelChildren } from "../swarm";
+import { cancelChildren, childSettled, ChildRuns, rollUpChildren, type ChildOutcome } from "../swarm";
 
 /**
  * The session's turns, behind the session Durable Object's RPC: opening a turn, one path for
@@ -58,11 +58,24 @@ export class TurnService {
   /** This object's MCP sessions, one per server identity, reused by every turn (mcp-session-pool.ts). */
   readonly mcpSessions = new McpSessionPool({ onListingStale: (key) => MCP_LISTINGS.stale(key) });
 
+  /** Sub-agent turns this session runs for a Swarm parent, detached from the parent's call. */
+  private readonly children: ChildRuns;
+
   constructor(
     plugins: readonly ToolPlugin[],
     private readonly p: SessionPorts,
   ) {
     this.plugins = plugins;
+    this.children = new ChildRuns({
+      chat: (t, s, req, requestId) => this.chat(t, s, req, requestId),
+      store: p.kv,
+      started: () => p.sessionStorage.ready,
+      tellParent: async (tenantId, parentSessionId, childSessionId) => {
+        const sessions = (p.env() as { SESSIONS?: DurableObjectNamespace }).SESSIONS as
+          { idFromName(name: string): DurableObjectId; get(id: DurableObjectId): { childSettled(id: string): Promise<void> } } | undefined;
+        await sessions?.get(sessions.idFromName(`${tenantId}:${parentSessionId}`)).childSettled(childSessionId);
+      },
+    });
     this.calls = new CallRegistry(() => this.p.clock());
     this.outer = new OuterCalls(plugins, p, this.calls, (turnId) => this.touched(turnId), this.mcpSessions);
   }
@@ -353,12 +366,28 @@ export class TurnService {
         surface: (spec) => turnSurface(spec),
         wasDelivered: (id, callId) => this.p.turns.wasDelivered(id, callId),
         runParked: (runId) => this.p.snapshots.state(runId) !== undefined,
+        subAgents: (sessionId, turnId) => rollUpChildren(this.p.kv, sessionId, turnId),
       },
       tools: this.outer,
       records: chatRecords(this.p.transcript, this.p.quota),
       calls: { track: (id, r) => this.calls.track(id, r), driving: this.driving },
     };
     return runChat(port, tenantId, sessionId, req, requestId);
+  }
+
+  /** Swarm: start a sub-agent turn here, detached from the caller (idempotent by request id). */
+  startChild(tenantId: string, sessionId: string, req: ChatRequest, requestId: string, parentSessionId: string): Promise<void> {
+    return this.children.start(tenantId, sessionId, req, requestId, parentSessionId);
+  }
+
+  /** Swarm: a child of a turn here stored its result (a wake-up for whoever waits on it in this isolate). */
+  childSettled(childSessionId: string): void {
+    childSettled(childSessionId);
+  }
+
+  /** Swarm: a sub-agent turn's outcome by request id, waiting up to `waitMs` while it runs. */
+  childResult(tenantId: string, requestId: string, waitMs: number): Promise<ChildOutcome> {
+    return this.children.result(tenantId, requestId, waitMs);
   }
 
   /**
@@ -389,9 +418,11 @@ export class TurnService {
       stored?.status === "running" && !this.driving.has(turnId) ? { ...stored, status: "stopped", lastError: "session_reset" } : stored;
     const config = this.p.config();
     const model = state && config.ok ? findModel(config.config, state.model) : undefined;
+    const subAgents = await rollUpChildren(this.p.kv, turn.spec.sessionId, turnId);
     return {
       ok: true,
       body: buildTrajectory(this.p.transcript.events(turnId), {
+        ...(subAgents ? { subAgents } : {}),
         turnId,
         codeModeEngaged: turn.spec.codeModeEngaged,
         status: state ? state.status : "open",

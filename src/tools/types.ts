@@ -42,6 +42,8 @@ export type ToolContext<Env = unknown> = {
    * hands work on (Swarm's sessions_spawn) never grants more than these.
    */
   turnTools?: readonly string[];
+  /** The most model calls this turn's sub-agents may make together (`tools.swarm.maxModelCalls`). */
+  subAgentModelCalls?: number;
   /** The invocation id of this call (the trajectory's, and pendingToolCalls' for client calls). */
   callId?: string;
   party?: TurnParty;
@@ -85,6 +87,12 @@ export type ToolDefinition<Env = unknown> = {
   directOnly?: boolean;
   /** Safe to replay after a restart (read-only or idempotent); required for `restartSafe` cells. */
   replaySafe?: boolean;
+  /**
+   * A call that was in flight when the session object restarted is issued again with the same
+   * `ctx.callId`, and answers the outcome of the work the first one started (it re-attaches by
+   * call id, never repeats the work): a parked cell waiting on it resumes instead of failing.
+   */
+  reattachable?: boolean;
   /** Every call waits for an operator's decision (besides the `approvals.require` config). */
   requiresApproval?: boolean;
   /** Its output comes from the network (fetched pages, third-party APIs): the model sees it marked untrusted. */

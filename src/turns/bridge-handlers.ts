@@ -178,6 +178,11 @@ export function turnHandlers(
     clientCalled(): void {
       counters.call++;
     },
+    reissuable(tool): string | undefined {
+      if (opts.restartSafe) return undefined;
+      const entry = catalog.guestEntries.find((e) => e.toolName === tool && e.source !== "client");
+      return entry && deps.resolve(entry)?.reattachable === true ? entry.callableName : undefined;
+    },
     toolName(callable): string {
       return (catalog.lookup(callable) ?? catalog.lookupNamespace(callable)?.entry)?.toolName ?? callable;
     },

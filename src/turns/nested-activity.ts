@@ -23,6 +23,8 @@ export type NestedCall = {
   /** The settled JSON text (ok) or the error message. */
   result?: string;
   error?: string;
+  /** Swarm: the phase (`phase(name)`) the cell was in when it made the call. */
+  phase?: { id: number; name: string };
 };
 
 export type ActivitySink = (call: NestedCall) => void;
@@ -46,6 +48,7 @@ export function nestedCall(
     durationMs: Math.max(0, endedAt - startedAt),
     input: request.input,
     ...(settlement.ok ? { result: settlement.text ?? "null" } : { error: settlement.message }),
+    ...(request.phase ? { phase: request.phase } : {}),
   };
 }
 
