@@ -9,7 +9,7 @@
  *   npm run bench                     prints the report, writes bench/out/BENCHMARKS.md (git-ignored)
  *   npm run bench -- --write          also rewrites BENCHMARKS.md (full runs only)
  *   npm run bench -- --quick          smoke run with few samples
- *   npm run bench -- --only=exec      only some sections (exec, vm, bundle, suspend, catalog, toolsearch, mcp, chat, capacity, startup)
+ *   npm run bench -- --only=exec      only some sections (exec, vm, bundle, suspend, catalog, toolsearch, mcp, chat, capacity, startup, swarm)
  */
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";

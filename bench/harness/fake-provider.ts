@@ -41,9 +41,23 @@ async function json(url: string, init: RequestInit = {}): Promise<any> {
   return JSON.parse(text);
 }
 
-export async function startFakeProvider(root: string): Promise<FakeProvider> {
+/**
+ * `latencyMs`: every model request is held that long before the server reads it, as a real
+ * provider's time to first byte (section 9c: so a fan-out's parallelism is what shows).
+ */
+export async function startFakeProvider(root: string, latencyMs = 0): Promise<FakeProvider> {
   const mod = await import(pathToFileURL(path.join(root, "test", "support", "fake-provider", "server.mjs")).href);
   const server = mod.createFakeProviderServer();
+  if (latencyMs > 0) {
+    // The server's own handler runs only after the delay; the request body waits, unread, in its stream.
+    const handlers = server.listeners("request");
+    server.removeAllListeners("request");
+    server.on("request", (req: any, res: any) => {
+      const handle = () => handlers.forEach((h: (...a: unknown[]) => void) => h.call(server, req, res));
+      if (MODEL_ROUTES.has(new URL(req.url, "http://fake").pathname)) setTimeout(handle, latencyMs);
+      else handle();
+    });
+  }
   const tapped: TappedRequest[] = [];
   // Before the server's own handler: the clock starts when the request's headers are in.
   server.prependListener("request", (req: any, res: any) => {

@@ -23,6 +23,9 @@
  *   9b. cold start in a fresh workerd per round: CPU of the
  *      main module's evaluation (vs a one-line module) and of
  *      the first TypeScript cell (vs the first JS cell)      measure-startup.ts,  report-startup.ts
+ *   9c. swarm: a 16-way agents.run fan-out in one /chat
+ *      (production build, fake provider with 200 ms latency)
+ *      against 16 child-like /chat turns one after another  measure-swarm.ts,   report-swarm.ts
  *
  * Supporting jobs: supervise.ts (children, cleanup, watchdog), workers.ts (build and serve),
  * http.ts (requests), baselines.ts (the two exec baselines), baselines-toolsearch.ts (section 6's), rounds.ts (interleaving), stats.ts
@@ -39,6 +42,7 @@ import { describeMachine, readLoad } from "./machine.ts";
 import { measureBundle } from "./measure-bundle.ts";
 import { measureCapacity } from "./measure-capacity.ts";
 import { measureStartup } from "./measure-startup.ts";
+import { measureSwarm } from "./measure-swarm.ts";
 import { measureCatalog } from "./measure-catalog.ts";
 import { measureExec } from "./measure-exec.ts";
 import { measureSuspendHttp, measureSuspendIsolate } from "./measure-suspend.ts";
@@ -86,32 +90,49 @@ async function run(argv: string[]): Promise<void> {
 
   // The production build first: its output is also what sections 1 and 4 serve.
   const rootConfig = path.join(ROOT, "wrangler.toml");
-  if (has("exec") || has("suspend") || has("bundle") || has("capacity") || has("startup")) {
+  if (has("exec") || has("suspend") || has("bundle") || has("capacity") || has("startup") || has("swarm")) {
     const bundle = await measureBundle(paths, rootConfig, path.join(BENCH_DIR, "stubs", "typescript-empty.mjs"), has("bundle"), t.dryRunMs, log);
     if (has("bundle")) results.bundle = bundle;
     if (has("startup")) {
       const startup = { ...plan.startup, token: plan.token, tenant: plan.tenant, timeoutMs: t.workerRouteMs };
       results.startup = await measureStartup(ROOT, bundle.withTs, await readWranglerConfig(rootConfig), startup, log);
     }
-    if (has("exec") || has("suspend") || has("capacity")) {
-      log("serving the production bundle");
+    if (has("exec") || has("suspend") || has("capacity") || has("swarm")) {
+      // Section 9c's model provider: the fake provider server in this process, every model request held latencyMs.
+      const swarmProvider = has("swarm") ? await startFakeProvider(ROOT, plan.swarm.latencyMs) : null;
+      log(`serving the production bundle${swarmProvider ? ` (providers at the fake provider server, ${swarmProvider.base})` : ""}`);
       const tokens = JSON.stringify({ [plan.token]: plan.tenant });
-      const server = await serveBundle(
-        paths,
-        "gateway",
-        bundle.withTs,
-        await readWranglerConfig(rootConfig),
-        { GATEWAY_TOKENS: tokens },
-        "/healthz",
-        t.readyMs,
-      );
+      // 16 children reserve up to 16 model calls each: tools.swarm.maxModelCalls must hold them all.
+      const swarmBindings: Record<string, string> = swarmProvider
+        ? {
+            CODEMODE_CONFIG: JSON.stringify({ models: { providers: chatProviders(swarmProvider.base) }, tools: { swarm: { maxModelCalls: 256 } } }),
+            [CHAT_KEY_BINDING]: CHAT_KEY,
+          }
+        : {};
+      let server: Server;
+      try {
+        server = await serveBundle(
+          paths,
+          "gateway",
+          bundle.withTs,
+          await readWranglerConfig(rootConfig),
+          { GATEWAY_TOKENS: tokens, ...swarmBindings },
+          "/healthz",
+          t.readyMs,
+        );
+      } catch (error) {
+        await swarmProvider?.close();
+        throw error;
+      }
       try {
         const gw = gatewayAt(server.base, plan.token, t.requestMs);
         if (has("exec")) results.exec = await measureExec(gw, plan.exec, t.childMs, log);
         if (has("suspend")) results.suspendHttp = await measureSuspendHttp(gw, plan.suspend, log);
         if (has("capacity")) results.capacity = await measureCapacity(gw, plan.capacity, log);
+        if (swarmProvider) results.swarm = await measureSwarm(gw, swarmProvider, plan.swarm, log);
       } finally {
         await stopServer(server);
+        await swarmProvider?.close();
       }
     }
   }

@@ -5,11 +5,11 @@
  *   npm run bench                       full run; prints the report and writes bench/out/BENCHMARKS.md
  *   npm run bench -- --write            full run, and rewrites BENCHMARKS.md at the repo root
  *   npm run bench -- --quick            few samples, a smoke run of every section (figures not representative)
- *   npm run bench -- --only=exec,vm     only these sections (exec, vm, bundle, suspend, catalog, toolsearch, mcp, chat, capacity, startup)
+ *   npm run bench -- --only=exec,vm     only these sections (exec, vm, bundle, suspend, catalog, toolsearch, mcp, chat, capacity, startup, swarm)
  */
 import type { ChatWire } from "./chat-task.ts";
 
-export const SECTIONS = ["exec", "vm", "bundle", "suspend", "catalog", "toolsearch", "mcp", "chat", "capacity", "startup"] as const;
+export const SECTIONS = ["exec", "vm", "bundle", "suspend", "catalog", "toolsearch", "mcp", "chat", "capacity", "startup", "swarm"] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export interface Options {
@@ -21,7 +21,8 @@ export interface Options {
 
 export class UsageError extends Error {}
 
-export const USAGE = "usage: npm run bench [-- [--quick] [--write] [--only=exec,vm,bundle,suspend,catalog,toolsearch,mcp,chat,capacity,startup]]";
+export const USAGE =
+  "usage: npm run bench [-- [--quick] [--write] [--only=exec,vm,bundle,suspend,catalog,toolsearch,mcp,chat,capacity,startup,swarm]]";
 
 export function parseOptions(argv: readonly string[]): Options {
   let quick = false;
@@ -108,6 +109,11 @@ export interface Plan {
   capacity: { cells: number; timerMs: number; rounds: number; warmup: number };
   /** 9b. cold start: rounds, each a fresh workerd (startup CPU, first JS and TS cells). */
   startup: { rounds: number };
+  /**
+   * 9c. Swarm: a `children`-way `agents.run` fan-out in one `/chat` against `children` child-like
+   * `/chat` turns one after another; every model request held `latencyMs` at the fake provider.
+   */
+  swarm: { children: number; latencyMs: number; rounds: number; warmup: number };
   timeouts: { requestMs: number; workerRouteMs: number; childMs: number; readyMs: number; dryRunMs: number; watchdogMs: number };
 }
 
@@ -163,6 +169,7 @@ export function planFor(quick: boolean): Plan {
     chat: { wire: "openai", rounds: quick ? 3 : 11, perRound: quick ? 2 : 10, warmup: quick ? 2 : 5 },
     capacity: { cells: 16, timerMs: 1000, rounds: quick ? 3 : 7, warmup: 1 },
     startup: { rounds: quick ? 3 : 9 },
+    swarm: { children: 16, latencyMs: 200, rounds: quick ? 3 : 7, warmup: 1 },
     timeouts: { requestMs: 15_000, workerRouteMs: 90_000, childMs: 15_000, readyMs: 60_000, dryRunMs: 90_000, watchdogMs: 300_000 },
   };
 }

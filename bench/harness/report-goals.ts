@@ -8,6 +8,7 @@ import { latencyVerdict, payloadVerdict } from "./report-toolsearch.ts";
 import { bytesVerdict, overheadVerdict } from "./report-chat.ts";
 import { invert } from "./stats.ts";
 import { CAPACITY_LINE } from "./report-capacity.ts";
+import { SWARM_LINE } from "./report-swarm.ts";
 import { FIRST_TS_LINE_MS, STARTUP_LINE_MS } from "./report-startup.ts";
 import { exactBasis, iqrBasis, judge, rangeBasis, statusText, type Basis, type Rule, type Status } from "./verdict.ts";
 
@@ -168,6 +169,17 @@ function edgeRows(r: Results): Goal[] {
       goal: `${c.plan.cells} cells of ${c.plan.cells} sessions idle on a ${c.plan.timerMs} ms timer in one isolate at once take ≤ ${CAPACITY_LINE}× one such cell alone (issue 22)`,
       measured: `${factor(c.ratio)} (medians ${ms(c.measures.together.median)} ms together vs ${ms(c.measures.alone.median)} ms alone; one after another would be ${c.plan.cells}×)`,
       status: verdict(iqrBasis(c.ratio, "rounds"), { kind: "atMost", line: CAPACITY_LINE }),
+    });
+  }
+  if (r.swarm) {
+    const s = r.swarm;
+    const n = s.plan.children;
+    rows.push({
+      goal: `a ${n}-way \`agents.run\` fan-out (the cell) takes ≈ one sub-agent's time: ≤ ${SWARM_LINE}× one of ${n} child turns run one after another in the same rounds (issue 27)`,
+      measured:
+        `${factor(s.ratios.cellVsChild)} (medians ${ms(s.measures.cell.median)} ms the cell vs ${ms(s.measures.sequential.median)} ms for the ${n} turns in sequence, ` +
+        `${ms(s.measures.oneChild.median)} ms each; provider latency ${s.plan.latencyMs} ms; in sequence would be ${n}×)`,
+      status: verdict(iqrBasis(s.ratios.cellVsChild, "rounds"), { kind: "atMost", line: SWARM_LINE }),
     });
   }
   if (r.bundle) {

@@ -6,6 +6,7 @@
 import type { BundleFigures } from "./measure-bundle.ts";
 import type { CapacityFigures } from "./measure-capacity.ts";
 import type { StartupFigures } from "./measure-startup.ts";
+import type { SwarmFigures } from "./measure-swarm.ts";
 import type { CatalogFigures } from "./measure-catalog.ts";
 import type { ExecFigures } from "./measure-exec.ts";
 import type { SuspendHttpFigures, SuspendIsolateFigures } from "./measure-suspend.ts";
@@ -16,6 +17,7 @@ import type { VmFigures } from "./measure-vm.ts";
 import { reportBundle } from "./report-bundle.ts";
 import { reportCapacity } from "./report-capacity.ts";
 import { reportStartup } from "./report-startup.ts";
+import { reportSwarm } from "./report-swarm.ts";
 import { reportCatalog } from "./report-catalog.ts";
 import { reportExec } from "./report-exec.ts";
 import { reportGoals } from "./report-goals.ts";
@@ -38,6 +40,7 @@ export interface Results {
   chat?: ChatFigures;
   capacity?: CapacityFigures;
   startup?: StartupFigures;
+  swarm?: SwarmFigures;
 }
 
 /** /proc/loadavg: load averages over 1, 5 and 15 minutes, runnable and total scheduling entities. */
@@ -109,5 +112,6 @@ export function renderReport(r: Results, m: Machine): string {
   if (r.chat) lines.push(...reportChat(r.chat));
   if (r.capacity) lines.push(...reportCapacity(r.capacity));
   if (r.startup) lines.push(...reportStartup(r.startup));
+  if (r.swarm) lines.push(...reportSwarm(r.swarm));
   return lines.join("\n").replace(/\n+$/, "") + "\n";
 }
