@@ -1,5 +1,4 @@
 import type { ChatMeta } from "../agent";
-import { GatewayError } from "../errors";
 import { parseJsonBody } from "../http";
 import {
   chatFailure,
@@ -13,6 +12,7 @@ import {
   type FacadeTurnRequest,
   type HistoryItem,
 } from "./facade-session";
+import { fail, isObject } from "./facade-input";
 import { anthropicErrorBody } from "./facade-errors";
 
 /**
@@ -20,12 +20,6 @@ import { anthropicErrorBody } from "./facade-errors";
  * The answer is the final assistant message, or the `tool_use` blocks of the client tools a cell
  * is waiting on (`stop_reason: "tool_use"`); `usage` is the whole turn's.
  */
-
-const fail = (param: string, message: string): never => {
-  throw new GatewayError("invalid_request", message, param);
-};
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Text blocks' text; `what` names the block types the place also takes (handled by the caller). */
 function blocks(v: unknown, param: string): Array<Record<string, unknown>> {

@@ -1,7 +1,6 @@
 import type { ChatMeta } from "../agent";
 import { addTokenCounts } from "../providers";
 import { splitModelRef } from "../config";
-import { GatewayError } from "../errors";
 import { parseJsonBody } from "../http";
 import {
   chatFailure,
@@ -15,6 +14,7 @@ import {
   type FacadeTurnRequest,
   type HistoryItem,
 } from "./facade-session";
+import { fail, isObject } from "./facade-input";
 import { openaiErrorBody } from "./facade-errors";
 
 /**
@@ -22,12 +22,6 @@ import { openaiErrorBody } from "./facade-errors";
  * client. The client sees the final assistant message (code mode runs inside), or the client tool
  * calls a cell is waiting on as `tool_calls`; `usage` is the whole turn's.
  */
-
-const fail = (param: string, message: string): never => {
-  throw new GatewayError("invalid_request", message, param);
-};
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** A message's text: a string, or `{ type: "text", text }` parts (other parts are not supported). */
 function text(v: unknown, param: string, optional = false): string {
