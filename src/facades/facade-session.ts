@@ -1,7 +1,7 @@
 import { readEvents, type ChatError, type ChatEvent, type ChatMeta, type PendingClientCall } from "../agent";
 import { findModel, resolveModelAlias } from "../config";
 import { GatewayError, sessionResetMessage, type ErrorCode } from "../errors";
-import { validateChat, type FacadeRequestContext, type GatewayEnv } from "../http";
+import { loadValidators, type FacadeRequestContext, type GatewayEnv } from "../http";
 import { logRecord } from "../observability";
 import type { CallTurn, ChatRequest, SessionReply } from "../session";
 
@@ -140,6 +140,7 @@ async function plan(ctx: FacadeRequestContext, stub: SessionStubLike, req: Facad
     const turn: CallTurn = found.body;
     if (turn.historyKey === key) return resume(ctx, stub, req, turn, last.results);
   }
+  const { validateChat } = await loadValidators();
   return inClientTerms(req, () =>
     validateChat({
       model: req.model,
@@ -217,7 +218,7 @@ async function resume(
     const taken = await stub.clientResult(ctx.tenant, turn.turnId, body);
     if (!taken.ok) refuse(taken, req.resultsParam);
   }
-  return validateChat({ turnId: turn.turnId });
+  return (await loadValidators()).validateChat({ turnId: turn.turnId });
 }
 
 type SessionStubLike = ReturnType<GatewayEnv["SESSIONS"]["get"]>;

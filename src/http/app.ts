@@ -1,6 +1,4 @@
-import type { Context, Hono } from "hono";
-import { OpenAPIHono } from "@hono/zod-openapi";
-import { Scalar } from "@scalar/hono-api-reference";
+import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { SessionReply, SessionRpc } from "../session";
 import {
@@ -19,13 +17,11 @@ import { httpStatus } from "./http-status";
 import { parseJsonBody } from "./json-body";
 import { callSessionTool } from "./session-call";
 import { chargeTenant, tenantRateLimit, type TenantCharge } from "./rate-limit";
-import { refusePrivateMcpServers, validateApprovalDecision, validateClientResult, validateOpenTurn } from "./validate-turn";
-import { validateChat } from "./validate-chat";
+import { loadValidators } from "./request-validators";
 import { chatResponse } from "./chat-response";
 import type { HealthAnswer } from "./health";
 import { VERSION } from "../version";
-import { APPROVAL_ID, SESSION_ID, TOOL_NAME, TURN_ID } from "./request-schemas";
-import { DOCUMENT_INFO, documentApi } from "./api-routes";
+import { APPROVAL_ID, SESSION_ID, TOOL_NAME, TURN_ID } from "./request-patterns";
 import { MAX_BODY_BYTES } from "../limits";
 import { logRecord, requestLog, type RequestLogVars } from "../observability";
 
@@ -135,10 +131,11 @@ export function createApp(
   options: { sseHeartbeatMs?: number; mcp?: McpHandler; facades?: Facades; config?: CodemodeConfig } = {},
 ): Hono<{ Bindings: GatewayEnv } & Vars> {
   const load: LoadConfig = (env) => loadGatewayConfig(env, options.config);
-  const app = new OpenAPIHono<{ Bindings: GatewayEnv } & Vars>();
-  // The handlers below are described by src/http/api-routes.ts (the request schemas are the ones they validate with).
-  documentApi(app as unknown as OpenAPIHono<never>, { mcp: options.mcp !== undefined, facades: options.facades?.routes ?? [] });
-  let document: object | undefined;
+  const app = new Hono<{ Bindings: GatewayEnv } & Vars>();
+  // The handlers below are described by src/http/api-routes.ts (the request schemas are the ones they validate with);
+  // the description is built on the first /openapi.json, the schemas on the first body checked (request-validators.ts).
+  const mounted = { mcp: options.mcp !== undefined, facades: options.facades?.routes ?? [] };
+  let document: Promise<object> | undefined;
   // First: every request, refused ones included, gets an id and one `request` record.
   app.use("*", requestLog());
   // Next: browser preflights are answered before authentication; allowed origins' answers get their headers.
@@ -158,8 +155,20 @@ export function createApp(
   });
 
   // The OpenAPI document and its reference page: public (no secrets in them; /v1 and /mcp say they take a bearer token).
-  app.get("/openapi.json", (c) => c.json((document ??= app.getOpenAPI31Document(DOCUMENT_INFO))));
-  app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "codemode-edge API" }));
+  app.get("/openapi.json", async (c) => {
+    document ??= import("./openapi-document").then((m) => m.openApiDocument(mounted));
+    try {
+      return c.json(await document);
+    } catch (error) {
+      document = undefined; // built again on the next request, as before it was cached
+      throw error;
+    }
+  });
+  app.get("/docs", async (c, next) => {
+    const { Scalar } = await import("@scalar/hono-api-reference");
+    // Loaded on first use, like the document: the reference page's module is not startup's business.
+    return Scalar({ url: "/openapi.json", pageTitle: "codemode-edge API" })(c as unknown as Context, next);
+  });
 
   // /v1 and /mcp: the same bearer tokens and per-tenant rate limit.
   for (const path of ["/v1/*", "/mcp"]) {
@@ -188,8 +197,9 @@ export function createApp(
   );
 
   app.post("/v1/sessions/:sessionId/turns", async (c) => {
-    const body = validateOpenTurn(await readJson(c));
-    refusePrivateMcpServers(body.mcpServers, privateMcpAllowed(load(c.env)));
+    const v = await loadValidators();
+    const body = v.validateOpenTurn(await readJson(c));
+    v.refusePrivateMcpServers(body.mcpServers, privateMcpAllowed(load(c.env)));
     const { stub, sessionId } = sessionStub(c);
     return reply(c, await stub.openTurn(c.get("tenant"), sessionId, body), 201);
   });
@@ -206,7 +216,7 @@ export function createApp(
   });
 
   app.post("/v1/sessions/:sessionId/turns/:turnId/client-results", async (c) => {
-    const body = validateClientResult(await readJson(c));
+    const body = (await loadValidators()).validateClientResult(await readJson(c));
     const { stub } = sessionStub(c);
     return reply(c, await stub.clientResult(c.get("tenant"), param(c, "turnId", TURN_ID), body), 202);
   });
@@ -228,7 +238,7 @@ export function createApp(
   });
 
   app.post("/v1/sessions/:sessionId/approvals/:approvalId", async (c) => {
-    const body = validateApprovalDecision(await readJson(c));
+    const body = (await loadValidators()).validateApprovalDecision(await readJson(c));
     const { stub } = sessionStub(c);
     const approvalId = c.req.param("approvalId") ?? "";
     if (!APPROVAL_ID.test(approvalId)) throw new GatewayError("not_found", "unknown approval");
@@ -237,8 +247,9 @@ export function createApp(
 
   // The agent loop: JSON (the final answer) or SSE (every event) with Accept: text/event-stream.
   app.post("/v1/sessions/:sessionId/chat", async (c) => {
-    const body = validateChat(await readJson(c));
-    refusePrivateMcpServers(body.mcpServers, privateMcpAllowed(load(c.env)));
+    const v = await loadValidators();
+    const body = v.validateChat(await readJson(c));
+    v.refusePrivateMcpServers(body.mcpServers, privateMcpAllowed(load(c.env)));
     const { stub, sessionId } = sessionStub(c);
     const requestId = c.get("requestId");
     const tenant = c.get("tenant");

@@ -6,6 +6,4 @@ export { loadGatewayTokens, authenticate, type TokensResult } from "./auth";
 export { formatPath, parseJsonBody, jsonValueProblem } from "./json-body";
 export { rateLimitedMessage, type TenantCharge } from "./rate-limit";
 export { callSessionTool, type SessionStub } from "./session-call";
-export { validateChat } from "./validate-chat";
-export { validateClientTool } from "./validate-client-tool";
-export { validateOpenTurn, validateClientResult, validateApprovalDecision, refusePrivateMcpServers } from "./validate-turn";
+export { loadValidators, type Validators } from "./request-validators";

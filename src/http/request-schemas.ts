@@ -5,6 +5,9 @@ import { mcpServerProblem } from "../mcp";
 import { compileSchema } from "../tools";
 import { MAX_ASSISTANT_TURNS, MAX_CHAT_MESSAGE_CHARS, MAX_CHAT_MESSAGES, MAX_CLIENT_TOOLS, MAX_DESCRIPTION_CHARS, MAX_LIST } from "../limits";
 import type { PathOverride } from "./schema-issues";
+import { APPROVAL_ID, CLIENT_TOOL_SPELLINGS, SESSION_ID, TOOL_NAME, TURN_ID } from "./request-patterns";
+
+export { APPROVAL_ID, CLIENT_TOOL_SPELLINGS, SESSION_ID, TOOL_NAME, TURN_ID };
 
 /**
  * The request bodies and path parameters of the HTTP API as zod schemas: the routes validate with
@@ -21,12 +24,6 @@ function issue(say: (at: string) => string, options: { path?: (string | number)[
 
 // --- Path parameters (their checks and statuses are the router's: a bad session id is 400, a bad turn id 404)
 
-export const SESSION_ID = /^[A-Za-z0-9._\-]{1,128}$/;
-export const TURN_ID = /^[A-Za-z0-9\-]{1,64}$/;
-export const APPROVAL_ID = /^appr_[A-Za-z0-9\-]{1,64}$/;
-// Tool names are plugin-defined (spaces and dots included); only control characters are refused.
-export const TOOL_NAME = /^[^\u0000-\u001f\u007f]{1,128}$/;
-
 export const SessionIdParam = z.string().regex(SESSION_ID).openapi({ description: "Chosen by the client; one session object per tenant and id." });
 export const TurnIdParam = z.string().regex(TURN_ID).openapi({ description: "From the answer of `POST …/turns` or `/chat`." });
 export const ToolNameParam = z
@@ -39,9 +36,7 @@ export const ApprovalIdParam = z.string().regex(APPROVAL_ID);
 
 /** Client tool names: what the client calls them, 1-128 characters, no control characters (C0, DEL, C1). */
 const CLIENT_TOOL_NAME = /^[^\u0000-\u001f\u007f-\u009f]{1,128}$/;
-/** The same schema under the spellings clients use: ours/OpenAI, MCP, Anthropic. */
-const INPUT_SPELLINGS = ["parameters", "inputSchema", "input_schema"] as const;
-const OUTPUT_SPELLINGS = ["outputSchema", "output_schema"] as const;
+const { input: INPUT_SPELLINGS, output: OUTPUT_SPELLINGS } = CLIENT_TOOL_SPELLINGS;
 
 const JsonSchemaObject = z
   .record(z.string(), z.unknown(), { error: "{path} must be a JSON Schema object" })
@@ -142,8 +137,6 @@ export const ClientToolSchema = z
     sameSchema(tool, OUTPUT_SPELLINGS, "output", ctx);
   })
   .openapi("ClientTool");
-
-export const CLIENT_TOOL_SPELLINGS = { input: INPUT_SPELLINGS, output: OUTPUT_SPELLINGS };
 
 // --- POST …/turns
 

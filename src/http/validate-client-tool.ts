@@ -1,7 +1,8 @@
 import type { ClientToolSpec } from "../catalog";
 import type { JsonSchema } from "../tools";
 import { GatewayError } from "../errors";
-import { CLIENT_TOOL_SPELLINGS, ClientToolSchema } from "./request-schemas";
+import { ClientToolSchema } from "./request-schemas";
+import { CLIENT_TOOL_SPELLINGS } from "./request-patterns";
 import { checkRequest } from "./schema-issues";
 
 /** The schema under whichever spelling the client used (request-schemas.ts checked that two spellings agree). */

@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { describe, expect, inject, it } from "vitest";
-import { validateOpenTurn } from "../../src/http";
+import { validateOpenTurn } from "../../src/http/validators";
 import type { McpRequestContext } from "../../src/http";
 import { handleMcpRequest } from "../../src/mcp-server";
 import { api, sessionId } from "./helpers";

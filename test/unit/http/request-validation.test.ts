@@ -2,8 +2,7 @@ import { describe, expect, it } from "vitest";
 import { loadGatewayTokens } from "../../../src/http";
 import { GatewayError } from "../../../src/errors";
 import { formatPath, parseJsonBody } from "../../../src/http";
-import { validateClientTool } from "../../../src/http";
-import { validateOpenTurn } from "../../../src/http";
+import { validateClientTool, validateOpenTurn } from "../../../src/http/validators";
 
 /** The GatewayError a call throws, as the contract's `{ code, message, path }`. */
 function refusal(fn: () => unknown): { code: string; message: string; path?: string } {
