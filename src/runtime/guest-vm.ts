@@ -7,6 +7,7 @@ import { frozenWasi, preludePrograms, type PreludePrograms } from "./prelude-byt
 import type { InterruptGuard } from "./interrupt-guard";
 import type { MemoryReservation } from "./memory-ledger";
 import { GUEST_MAX_STACK_BYTES } from "../limits";
+import { restoreImage } from "./image-restore";
 
 /** What the guest asks of the host. Callbacks run synchronously inside a guest call. */
 export interface GuestHost {
@@ -147,7 +148,7 @@ export class GuestVm {
       limits.reservation?.release();
       throw error;
     }
-    const vm = await GuestVm.restoreVm(image.snapshot, image.controlToken, limits, GUEST_ABI_VERSION);
+    const vm = await GuestVm.restoreVm(image.snapshot, image.controlToken, limits, GUEST_ABI_VERSION, true);
     try {
       // Before any cell code: every restore starts from the same generator state otherwise.
       vm.control("seed", ...randomSeed()).dispose();
@@ -225,15 +226,17 @@ export class GuestVm {
     return (await GuestVm.restoreVm(snapshot, controlToken, limits, abi)).bind(guard, host);
   }
 
-  /** A VM from a snapshot, not yet bound; `limits.reservation` is released if it cannot be made. */
-  private static async restoreVm(snapshot: Snapshot, controlToken: number, limits: GuestLimits, abi: number): Promise<GuestVm> {
+  /**
+   * A VM from a snapshot, not yet bound; `limits.reservation` is released if it cannot be made.
+   * `pristine`: the snapshot is the isolate's image, restored by copying only what differs from a
+   * fresh instance (see image-restore.ts; its page list is computed once per image).
+   */
+  private static async restoreVm(snapshot: Snapshot, controlToken: number, limits: GuestLimits, abi: number, pristine = false): Promise<GuestVm> {
     let guest: GuestVm | undefined;
     let vm: QuickJS;
     try {
-      vm = await QuickJS.restore(
-        snapshot,
-        GuestVm.options(limits, () => guest),
-      );
+      const options = GuestVm.options(limits, () => guest);
+      vm = await (pristine ? restoreImage(snapshot, options) : QuickJS.restore(snapshot, options));
     } catch (error) {
       limits.reservation?.release();
       throw error;

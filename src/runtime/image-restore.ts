@@ -1,0 +1,84 @@
+import { QuickJS, type QuickJSOptions, type Snapshot } from "quickjs-wasi";
+
+const PAGE_BYTES = 4096;
+const WASM_PAGE_BYTES = 65536;
+
+/**
+ * quickjs-wasi 3.7.0's `QuickJS.restore`, less the copy of what a fresh instance already
+ * holds. That restore copies the whole image into the new instance's memory, yet most of a
+ * pristine image is zero pages or the module's own data segments, which a freshly
+ * instantiated memory already has: only the pages that differ are copied (a third of the
+ * pristine image). Same steps, same order, through the package's private statics; anything
+ * this cannot do exactly (extensions, another package shape) takes `QuickJS.restore`.
+ * test/unit/runtime/image-restore.test.ts proves the memory is byte-identical to theirs.
+ */
+type Internals = {
+  normalizeOptions(options: QuickJSOptions): QuickJSOptions & { wasm: unknown; wasi?: unknown };
+  resolveModule(wasm: unknown): Promise<WebAssembly.Module>;
+  instantiate(module: WebAssembly.Module, vm: QuickJS, wasi: unknown): Promise<{ instance: WebAssembly.Instance }>;
+  applyLimits(vm: QuickJS, options: QuickJSOptions): void;
+  new (module: WebAssembly.Module): QuickJS;
+};
+
+const internals = QuickJS as unknown as Internals;
+const usable = ["normalizeOptions", "resolveModule", "instantiate", "applyLimits"].every(
+  (name) => typeof (internals as unknown as Record<string, unknown>)[name] === "function",
+);
+
+/** Per image: byte ranges [start, end, start, end, …] where it differs from a fresh instance. */
+const differing = new WeakMap<Uint8Array, number[]>();
+
+/** Restore `snapshot`, copying only the pages a fresh instance does not already hold. */
+export async function restoreImage(snapshot: Snapshot, options: QuickJSOptions): Promise<QuickJS> {
+  if (!usable || snapshot.extensions.length > 0) return QuickJS.restore(snapshot, options);
+  const opts = internals.normalizeOptions(options);
+  const module = await internals.resolveModule(opts.wasm);
+  const vm = new internals(module);
+  const { instance } = await internals.instantiate(module, vm, opts.wasi);
+  (vm as unknown as { setInstance(instance: WebAssembly.Instance): void }).setInstance(instance);
+  const memory = instance.exports.memory as WebAssembly.Memory;
+  const pages = memory.buffer.byteLength / WASM_PAGE_BYTES;
+  const needed = Math.ceil(snapshot.memory.byteLength / WASM_PAGE_BYTES);
+  if (needed > pages) memory.grow(needed - pages);
+  const dst = new Uint8Array(memory.buffer);
+  let runs = differing.get(snapshot.memory);
+  if (!runs) {
+    // A fresh instance's memory is the module's data segments and zeros: the same every time.
+    runs = differingRuns(snapshot.memory, dst);
+    differing.set(snapshot.memory, runs);
+  }
+  for (let i = 0; i < runs.length; i += 2) dst.set(snapshot.memory.subarray(runs[i], runs[i + 1]), runs[i]);
+  const exports = vm._getExports() as unknown as {
+    qjs_set_runtime_and_context(runtime: number, context: number): void;
+    __stack_pointer: WebAssembly.Global;
+  };
+  exports.qjs_set_runtime_and_context(snapshot.runtimePtr, snapshot.contextPtr);
+  exports.__stack_pointer.value = snapshot.stackPointer;
+  internals.applyLimits(vm, opts);
+  return vm;
+}
+
+function differingRuns(image: Uint8Array, fresh: Uint8Array): number[] {
+  // Compared a word at a time where both views allow it (a once-per-image scan of the whole image).
+  const aligned = image.byteOffset % 4 === 0 && fresh.byteOffset % 4 === 0;
+  const a = aligned ? new Uint32Array(image.buffer, image.byteOffset, image.byteLength >> 2) : null;
+  const b = aligned ? new Uint32Array(fresh.buffer, fresh.byteOffset, fresh.byteLength >> 2) : null;
+  const differs = (from: number, to: number): boolean => {
+    let i = from;
+    if (a && b) for (; i + 4 <= to; i += 4) if (a[i >> 2] !== b[i >> 2]) return true;
+    for (; i < to; i++) if (image[i] !== fresh[i]) return true;
+    return false;
+  };
+  const runs: number[] = [];
+  const pages = Math.ceil(image.byteLength / PAGE_BYTES);
+  let start = -1;
+  for (let page = 0; page <= pages; page++) {
+    const changed = page < pages && differs(page * PAGE_BYTES, Math.min(image.byteLength, (page + 1) * PAGE_BYTES));
+    if (changed && start < 0) start = page * PAGE_BYTES;
+    else if (!changed && start >= 0) {
+      runs.push(start, Math.min(image.byteLength, page * PAGE_BYTES));
+      start = -1;
+    }
+  }
+  return runs;
+}
