@@ -94,17 +94,21 @@ try {
   await send("Profiler.setSamplingInterval", { interval: 50 });
   await send("Profiler.start");
   const roundTrip: number[] = [];
+  const perCall: number[][] = [];
   const t0 = performance.now();
   for (let i = 0; i < N; i++) {
     const s = await once();
     roundTrip.push(s.modelCalls.reduce((a, b, k) => a + b - s.providerCalls[k]!, 0) / s.turns);
+    s.modelCalls.forEach((m, k) => (perCall[k] ??= []).push(m - s.providerCalls[k]!));
   }
   const wall = performance.now() - t0;
   const { result } = await send("Profiler.stop");
   ws.close();
   if (KEEP) fs.writeFileSync(KEEP, JSON.stringify(result.profile));
-  roundTrip.sort((a, b) => a - b);
-  console.log(`round trip in the isolate less the provider (under the profiler): median ${roundTrip[roundTrip.length >> 1]!.toFixed(2)} ms`);
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!.toFixed(2);
+  console.log(
+    `round trip in the isolate less the provider (under the profiler): median ${median(roundTrip)} ms; per call ${perCall.map(median).join(", ")} ms`,
+  );
   report(result.profile, wall);
 } finally {
   await mf.dispose();
