@@ -1,5 +1,5 @@
 import type { TurnCounters, TurnSpec } from "../../src/turns";
-import { encodeTurn, type EncodedTurn, type StoredTurn, type TurnStorePort } from "../../src/session";
+import { decodedTurn, encodeTurn, type EncodedTurn, type StoredTurn, type TurnStorePort } from "../../src/session";
 import type { Sql } from "../sql";
 import { DELIVERED_CALLS_LIMIT } from "../../src/limits";
 import type { StorageQuota } from "./storage-quota";
@@ -37,6 +37,8 @@ export class TurnStore implements TurnStorePort {
       spec.createdAt,
     );
     this.quota.turnAdded(row.charged);
+    // Kept parsed as it would be read back: the call that opened it reads it next.
+    this.remember(spec.turnId, decodedTurn(spec, row));
   }
 
   /** Whether the turn's row exists (a parsed turn in memory exists until `delete` or `forget`). */
@@ -50,11 +52,13 @@ export class TurnStore implements TurnStorePort {
     const hit = this.cache.get(turnId);
     if (hit) return hit.spec.tenantId === tenantId ? hit : undefined;
     const turn = this.load(tenantId, turnId);
-    if (turn) {
-      if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(turnId, turn);
-    }
+    if (turn) this.remember(turnId, turn);
     return turn;
+  }
+
+  private remember(turnId: string, turn: StoredTurn): void {
+    if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(turnId, turn);
   }
 
   private load(tenantId: string, turnId: string): StoredTurn | undefined {

@@ -96,6 +96,53 @@ function noteStarts(chunk: Json, starts: Map<number, number>): void {
   }
 }
 
+/*
+ * The continuations vendors actually send, recognized by their exact text: one regular expression
+ * test and a parse of the argument string instead of a parse of the whole chunk per delta. A text
+ * these match is valid JSON (JSON's own string, number and literal grammar, fixed keys in a fixed
+ * order, no whitespace) that the parsing path would take as the same piece: every condition it
+ * checks holds by construction. Anything else, a key order, whitespace or field of another
+ * vendor, goes the parsing path. The whole chunk is parsed only to write a joined event.
+ */
+const STR = String.raw`"(?:[^"\\\u0000-\u001f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"`;
+const INT = String.raw`(?:0|[1-9]\d{0,14})`;
+const OPENAI_CONTINUATION = new RegExp(
+  String.raw`^\{"id":${STR},"object":"chat\.completion\.chunk","created":${INT},"model":${STR},(?:"service_tier":(?:${STR}|null),)?(?:"system_fingerprint":(?:${STR}|null),)?` +
+    String.raw`"choices":\[\{"index":0,"delta":\{"tool_calls":\[\{"index":(${INT}),"function":\{"arguments":(${STR})\}\}\]\},"logprobs":null,"finish_reason":null\}\]` +
+    String.raw`(?:,"usage":null)?(?:,"obfuscation":${STR})?\}$`,
+);
+const ANTHROPIC_CONTINUATION = new RegExp(
+  String.raw`^\{"type":"content_block_delta","index":(${INT}),"delta":\{"type":"input_json_delta","partial_json":(${STR})\}\}$`,
+);
+
+function openAiContinuation(data: string): Piece | undefined {
+  const m = OPENAI_CONTINUATION.exec(data);
+  if (!m) return undefined;
+  return {
+    key: Number(m[1]),
+    text: JSON.parse(m[2]!) as string,
+    write: (joined) => {
+      const chunk = JSON.parse(data) as { choices: [{ delta: { tool_calls: [{ function: { arguments: string } }] } }] };
+      chunk.choices[0].delta.tool_calls[0].function.arguments = joined;
+      return `data: ${JSON.stringify(chunk)}\n\n`;
+    },
+  };
+}
+
+function anthropicContinuation(data: string, named: boolean): Piece | undefined {
+  const m = ANTHROPIC_CONTINUATION.exec(data);
+  if (!m) return undefined;
+  return {
+    key: Number(m[1]),
+    text: JSON.parse(m[2]!) as string,
+    write: (joined) => {
+      const event = JSON.parse(data) as { delta: { partial_json: string } };
+      event.delta.partial_json = joined;
+      return `${named ? "event: content_block_delta\n" : ""}data: ${JSON.stringify(event)}\n\n`;
+    },
+  };
+}
+
 /** The continuation an event (its text without the blank line that ends it) is, if it is one. */
 function pieceOf(api: ProviderApi, event: string, starts: Map<number, number>): Piece | undefined {
   // Cheap test first: most events carry no argument text.
@@ -108,6 +155,8 @@ function pieceOf(api: ProviderApi, event: string, starts: Map<number, number>): 
     else return undefined; // comments, ids, retry hints, multi-line data: passed as they are
   }
   if (data === undefined) return undefined;
+  const fast = api === "anthropic-messages" ? anthropicContinuation(data, named) : openAiContinuation(data);
+  if (fast !== undefined) return api === "anthropic-messages" || starts.get(fast.key) === 1 ? fast : undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(data);

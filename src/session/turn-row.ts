@@ -1,6 +1,6 @@
 import { MAX_CALLED_TOOLS, type TurnCounters, type TurnSpec } from "../turns";
 import { toolSearchId } from "../tool-search";
-import type { EncodedTurn } from "./ports";
+import type { EncodedTurn, StoredTurn } from "./ports";
 
 const utf8 = new TextEncoder();
 
@@ -18,6 +18,25 @@ export function encodeTurn(spec: TurnSpec, counters: TurnCounters): EncodedTurn 
   const countersBytes = utf8.encode(c).length;
   return { spec: s, counters: c, bytes: specBytes + countersBytes, charged: specBytes + Math.max(countersBytes, catalog.ceiling) };
 }
+
+/**
+ * The turn as the store would read its row back (`JSON.parse` of `encodeTurn`'s text, key order
+ * included), without parsing the catalog again: its parsed form is kept per catalog, like its JSON,
+ * and shared by the turns opened alike (a turn's spec is never changed after it opens). The store
+ * keeps this in memory when it inserts the row, so the /chat call that opened the turn does not
+ * parse the whole catalog back before its first model call.
+ */
+export function decodedTurn(spec: TurnSpec, row: EncodedTurn): StoredTurn {
+  const { catalog, ...rest } = spec;
+  let parsed = parsedCatalogs.get(catalog);
+  if (!parsed) {
+    parsed = JSON.parse(encodedCatalog(catalog).json) as TurnSpec["catalog"];
+    parsedCatalogs.set(catalog, parsed);
+  }
+  return { spec: { ...(JSON.parse(JSON.stringify(rest)) as Omit<TurnSpec, "catalog">), catalog: parsed }, counters: JSON.parse(row.counters) };
+}
+
+const parsedCatalogs = new WeakMap<TurnSpec["catalog"], TurnSpec["catalog"]>();
 
 /** `"catalog":` */
 const CATALOG_KEY_BYTES = 10;

@@ -1,0 +1,151 @@
+/**
+ * Where a `/chat` call of section 8's task spends its CPU inside workerd: builds the bench worker
+ * unminified, serves it with Miniflare and the V8 inspector on, with the fake provider and the
+ * 300-tool MCP server of section 8, warms up, then takes a sampling CPU profile over N `/chat`
+ * calls (code mode, OpenAI wire) and prints self and inclusive time per function, per call.
+ *
+ *   node --experimental-strip-types bench/experiments/profile-chat.ts [--n=60] [--surface=codeMode|direct] [--keep=/tmp/chat.cpuprofile]
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createRequire } from "node:module";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { dryRun, readWranglerConfig, stopServer, type Paths } from "../harness/workers.ts";
+import { startFakeProvider } from "../harness/fake-provider.ts";
+import { startToolsServer } from "../harness/measure-mcp.ts";
+import { chatOnce } from "../harness/chat-calls.ts";
+import { chatProviders, CHAT_KEY, CHAT_KEY_BINDING, type ChatSurface } from "../harness/chat-task.ts";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
+const N = Number(arg("n", "60"));
+const SURFACE = arg("surface", "codeMode") as ChatSurface;
+const KEEP = arg("keep", "");
+const TOP = Number(arg("top", "45"));
+
+const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "chatprof-"));
+const paths: Paths = {
+  root: ROOT,
+  wranglerJs: path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js"),
+  serve: path.join(ROOT, "bench", "serve.mjs"),
+  tmpRoot,
+};
+const benchConfig = path.join(ROOT, "bench", "wrangler.bench.toml");
+const bundle = await dryRun(paths, "chat-prof", benchConfig, ["--minify=false"], 300_000);
+const config = await readWranglerConfig(benchConfig);
+const provider = await startFakeProvider(ROOT);
+const tools = await startToolsServer(ROOT, 60_000);
+const token = "prof-token";
+
+const requireFromWrangler = createRequire(path.join(ROOT, "node_modules", "wrangler", "package.json"));
+const { Miniflare, convertV4MiniflareOptions } = await import(pathToFileURL(requireFromWrangler.resolve("miniflare")).href);
+const modules: Array<{ type: string; path: string }> = [{ type: "ESModule", path: path.join(bundle.outdir, bundle.entry) }];
+for (const f of fs.readdirSync(bundle.outdir, { recursive: true }).map(String)) {
+  if (f.endsWith(".wasm")) modules.push({ type: "CompiledWasm", path: path.join(bundle.outdir, f) });
+  else if (f.endsWith(".mjs") && f !== bundle.entry) modules.push({ type: "ESModule", path: path.join(bundle.outdir, f) });
+}
+const durableObjects: Record<string, unknown> = {};
+for (const [binding, className] of Object.entries(config.durableObjects)) durableObjects[binding] = { className, useSQLite: true };
+const inspectorPort = 9229 + Math.floor(Math.random() * 500);
+const mf = new Miniflare(
+  convertV4MiniflareOptions({
+    host: "127.0.0.1",
+    port: 0,
+    inspectorPort,
+    name: "gateway",
+    modulesRoot: bundle.outdir,
+    modules,
+    compatibilityDate: config.compatibilityDate,
+    compatibilityFlags: config.compatibilityFlags,
+    bindings: {
+      GATEWAY_TOKENS: JSON.stringify({ [token]: "prof" }),
+      CODEMODE_CONFIG: JSON.stringify({ mcp: { allowPrivateAddresses: true }, models: { providers: chatProviders(provider.base) } }),
+      [CHAT_KEY_BINDING]: CHAT_KEY,
+    },
+    durableObjects,
+  }),
+);
+try {
+  const base = (await mf.ready).href.replace(/\/$/, "");
+  const gw = { base, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, timeoutMs: 60_000 };
+  const d = { gw, provider, mcpUrl: tools.base };
+  const session = `prof-${Date.now()}`;
+  const once = async () => (await chatOnce(d as never, session, SURFACE, "openai")).sample;
+  for (let i = 0; i < 20; i++) await once();
+
+  const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
+  const target = targets.find((t: { id?: string; title?: string }) => /gateway/.test(t.id ?? t.title ?? "")) ?? targets[0];
+  const ws = new WebSocket(target.webSocketDebuggerUrl);
+  await new Promise((r, j) => ((ws.onopen = r), (ws.onerror = j)));
+  let seq = 0;
+  const waiting = new Map<number, (m: any) => void>();
+  ws.onmessage = (m) => {
+    const msg = JSON.parse(String(m.data));
+    if (msg.id && waiting.has(msg.id)) waiting.get(msg.id)!(msg);
+  };
+  const send = (method: string, params = {}) =>
+    new Promise<any>((r) => {
+      const id = ++seq;
+      waiting.set(id, r);
+      ws.send(JSON.stringify({ id, method, params }));
+    });
+  await send("Profiler.enable");
+  await send("Profiler.setSamplingInterval", { interval: 50 });
+  await send("Profiler.start");
+  const roundTrip: number[] = [];
+  const perCall: number[][] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < N; i++) {
+    const s = await once();
+    roundTrip.push(s.modelCalls.reduce((a, b, k) => a + b - s.providerCalls[k]!, 0) / s.turns);
+    s.modelCalls.forEach((m, k) => (perCall[k] ??= []).push(m - s.providerCalls[k]!));
+  }
+  const wall = performance.now() - t0;
+  const { result } = await send("Profiler.stop");
+  ws.close();
+  if (KEEP) fs.writeFileSync(KEEP, JSON.stringify(result.profile));
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!.toFixed(2);
+  console.log(
+    `round trip in the isolate less the provider (under the profiler): median ${median(roundTrip)} ms; per call ${perCall.map(median).join(", ")} ms`,
+  );
+  report(result.profile, wall);
+} finally {
+  await mf.dispose();
+  await stopServer(tools);
+  await provider.close();
+  fs.rmSync(tmpRoot, { recursive: true, force: true });
+}
+
+function report(profile: any, wall: number) {
+  const byId = new Map<number, any>(profile.nodes.map((n: any) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const self = new Map<string, number>();
+  const incl = new Map<string, number>();
+  const key = (n: any) => `${n.callFrame.functionName || "(anon)"} ${path.basename(n.callFrame.url || "")}:${n.callFrame.lineNumber + 1}`;
+  let total = 0;
+  let idle = 0;
+  profile.samples.forEach((id: number, i: number) => {
+    const ms = (profile.timeDeltas[i + 1] ?? 0) / 1000;
+    const k = key(byId.get(id));
+    if (/\(idle\)|\(program\)/.test(k)) idle += ms;
+    total += ms;
+    self.set(k, (self.get(k) ?? 0) + ms);
+    const seen = new Set<string>();
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const kk = key(byId.get(cur));
+      if (seen.has(kk)) continue;
+      seen.add(kk);
+      incl.set(kk, (incl.get(kk) ?? 0) + ms);
+    }
+  });
+  const per = (ms: number) => (ms / N).toFixed(3);
+  console.log(
+    `${N} /chat calls, wall ${wall.toFixed(0)} ms (${per(wall)} ms/call); sampled ${per(total)} ms/call, of which idle/program ${per(idle)}`,
+  );
+  console.log("\nself time (ms per /chat):");
+  for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, TOP)) console.log(`${per(v).padStart(8)}  ${k}`);
+  console.log("\ninclusive time (ms per /chat):");
+  for (const [k, v] of [...incl].sort((a, b) => b[1] - a[1]).slice(0, TOP * 3)) console.log(`${per(v).padStart(8)}  ${k}`);
+}
