@@ -64,6 +64,7 @@ export type {
   CodeModeTelemetry,
   CodeModeWaitInput,
   CodeModeWaitingResult,
+  SubAgentTelemetry,
   SurfaceTelemetry,
 } from "./code-mode";
 

@@ -14,6 +14,7 @@ export {
   type CodeModeOutput,
   type CodeModeTelemetry,
   type SurfaceTelemetry,
+  type SubAgentTelemetry,
   type CalledTool,
   type CodeModePendingToolCall,
   type CodeModeCompletedResult,

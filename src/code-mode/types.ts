@@ -18,12 +18,23 @@ export type CodeModeTelemetry = {
   counterScope: string;
   /** The model-visible control tools: `exec` and `wait` in code mode; Tool Search's in its turns; none for direct tools. */
   controlTools: string[];
-  /** Tool Search and direct-tool turns only (seed 004 telemetry); code-mode telemetry is exactly the seed's. */
+  /**
+   * Tool Search and direct-tool turns only (seed 004 telemetry). Code-mode telemetry is the seed's
+   * fields, plus `subAgents` once the turn has started a Swarm sub-agent (issue 27).
+   */
   surface?: SurfaceTelemetry;
   toolSearch?: { mode: "code" | "tools"; fallbackFrom?: "code" };
   /** The tools the turn really ran (Tool Search `call`s or direct calls), with their sources. */
   calledTools?: CalledTool[];
+  /** Code mode, only once the turn started a Swarm sub-agent: its children's aggregates (no ids; the trajectory lists them). */
+  subAgents?: SubAgentTelemetry;
 };
+
+/**
+ * A turn's Swarm sub-agents, aggregated: how many it started, how many are still running, completed
+ * or failed, their assistant turns together, and their cost (only when some child reported one).
+ */
+export type SubAgentTelemetry = { count: number; running: number; completed: number; failed: number; assistantTurns: number; costUsd?: number };
 
 /** What the model was sent up front: how many tool definitions, and their serialized bytes. */
 export type SurfaceTelemetry = { kind: "tool_search_code" | "tool_search_tools" | "direct" | "none"; tools: number; bytes: number };

@@ -59,6 +59,20 @@ export const Telemetry = z
     calledTools: z
       .array(z.looseObject({ tool: z.string(), id: z.string(), source: z.enum(["openclaw", "mcp", "client"]), calls: z.number() }))
       .optional(),
+    subAgents: z
+      .looseObject({
+        count: z.number().int(),
+        running: z.number().int(),
+        completed: z.number().int(),
+        failed: z.number().int(),
+        assistantTurns: z.number().int(),
+        costUsd: z.number().optional(),
+      })
+      .optional()
+      .openapi({
+        description:
+          "Code mode, only once the turn started a Swarm sub-agent: its children's aggregates (the trajectory's `subAgents` lists each one). `costUsd` only when some child reported cost.",
+      }),
   })
   .openapi("Telemetry");
 

@@ -37,6 +37,7 @@ import { CallRegistry } from "./call-registry";
 import { OuterCallRecorder, resumedRunId, type CallScope } from "./outer-call-recorder";
 import type { StoredTurn } from "./ports";
 import { registeredSecrets } from "./registered-secrets";
+import { subAgentTelemetry } from "../swarm";
 import { notFound } from "./session-rpc";
 import { handOutToolCallClient } from "./tool-call-client";
 
@@ -132,10 +133,14 @@ export class OuterCalls {
       const trace = cellTrace("exec", requestId, language);
       const event = this.execEvent(spec, input, language);
       const admitted = await this.admitOuter(spec, event, ctx, admitExec);
-      if (!admitted.ok) return { ok: true, body: failed(admitted.message, admitted.code, this.telemetry(spec, turn.counters)) };
+      if (!admitted.ok)
+        return this.withSubAgents(spec, { ok: true, body: failed(admitted.message, admitted.code, this.telemetry(spec, turn.counters)) });
       const source = admitted.input;
-      const reply = await this.calls.serial((admittedAt) =>
-        this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => this.exec(t, source, signal, { ...ctx, admittedAt })),
+      const reply = await this.withSubAgents(
+        spec,
+        await this.calls.serial((admittedAt) =>
+          this.withTurn(tenantId, turnId, trace, ctx, (t, signal) => this.exec(t, source, signal, { ...ctx, admittedAt })),
+        ),
       );
       if (reply.ok) await execRan(this.pluginHooks, { ...event, input: source }, reply.body as { status?: unknown; error?: unknown });
       return this.logCell(spec, trace, reply);
@@ -144,8 +149,9 @@ export class OuterCalls {
       const trace = cellTrace("wait", requestId);
       const event: ToolCallEvent = { ...this.execEvent(spec, input, undefined), toolName: "wait", toolKind: "code_mode_wait" };
       const admitted = await this.admitOuter(spec, event, ctx, admitWait);
-      if (!admitted.ok) return { ok: true, body: failed(admitted.message, admitted.code, this.telemetry(spec, turn.counters)) };
-      const reply = await this.wait(turn, input, trace, ctx);
+      if (!admitted.ok)
+        return this.withSubAgents(spec, { ok: true, body: failed(admitted.message, admitted.code, this.telemetry(spec, turn.counters)) });
+      const reply = await this.withSubAgents(spec, await this.wait(turn, input, trace, ctx));
       if (reply.ok) await execRan(this.pluginHooks, event, reply.body as { status?: unknown; error?: unknown });
       return this.logCell(spec, trace, reply);
     }
@@ -328,6 +334,20 @@ export class OuterCalls {
     const snapshotBytes = result.status === "waiting" ? this.p.snapshots.storedBytes(result.runId) : undefined;
     logRecord("cell", cellFields(spec, trace, result, { snapshotBytes }));
     return reply;
+  }
+
+  /**
+   * Code mode's `exec`/`wait` results of a turn that started Swarm sub-agents: their aggregates in
+   * the telemetry (issue 27). A turn that started none costs one read (its spawn count) and keeps
+   * exactly the seed's telemetry.
+   */
+  private async withSubAgents(spec: TurnSpec, reply: SessionReply<unknown>): Promise<SessionReply<unknown>> {
+    if (!reply.ok) return reply;
+    const result = reply.body as CodeModeResult;
+    if (typeof result?.telemetry !== "object") return reply;
+    const subAgents = await subAgentTelemetry(this.p.kv, spec.sessionId, spec.turnId).catch(() => undefined);
+    if (!subAgents) return reply;
+    return { ok: true, body: { ...result, telemetry: { ...result.telemetry, subAgents } } };
   }
 
   telemetry(spec: TurnSpec, counters: TurnCounters): CodeModeTelemetry {

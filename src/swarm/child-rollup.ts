@@ -1,4 +1,5 @@
 import type { SubAgents } from "../agent";
+import type { SubAgentTelemetry } from "../code-mode";
 import type { SessionStore } from "../tools";
 import type { ChildResult } from "./child-turn";
 import { childSessionId, COUNT_KEY, MAX_SUB_AGENTS_PER_TURN, RESULT_KEY } from "./swarm-plugin";
@@ -43,4 +44,23 @@ export async function rollUpChildren(store: SessionStore, sessionId: string, tur
     });
   }
   return rollup;
+}
+
+/**
+ * The code-mode telemetry's `subAgents` (issue 27, "Accounting"): the turn's children as aggregates
+ * only, no ids (the trajectory lists them). Every exec/wait builds telemetry, so a turn that never
+ * started a sub-agent costs one read of its spawn count here, and answers `undefined`.
+ */
+export async function subAgentTelemetry(store: SessionStore, sessionId: string, turnId: string): Promise<SubAgentTelemetry | undefined> {
+  const rollup = await rollUpChildren(store, sessionId, turnId);
+  if (!rollup) return undefined;
+  const totals: SubAgentTelemetry = { count: rollup.count, running: 0, completed: 0, failed: 0, assistantTurns: rollup.assistantTurns };
+  let costUsd: number | undefined;
+  for (const child of rollup.children) {
+    if (child.status === "completed") totals.completed++;
+    else if (child.status === "failed") totals.failed++;
+    else totals.running++;
+    if (child.costUsd !== undefined) costUsd = (costUsd ?? 0) + child.costUsd;
+  }
+  return costUsd !== undefined ? { ...totals, costUsd } : totals;
 }

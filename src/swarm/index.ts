@@ -4,4 +4,4 @@ export { cancelChildren } from "./swarm-children";
 export type { ChildOutcome, ChildResult } from "./child-turn";
 export { ChildRuns } from "./child-runs";
 export { childSettled } from "./child-turn";
-export { rollUpChildren } from "./child-rollup";
+export { rollUpChildren, subAgentTelemetry } from "./child-rollup";

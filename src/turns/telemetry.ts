@@ -5,7 +5,8 @@ import type { TurnCounters, TurnSpec } from "./turn-spec";
 
 /**
  * A turn's telemetry. Code mode: exactly the seed's fields (catalog size and sources, bridge
- * counters, counter scope, `exec`/`wait`). Tool Search and direct turns add what seed 004 asks
+ * counters, counter scope, `exec`/`wait`); the session adds `subAgents` to the exec/wait results
+ * of a turn that started Swarm sub-agents (src/session/outer-calls.ts). Tool Search and direct turns add what seed 004 asks
  * to compare them: the surface sent up front (tool count and bytes), the mode (and a fallback),
  * and the tools really called with their ids and sources.
  */
