@@ -124,6 +124,7 @@ export const GUEST_PRELUDE = String.raw`
   const mapValues = MapCtor.prototype.values;
   const mapIteratorNext = Object.getPrototypeOf(new MapCtor().values()).next;
   const promiseThen = PromiseCtor.prototype.then;
+  const stringSlice = StringCtor.prototype.slice;
   const ProxyCtor = Proxy;
   const reflectOwnKeys = Reflect.ownKeys;
   const call = Function.prototype.call.bind(Function.prototype.call);
@@ -596,9 +597,11 @@ ${GUEST_RANDOM_SOURCE}
   }
   // Swarm (installTools' fourth argument, "swarm"; only when the turn's native sessions_spawn is
   // allowed): agents.run() launches sub-agents through that tool, at most "slots" at once (the rest
-  // queue here, so a fan-out never overflows the bridge); a failed sub-agent is a value.
+  // queue here, so a fan-out never overflows the bridge); a failed sub-agent is a value unless the
+  // call passes { throwOnFailure: true }.
   // phase() and log() are trajectory records ("call" keyed "swarm:phase" / "swarm:log").
   function installSwarm(swarm) {
+    const MAX_FAILURE_CHARS = 1000;
     if (swarm.file) call(mapSet, apiFiles, swarm.file.path, freeze(swarm.file));
     const waiting = new MapCtor();
     let active = 0, head = 0, tail = 0;
@@ -635,11 +638,37 @@ ${GUEST_RANDOM_SOURCE}
         if (active < swarm.slots) go(); else call(mapSet, waiting, tail++, go);
       });
     }
-    function run(tasks) {
-      if (!isArray(tasks)) return launch(tasks);
+    // { throwOnFailure: true }: the call still waits for every task (siblings are never cut off), then
+    // rejects with the first failed task's error, in task order, as a plain Error of bounded length.
+    function throwing(options) {
+      if (options === undefined) return false;
+      if (options === null || typeof options !== "object") throw new TypeErrorCtor("agents.run: options must be an object like { throwOnFailure: true }");
+      for (const key in options) {
+        if (key !== "throwOnFailure") throw new TypeErrorCtor("agents.run: unknown option " + stringify(safeString(key)) + "; the only option is throwOnFailure");
+      }
+      return options.throwOnFailure === true;
+    }
+    function failure(r, index) {
+      const named = typeof r.label === "string" && r.label !== "" ? " (label " + stringify(r.label) + ")" : "";
+      const who = index === undefined ? "the sub-agent" : "tasks[" + index + "]";
+      const message = "agents.run: " + who + named + " failed: " + (typeof r.error === "string" ? r.error : "no error was given");
+      return new ErrorCtor(message.length > MAX_FAILURE_CHARS ? call(stringSlice, message, 0, MAX_FAILURE_CHARS - 1) + "\u2026" : message);
+    }
+    function run(tasks, options) {
+      let strict;
+      try { strict = throwing(options); } catch (e) { return PromiseCtor.reject(e); }
+      if (!isArray(tasks)) {
+        const one = launch(tasks);
+        return strict ? call(promiseThen, one, function (r) { if (r.status === "failed") throw failure(r); return r; }) : one;
+      }
       const list = [];
       for (let i = 0; i < tasks.length; i++) list.push(launch(tasks[i]));
-      return PromiseCtor.all(list);
+      const all = PromiseCtor.all(list);
+      if (!strict) return all;
+      return call(promiseThen, all, function (rs) {
+        for (let i = 0; i < rs.length; i++) if (rs[i].status === "failed") throw failure(rs[i], i);
+        return rs;
+      });
     }
     const agents = freeze({ run: run });
     let phases = 0;

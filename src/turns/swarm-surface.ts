@@ -16,7 +16,8 @@ export function swarmSpawnEntry(entries: readonly CatalogEntry[]): CatalogEntry 
 /** The exec description's Swarm paragraph (only in turns where the globals are visible). */
 export const SWARM_EXEC_LINE =
   "Sub-agents: await agents.run(task) or agents.run([tasks]) runs each task (a prompt string, or { prompt, label?, agentId?, model?, allow?, deny? }) " +
-  "as an agent turn in its own session, in parallel, and resolves with { status, text, meta, sessionId, turnId } per task (a failed one is a value). " +
+  "as an agent turn in its own session, in parallel, and resolves with { status, text, meta, sessionId, turnId } per task (a failed one is a value; " +
+  "agents.run(tasks, { throwOnFailure: true }) rejects instead, once every task ended). " +
   'phase(name) groups what follows in the trajectory; log(...values) adds a record there. await API.read("agents.d.ts") has the declarations.';
 
 export const AGENTS_DTS_CONTENT = `// Swarm globals of this turn: sub-agents are agent turns in their own session objects.
@@ -30,11 +31,11 @@ type AgentTask =
       agentId?: string;
       /** "provider/model"; defaults to this turn's model. */
       model?: string;
-      /** Narrow the tools the sub-agent gets (it never gets more than this turn's; it cannot start sub-agents). */
+      /** Narrow the tools the sub-agent gets (never more than this turn's; it starts sub-agents only where tools.swarm.maxDepth allows). */
       allow?: string[];
       deny?: string[];
     };
-/** A sub-agent's answer. A failed sub-agent is a value with status "failed" and an error, never a throw. */
+/** A sub-agent's answer. A failed sub-agent is a value with status "failed" and an error (a throw only with throwOnFailure). */
 interface AgentResult {
   status: "completed" | "failed";
   /** The sub-agent's final answer text. */
@@ -47,10 +48,17 @@ interface AgentResult {
   label?: string;
   error?: string;
 }
+interface AgentRunOptions {
+  /**
+   * Reject instead of resolving when a task failed: still once every task has ended (the others
+   * complete), with an Error naming the first failed task (its index and label) and its error.
+   */
+  throwOnFailure?: boolean;
+}
 declare namespace agents {
   /** Run one task, or many in parallel (launches queue for bridge slots); resolves when every one has ended. */
-  function run(task: AgentTask): Promise<AgentResult>;
-  function run(tasks: AgentTask[]): Promise<AgentResult[]>;
+  function run(task: AgentTask, options?: AgentRunOptions): Promise<AgentResult>;
+  function run(tasks: AgentTask[], options?: AgentRunOptions): Promise<AgentResult[]>;
 }
 /** Group what follows in the trajectory under this name. */
 declare function phase(name: string): Promise<null>;
