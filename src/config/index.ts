@@ -38,7 +38,14 @@ export { resolveCodeModeOptions } from "./resolve-code-mode-options";
 export { resolveActivation, type Activation } from "./resolve-activation";
 export { findModel, findProvider, splitModelRef, type CatalogModel } from "./find-model";
 export { findAgent } from "./find-agent";
-export { DEFAULT_SWARM_MODEL_CALLS, resolveSwarm, resolveSwarmModelCalls } from "./resolve-swarm";
+export {
+  DEFAULT_SWARM_MAX_DEPTH,
+  DEFAULT_SWARM_MODEL_CALLS,
+  MAX_SWARM_DEPTH,
+  resolveSwarm,
+  resolveSwarmMaxDepth,
+  resolveSwarmModelCalls,
+} from "./resolve-swarm";
 export { resolveModelAlias } from "./parse-model-aliases";
 export { configPath } from "./config-path";
 export { BUNDLED_PROVIDERS, FIRST_PARTY_PROVIDERS, RESELLER_PROVIDERS } from "./bundled-providers";

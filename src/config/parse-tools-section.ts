@@ -14,7 +14,7 @@ export const GLOBAL_TOOLS_KEYS = ["codeMode", "toolSearch", "sandbox", "swarm", 
 export const AGENT_TOOLS_KEYS = ["codeMode", "toolSearch", "swarm"] as const;
 export const TOOL_SEARCH_KEYS = ["enabled", "mode", ...TOOL_SEARCH_NUMERIC_KEYS] as const;
 
-export const SWARM_KEYS = ["enabled", "maxModelCalls"] as const;
+export const SWARM_KEYS = ["enabled", "maxModelCalls", "maxDepth"] as const;
 
 export type ToolsSection = { codeMode: CodeModeSettings; toolSearch: ToolSearchSettings };
 
@@ -35,7 +35,7 @@ export function parseToolsSection(value: unknown, path: string, scope: "global" 
   return { codeMode: parseCodeModeSettings(own(value, "codeMode"), configPath(path, "codeMode")), toolSearch };
 }
 
-/** `tools.swarm: false` or `tools.swarm.enabled: false` (seed, "Use Swarm for agent fan-out"). */
+/** `tools.swarm: false` or `tools.swarm.enabled: false` (seed, "Use Swarm for agent fan-out"), `maxModelCalls`, `maxDepth`. */
 function parseSwarm(value: unknown, path: string): void {
   if (typeof value === "boolean") return;
   if (!isRecord(value)) fail(path, "must be true, false or an object { enabled }");
@@ -45,6 +45,10 @@ function parseSwarm(value: unknown, path: string): void {
   const calls = own(value, "maxModelCalls");
   if (calls !== undefined && (typeof calls !== "number" || !Number.isInteger(calls) || calls < 1 || calls > MAX_SWARM_MODEL_CALLS))
     fail(configPath(path, "maxModelCalls"), `must be an integer from 1 to ${MAX_SWARM_MODEL_CALLS}`);
+  // Any integer loads (resolveSwarmMaxDepth clamps it to 1–3); anything else is a mistake.
+  const depth = own(value, "maxDepth");
+  if (depth !== undefined && (typeof depth !== "number" || !Number.isInteger(depth)))
+    fail(configPath(path, "maxDepth"), "must be an integer (levels of sub-agents: 1 to 3; others are clamped)");
 }
 
 /** The highest `tools.swarm.maxModelCalls` (16 sub-agents of 64 assistant turns each). */

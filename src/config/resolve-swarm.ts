@@ -35,3 +35,19 @@ export function resolveSwarmModelCalls(config: GatewayConfig, agentId: string | 
   };
   return (agentId !== undefined ? of(findAgent(config, agentId)?.raw) : undefined) ?? of(config.raw) ?? DEFAULT_SWARM_MODEL_CALLS;
 }
+
+/** Levels of sub-agents below a top-level turn unless `tools.swarm.maxDepth` says otherwise: children spawn no children. */
+export const DEFAULT_SWARM_MAX_DEPTH = 1;
+/** The deepest a Swarm tree may go, whatever the config says (a small fixed depth: every level multiplies the fan-out). */
+export const MAX_SWARM_DEPTH = 3;
+
+/** `tools.swarm.maxDepth` for a turn (the agent's, else the gateway's, else 1), clamped to 1–3. */
+export function resolveSwarmMaxDepth(config: GatewayConfig, agentId: string | undefined): number {
+  const of = (owner: Readonly<Record<string, unknown>> | undefined): number | undefined => {
+    const swarm = (owner?.tools as Record<string, unknown> | undefined)?.swarm;
+    const depth = typeof swarm === "object" && swarm !== null ? (swarm as Record<string, unknown>).maxDepth : undefined;
+    return typeof depth === "number" && Number.isInteger(depth) ? depth : undefined;
+  };
+  const depth = (agentId !== undefined ? of(findAgent(config, agentId)?.raw) : undefined) ?? of(config.raw) ?? DEFAULT_SWARM_MAX_DEPTH;
+  return Math.min(MAX_SWARM_DEPTH, Math.max(1, depth));
+}

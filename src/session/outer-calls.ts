@@ -6,13 +6,13 @@ import { Catalog, type CatalogEntry } from "../catalog";
 import type { Settlement } from "../bridge";
 import { failed } from "../cell";
 import type { CodeModeResult, CodeModeTelemetry } from "../code-mode";
-import { APPROVALS_OFF, DEFAULT_SWARM_MODEL_CALLS, resolveSwarmModelCalls } from "../config";
+import { APPROVALS_OFF, DEFAULT_SWARM_MAX_DEPTH, DEFAULT_SWARM_MODEL_CALLS, resolveSwarmMaxDepth, resolveSwarmModelCalls } from "../config";
 import { type SessionReply } from "../errors";
 import { McpServers, type McpSessionPool } from "../mcp";
 import { cellFields, cellTrace, execLanguage, logRecord, type CellTrace } from "../observability";
 import { admitExec, admitWait, execRan, toolCallPolicy, type ApprovalRequester, type ExecAdmission, type PluginHooks } from "../policy";
 import { isToolSearchControl, parseToolSearchInput, TOOL_SEARCH_CONTROLS } from "../tool-search";
-import { taintedStore, type ToolCallEvent, type ToolDefinition, type ToolPlugin } from "../tools";
+import { taintedStore, type SubAgentDepth, type ToolCallEvent, type ToolDefinition, type ToolPlugin } from "../tools";
 import {
   afterClientResult,
   callDirectTool,
@@ -229,6 +229,16 @@ export class OuterCalls {
     return config.ok ? resolveSwarmModelCalls(config.config, spec.agentId) : DEFAULT_SWARM_MODEL_CALLS;
   }
 
+  /**
+   * The turn's place in its Swarm tree: a sub-agent's as its parent set it (the top-level turn's
+   * `tools.swarm.maxDepth` governs the whole tree), else a top-level turn's own setting.
+   */
+  private subAgentDepth(spec: TurnSpec): SubAgentDepth {
+    if (spec.subAgent) return spec.subAgent;
+    const config = this.p.config();
+    return { depth: 0, maxDepth: config.ok ? resolveSwarmMaxDepth(config.config, spec.agentId) : DEFAULT_SWARM_MAX_DEPTH };
+  }
+
   redactPatterns(): RegExp[] {
     const config = this.p.config();
     return config.ok ? config.config.redactPatterns : [];
@@ -423,6 +433,7 @@ export class OuterCalls {
         ...(spec.model !== undefined ? { model: spec.model } : {}),
         turnTools: turnToolNames(spec),
         subAgentModelCalls: this.subAgentModelCalls(spec),
+        subAgentDepth: this.subAgentDepth(spec),
         ...(spec.party ? { party: spec.party } : {}),
         ...(scope.callId !== undefined ? { callId: scope.callId } : {}),
       },

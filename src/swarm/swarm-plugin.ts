@@ -1,8 +1,8 @@
 import type { ChatRequest } from "../agent";
-import { AGENT_ID_PATTERN, DEFAULT_SWARM_MODEL_CALLS } from "../config";
+import { AGENT_ID_PATTERN, DEFAULT_SWARM_MAX_DEPTH, DEFAULT_SWARM_MODEL_CALLS } from "../config";
 import { AGENTS_WAIT, SESSIONS_SPAWN, SWARM_PLUGIN_ID } from "../guest-names";
 import { DEFAULT_ASSISTANT_TURNS } from "../limits";
-import { defineToolPlugin, type ToolContext } from "../tools";
+import { defineToolPlugin, type SubAgentDepth, type ToolContext } from "../tools";
 import { childAllowList } from "./child-policy";
 import { aborted, runChildTurn, type ChildResult, type SessionsBinding } from "./child-turn";
 import { runningChild, trackChild } from "./swarm-children";
@@ -95,12 +95,22 @@ async function spawn(input: SpawnInput, ctx: ToolContext): Promise<ChildResult |
   const model = input.model ?? ctx.model;
   if (model === undefined) throw new Error(`${SESSIONS_SPAWN}: no model; pass model ("provider/model")`);
   const label = input.label;
+  // The child's place in the tree: one level below this turn, under the tree's maxDepth (carried
+  // down from the top-level turn, never raised). Past it the spawn fails closed; the catalog of a
+  // turn at that depth has no Swarm tools anyway (childAllowList).
+  const tree = ctx.subAgentDepth ?? { depth: 0, maxDepth: DEFAULT_SWARM_MAX_DEPTH };
+  const depth = tree.depth + 1;
+  if (depth > tree.maxDepth)
+    throw new Error(
+      `${SESSIONS_SPAWN}: this turn is a sub-agent at depth ${tree.depth}, the deepest tools.swarm.maxDepth (${tree.maxDepth}) allows; it cannot start sub-agents`,
+    );
   // The same call issued again after the parent's object restarted (a `reattachable` tool):
   // it re-attaches to the child it started, by the session id stored before that child began.
   const callKey = ctx.callId !== undefined ? CALL_KEY(ctx.turnId, ctx.callId) : undefined;
   const known = callKey !== undefined ? ((await ctx.store.get(callKey)) as string | undefined) : undefined;
   let sessionId: string;
-  let req: ChatRequest | undefined;
+  // A sub-agent's request carries its depth (src/turns/turn-opening.ts, SubAgentTurnRequest).
+  let req: (ChatRequest & { subAgent: SubAgentDepth }) | undefined;
   let modelCalls = 0;
   if (known !== undefined) {
     sessionId = known;
@@ -115,7 +125,8 @@ async function spawn(input: SpawnInput, ctx: ToolContext): Promise<ChildResult |
       model,
       messages: [{ role: "user", content: input.prompt }],
       maxAssistantTurns: modelCalls,
-      allow: childAllowList(ctx.turnTools ?? [], { allow: input.allow, deny: input.deny }),
+      allow: childAllowList(ctx.turnTools ?? [], { allow: input.allow, deny: input.deny }, depth < tree.maxDepth),
+      subAgent: { depth, maxDepth: tree.maxDepth },
       ...(input.agentId !== undefined ? { agentId: input.agentId } : {}),
       ...(ctx.party ? ctx.party : {}),
     };
@@ -198,7 +209,7 @@ export const swarmPlugin = defineToolPlugin({
       // Issued again after the parent's object restarts: it re-attaches to its child by call id.
       reattachable: true,
       description:
-        "Start a sub-agent: an agent turn with its own session, given `prompt`. It gets at most this turn's tools, narrowed by `allow`/`deny`, and cannot start sub-agents itself. " +
+        "Start a sub-agent: an agent turn with its own session, given `prompt`. It gets at most this turn's tools, narrowed by `allow`/`deny`, and cannot start sub-agents itself unless tools.swarm.maxDepth allows it. " +
         "With `wait: true` the call answers the sub-agent's result { status, text, meta, sessionId, turnId }; otherwise { status: 'running', sessionId } at once, and agents_wait collects it.",
       parameters: {
         type: "object",

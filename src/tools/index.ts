@@ -4,7 +4,7 @@ export { checkValue, compileSchema } from "./schema-validator";
 export type { JsonSchema, SessionStore, ToolContext, ToolDefinition, ToolNamespace, ToolNamespaceSpec, ToolPlugin } from "./types";
 
 export { type SchemaCheck } from "./schema-validator";
-export { type TurnParty, type ToolCallEvent, type BeforeToolCallResult, type ToolHooks } from "./types";
+export { type TurnParty, type SubAgentDepth, type ToolCallEvent, type BeforeToolCallResult, type ToolHooks } from "./types";
 export {
   UNTRUSTED_NOTICE,
   UNTRUSTED_OVERHEAD_BYTES,

@@ -9,6 +9,14 @@ export interface SessionStore {
   list(prefix: string, limit: number): Promise<Array<{ key: string; value: unknown }>>;
 }
 
+/**
+ * A turn's place in a Swarm tree: its `depth` (0: a top-level turn; 1: its sub-agent) and the
+ * tree's `maxDepth` (the top-level turn's `tools.swarm.maxDepth`, 1–3). Set by the parent's spawn
+ * and carried down to every descendant, never taken from a client or a model: a child can never
+ * raise it. A turn starts sub-agents only while `depth < maxDepth`.
+ */
+export type SubAgentDepth = { depth: number; maxDepth: number };
+
 /** Who the turn is for, as the caller said when it opened the turn (never authenticated by the gateway). */
 export type TurnParty = { senderId?: string; senderName?: string; channel?: string };
 
@@ -44,6 +52,8 @@ export type ToolContext<Env = unknown> = {
   turnTools?: readonly string[];
   /** The most model calls this turn's sub-agents may make together (`tools.swarm.maxModelCalls`). */
   subAgentModelCalls?: number;
+  /** Swarm: where this turn sits in its tree of sub-agents (absent: a top-level turn of the default depth). */
+  subAgentDepth?: SubAgentDepth;
   /** The invocation id of this call (the trajectory's, and pendingToolCalls' for client calls). */
   callId?: string;
   party?: TurnParty;

@@ -2,8 +2,17 @@ import { CATALOGS, isToolAllowed } from "../catalog";
 import type { CatalogProjection, ClientToolSpec, McpServerTools } from "../catalog";
 import { assignMcpNames, McpServers, type McpServerRecord, type McpServersOptions } from "../mcp";
 import type { StoredMcpServer } from "./turn-spec";
-import { findAgent, planSurface, resolveActivation, resolveApprovals, resolveCodeModeOptions, resolveSwarm, type GatewayConfig } from "../config";
-import type { ToolPlugin } from "../tools";
+import {
+  findAgent,
+  MAX_SWARM_DEPTH,
+  planSurface,
+  resolveActivation,
+  resolveApprovals,
+  resolveCodeModeOptions,
+  resolveSwarm,
+  type GatewayConfig,
+} from "../config";
+import type { SubAgentDepth, ToolPlugin } from "../tools";
 import { MCP_SERVER_OPS } from "./mcp-runtime";
 import { checkSurface } from "./surface-check";
 import { modelSurface, type ModelTool, type SurfaceShape } from "./surface";
@@ -26,6 +35,20 @@ export type OpenTurnRequest = {
 };
 
 /**
+ * A turn opened by Swarm's `sessions_spawn` for a sub-agent: its place in the tree travels with
+ * the child's request (over the session objects' RPC, src/swarm), never through the HTTP edge,
+ * whose validators build an `OpenTurnRequest` field by field.
+ */
+export type SubAgentTurnRequest = OpenTurnRequest & { subAgent?: SubAgentDepth };
+
+/** A sub-agent's depth as stored: integers within 1–MAX_SWARM_DEPTH; anything malformed fails closed (deepest, no room to spawn). */
+function subAgentDepth(d: SubAgentDepth): SubAgentDepth {
+  const within = (n: unknown, otherwise: number) =>
+    typeof n === "number" && Number.isInteger(n) ? Math.min(MAX_SWARM_DEPTH, Math.max(1, n)) : otherwise;
+  return { depth: within(d.depth, MAX_SWARM_DEPTH), maxDepth: within(d.maxDepth, 1) };
+}
+
+/**
  * The seed's activation order: effective tools → allow/deny → activation → surface (code mode,
  * else Tool Search, else direct tools). Runs that intentionally have no tools (`disableTools`,
  * empty allow list) engage nothing. `sandboxStarts`: whether a QuickJS VM can start in this
@@ -35,7 +58,7 @@ export type OpenTurnRequest = {
 export function planTurn(
   config: GatewayConfig,
   plugins: readonly ToolPlugin[],
-  req: OpenTurnRequest,
+  req: SubAgentTurnRequest,
   ids: { turnId: string; tenantId: string; sessionId: string; counterScope: string; now: number },
   found: { sandboxStarts?: boolean; mcp?: McpDiscovery } = {},
 ): { ok: true; spec: TurnSpec; tools: ModelTool[] } | { ok: false; message: string } {
@@ -88,6 +111,7 @@ export function planTurn(
           },
         }
       : {}),
+    ...(req.subAgent !== undefined ? { subAgent: subAgentDepth(req.subAgent) } : {}),
   };
   return { ok: true, spec, tools };
 }

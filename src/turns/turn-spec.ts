@@ -1,7 +1,7 @@
 import type { CatalogProjection } from "../catalog";
 import type { CalledTool, SurfaceTelemetry } from "../code-mode";
 import type { ApprovalSettings, ResolvedCodeModeOptions, ResolvedToolSearchOptions } from "../config";
-import type { TurnParty } from "../tools";
+import type { SubAgentDepth, TurnParty } from "../tools";
 import type { McpServerRecord } from "../mcp";
 
 /** Tool Search as it applies to one turn (present only when it owns the turn's surface). */
@@ -34,6 +34,8 @@ export type TurnSpec = {
   approvals?: ApprovalSettings;
   /** Sender and channel the caller gave when opening the turn; every tool call's context carries them. */
   party?: TurnParty;
+  /** A Swarm sub-agent's turn: its depth and its tree's maxDepth, as its parent's spawn set them (absent: top level). */
+  subAgent?: SubAgentDepth;
 };
 
 /** Tools a turn ran, recorded for at most this many distinct names (later ones are counted, not named). */
