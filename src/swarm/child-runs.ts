@@ -115,8 +115,13 @@ export class ChildRuns {
         const wake = (value as Stored | undefined)?.wake;
         if (!wake) return;
         const requestId = key.slice(RESULT_PREFIX.length);
-        if (wake.next <= now) return this.tell(requestId, value as Stored);
-        this.port.armAlarm(wake.next);
+        const here = this.settled.get(requestId);
+        // Told by this incarnation: only the record is left to update (kept off the parent's path).
+        if (here && !here.wake) return this.keep(requestId, here).catch(() => undefined);
+        if (wake.next > now) return this.port.armAlarm(wake.next);
+        await this.tell(requestId, value as Stored);
+        const after = this.settled.get(requestId);
+        if (after && !after.wake) await this.keep(requestId, after).catch(() => undefined);
       }),
     );
   }
@@ -131,10 +136,13 @@ export class ChildRuns {
       () => false,
     );
     const now = this.port.now();
-    // A failed write leaves the wake-up owed: the parent is told once more, which changes nothing.
-    if (told || now - wake.since >= WAKE_GIVE_UP_MS) return this.keep(requestId, owedNothing).catch(() => undefined);
+    // Told: the record is updated by the alarm already asked for, not now (the parent is about to
+    // read the result here, and a write would hold that answer until it is stored).
+    if (told) return void this.settled.set(requestId, owedNothing);
+    if (now - wake.since >= WAKE_GIVE_UP_MS) return this.keep(requestId, owedNothing).catch(() => undefined);
     const attempts = wake.attempts + 1;
     const next = now + Math.min(WAKE_RETRY_MAX_MS, WAKE_RETRY_MS * 2 ** (attempts - 1));
+    // A failed write leaves the wake-up owed as it was: the parent is told once more, which changes nothing.
     await this.keep(requestId, { ...record, wake: { ...wake, attempts, next } }).catch(() => undefined);
     this.port.armAlarm(next);
   }
