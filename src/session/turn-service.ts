@@ -75,6 +75,8 @@ export class TurnService {
           { idFromName(name: string): DurableObjectId; get(id: DurableObjectId): { childSettled(id: string): Promise<void> } } | undefined;
         await sessions?.get(sessions.idFromName(`${tenantId}:${parentSessionId}`)).childSettled(childSessionId);
       },
+      now: () => p.clock().now(),
+      armAlarm: (at) => p.armAlarm(at),
     });
     this.calls = new CallRegistry(() => this.p.clock());
     this.outer = new OuterCalls(plugins, p, this.calls, (turnId) => this.touched(turnId), this.mcpSessions);
@@ -457,9 +459,10 @@ export class TurnService {
     return { ok: true, body: { telemetry: this.outer.telemetry(turn.spec, turn.counters) } };
   }
 
-  /** TTL expiry of parked runs, enforced by the alarm rather than only on the next wait. */
+  /** TTL expiry of parked runs, enforced by the alarm rather than only on the next wait; Swarm wake-ups a child still owes. */
   async alarm(): Promise<void> {
     if (!this.p.sessionStorage.ready) return;
+    await this.children.retryWakes();
     const due = this.p.snapshots.expiredRunIds(this.p.clock().now()).map((runId) => this.p.snapshots.state(runId));
     this.p.runs.expire();
     for (const run of due) {

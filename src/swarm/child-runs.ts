@@ -10,19 +10,40 @@ export type ChildRunsPort = {
   store: SessionStore;
   /** The session stored a turn (a child session exists for one spawn: stored state means it was started). */
   started(): boolean;
-  /** Wake the parent's object: this child stored its result (best effort; the parent also asks again). */
+  /** Wake the parent's object: this child stored its result (it resolves once the parent's object took it). */
   tellParent(tenantId: string, parentSessionId: string, childSessionId: string): Promise<void>;
+  /** The object's clock (ms). */
+  now(): number;
+  /** Ask for the object's alarm at `at`: it is shared with expiry, the earliest asked-for time wins. */
+  armAlarm(at: number): void;
 };
 
+/** In-memory tries when the result could not be stored (the session never opened its turn): nothing durable to retry from. */
 const WAKE_TRIES = 4;
-const RESULT_KEY = (requestId: string) => `swarm:child:${requestId}`;
-type Stored = { tenantId: string; result: ChildResult };
+/** The alarm's retries of an owed wake-up: 1 s, doubling, at most a minute apart. */
+const WAKE_RETRY_MS = 1000;
+const WAKE_RETRY_MAX_MS = 60_000;
+/** Past the longest parked-run TTL (`snapshotTtlSeconds` ≤ 1 day) no parent run can still wait for it. */
+const WAKE_GIVE_UP_MS = 86_400_000;
+const RESULT_PREFIX = "swarm:child:";
+const RESULT_KEY = (requestId: string) => `${RESULT_PREFIX}${requestId}`;
+/** A wake-up the child owes its parent: stored with the result, dropped once the parent's object took it. */
+type Wake = { parentSessionId: string; childSessionId: string; attempts: number; since: number; next: number };
+type Stored = { tenantId: string; result: ChildResult; wake?: Wake };
 
 /**
  * The child half of Swarm, in the child's own session object: a sub-agent turn runs here to its
  * end, detached from the parent's call, and its result is stored here before anyone is told.
  * A parent (or the same parent after an eviction) collects it by request id; starting twice
  * never runs the turn twice.
+ *
+ * The wake-up is owed durably: it is stored in the same record as the result, and the object's
+ * alarm (armed with that write) retries it with backoff until the parent's object takes it. The
+ * child owes it because only the child knows when its answer is stored, and an alarm is the one
+ * timer that survives this object's eviction or reset (a pending setTimeout pins the object in
+ * memory and dies with a reset). Polling from the parked parent instead would fire an alarm on the
+ * parent all through every child's run; this costs one alarm per child. A wake-up is only a
+ * nudge (the parent then reads the stored result), so one delivered twice changes nothing.
  */
 export class ChildRuns {
   private readonly running = new Map<string, Promise<ChildResult>>();
@@ -39,16 +60,19 @@ export class ChildRuns {
       // An earlier incarnation started this turn and died with it: its loss is the answer, the
       // turn is not run again (its transcript keeps what it did).
       const error = "the sub-agent's session object restarted while it ran; its transcript keeps what it did";
-      return this.save(tenantId, requestId, { status: "failed", text: "", sessionId, error });
+      // The parent asking now reads it at once: no wake-up is owed.
+      await this.save(tenantId, requestId, { status: "failed", text: "", sessionId, error });
+      return;
     }
     const run = this.port
       .chat(tenantId, sessionId, req, requestId)
       .then((stream) => readChildStream(stream, sessionId))
       .catch((error: unknown): ChildResult => ({ status: "failed", text: "", sessionId, error: `the sub-agent failed: ${String(error)}` }))
       .then(async (result) => {
-        // Stored here before the parent is told.
-        await this.save(tenantId, requestId, result);
-        await this.wakeParent(tenantId, parentSessionId, sessionId);
+        // Stored here, with the wake-up it owes, before the parent is told.
+        const wake = { parentSessionId, childSessionId: sessionId };
+        if (await this.save(tenantId, requestId, result, wake)) await this.tell(requestId);
+        else await this.wakeParent(tenantId, parentSessionId, sessionId);
         return result;
       })
       .finally(() => this.running.delete(requestId));
@@ -79,6 +103,50 @@ export class ChildRuns {
     return { status: "unknown" };
   }
 
+  /**
+   * The alarm went off: tell the parents still owed a wake-up whose retry is due, re-arm for the
+   * rest. Safe to run any time (an early or repeated alarm tells a parent at most once more).
+   */
+  async retryWakes(): Promise<void> {
+    const now = this.port.now();
+    const owed = await this.port.store.list(RESULT_PREFIX, 64).catch(() => []);
+    await Promise.all(
+      owed.map(async ({ key, value }) => {
+        const wake = (value as Stored | undefined)?.wake;
+        if (!wake) return;
+        const requestId = key.slice(RESULT_PREFIX.length);
+        const here = this.settled.get(requestId);
+        // Told by this incarnation: only the record is left to update (kept off the parent's path).
+        if (here && !here.wake) return this.keep(requestId, here).catch(() => undefined);
+        if (wake.next > now) return this.port.armAlarm(wake.next);
+        await this.tell(requestId, value as Stored);
+        const after = this.settled.get(requestId);
+        if (after && !after.wake) await this.keep(requestId, after).catch(() => undefined);
+      }),
+    );
+  }
+
+  /** One try at the owed wake-up of `requestId`: taken, it is dropped; refused, the alarm retries later. */
+  private async tell(requestId: string, record: Stored | undefined = this.settled.get(requestId)): Promise<void> {
+    const wake = record?.wake;
+    if (!record || !wake) return;
+    const owedNothing = { tenantId: record.tenantId, result: record.result };
+    const told = await this.port.tellParent(record.tenantId, wake.parentSessionId, wake.childSessionId).then(
+      () => true,
+      () => false,
+    );
+    const now = this.port.now();
+    // Told: the record is updated by the alarm already asked for, not now (the parent is about to
+    // read the result here, and a write would hold that answer until it is stored).
+    if (told) return void this.settled.set(requestId, owedNothing);
+    if (now - wake.since >= WAKE_GIVE_UP_MS) return this.keep(requestId, owedNothing).catch(() => undefined);
+    const attempts = wake.attempts + 1;
+    const next = now + Math.min(WAKE_RETRY_MAX_MS, WAKE_RETRY_MS * 2 ** (attempts - 1));
+    // A failed write leaves the wake-up owed as it was: the parent is told once more, which changes nothing.
+    await this.keep(requestId, { ...record, wake: { ...wake, attempts, next } }).catch(() => undefined);
+    this.port.armAlarm(next);
+  }
+
   /** The parent waits for this wake-up (it holds no request open): a few tries, then the parent's own next ask. */
   private async wakeParent(tenantId: string, parentSessionId: string, sessionId: string): Promise<void> {
     for (let attempt = 0; attempt < WAKE_TRIES; attempt++) {
@@ -95,9 +163,30 @@ export class ChildRuns {
     return record && record.tenantId === tenantId ? record.result : undefined;
   }
 
-  private async save(tenantId: string, requestId: string, result: ChildResult): Promise<void> {
-    const record: Stored = { tenantId, result };
+  /**
+   * The result and the wake-up it owes, in one record (one write: neither is stored without the
+   * other), and the alarm that retries the wake-up if this incarnation cannot. True when stored.
+   */
+  private async save(
+    tenantId: string,
+    requestId: string,
+    result: ChildResult,
+    to?: Pick<Wake, "parentSessionId" | "childSessionId">,
+  ): Promise<boolean> {
+    const now = this.port.now();
+    const record: Stored = { tenantId, result, ...(to ? { wake: { ...to, attempts: 0, since: now, next: now + WAKE_RETRY_MS } } : {}) };
     this.settled.set(requestId, record);
-    if (this.port.started()) await this.port.store.put(RESULT_KEY(requestId), record).catch(() => undefined);
+    if (!this.port.started()) return false;
+    // Asked first: a reset right after the write still finds the alarm (one that finds nothing owed does nothing).
+    if (to) this.port.armAlarm(now + WAKE_RETRY_MS);
+    return this.keep(requestId, record).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  private async keep(requestId: string, record: Stored): Promise<void> {
+    this.settled.set(requestId, record);
+    await this.port.store.put(RESULT_KEY(requestId), record);
   }
 }
