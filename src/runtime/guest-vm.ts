@@ -7,7 +7,7 @@ import { frozenWasi, preludePrograms, type PreludePrograms } from "./prelude-byt
 import type { InterruptGuard } from "./interrupt-guard";
 import type { MemoryReservation } from "./memory-ledger";
 import { GUEST_MAX_STACK_BYTES } from "../limits";
-import { restoreImage } from "./image-restore";
+import { resetToImage, restoreImage } from "./image-restore";
 
 /** What the guest asks of the host. Callbacks run synchronously inside a guest call. */
 export interface GuestHost {
@@ -57,15 +57,23 @@ export type PristineVm = { snapshot: Snapshot; controlToken: number };
 export const PRISTINE_MEMORY_LIMIT_BYTES = 67108864;
 
 let pristine: Promise<PristineVm> | undefined;
+/** The image once built (a VM can only be reset to it after one was prepared from it). */
+let pristineBuilt: PristineVm | undefined;
 
 /** The isolate's pristine VM image (built once, on first use). */
 export function pristineVm(): Promise<PristineVm> {
-  pristine ??= buildPristineVm().catch((error) => {
-    pristine = undefined;
-    throw error;
-  });
+  pristine ??= buildPristineVm().then(
+    (image) => (pristineBuilt = image),
+    (error) => {
+      pristine = undefined;
+      throw error;
+    },
+  );
   return pristine;
 }
+
+/** Where a cleanly disposed VM's instance goes to be reset and reused (see VmPool). */
+export type Retire = (vm: QuickJS, memoryLimitBytes: number) => void;
 
 /** Build the image without the per-isolate cache (tests prove it is the same every time). */
 export async function buildPristineVm(): Promise<PristineVm> {
@@ -104,6 +112,10 @@ export class GuestVm {
   private fittedLinear = -1;
   /** The allocation limit last set is the isolate's room, not `cap` (an out-of-memory is the isolate's). */
   private roomBound = false;
+  /** Takes the instance on a clean dispose instead of dropping it (set by the pool that handed the VM out). */
+  private retire: Retire | null = null;
+  /** Guest calls on the stack (a VM disposed from inside one is never reused). */
+  private depth = 0;
 
   /** `abi`: the guest ABI of the prelude in this VM's memory (a restored VM keeps its parker's). */
   private constructor(
@@ -148,9 +160,33 @@ export class GuestVm {
       limits.reservation?.release();
       throw error;
     }
-    const vm = await GuestVm.restoreVm(image.snapshot, image.controlToken, limits, GUEST_ABI_VERSION, true);
+    return GuestVm.seeded(await GuestVm.restoreVm(image.snapshot, image.controlToken, limits, GUEST_ABI_VERSION, true));
+  }
+
+  /**
+   * `prepare`'s VM from a used instance (see `resetToImage`), without instantiating QuickJS:
+   * the pristine image copied over its memory, then its own seed. Null when the instance
+   * cannot be reset; the caller disposes it and releases `limits.reservation`.
+   */
+  static reuse(vm: QuickJS, limits: GuestLimits): GuestVm | null {
+    const image = pristineBuilt;
+    let guest: GuestVm | undefined;
+    if (
+      !image ||
+      !resetToImage(
+        vm,
+        image.snapshot,
+        GuestVm.options(limits, () => guest),
+      )
+    )
+      return null;
+    guest = GuestVm.adopt(vm, image.controlToken, limits, GUEST_ABI_VERSION);
+    return GuestVm.seeded(guest);
+  }
+
+  /** Before any cell code: every copy of the image starts from the same generator state otherwise. */
+  private static seeded(vm: GuestVm): GuestVm {
     try {
-      // Before any cell code: every restore starts from the same generator state otherwise.
       vm.control("seed", ...randomSeed()).dispose();
     } catch (error) {
       vm.dispose();
@@ -241,7 +277,13 @@ export class GuestVm {
       limits.reservation?.release();
       throw error;
     }
-    guest = new GuestVm(vm, abi, limits.reservation, limits.memoryLimitBytes);
+    guest = GuestVm.adopt(vm, controlToken, limits, abi);
+    return guest;
+  }
+
+  /** Wrap a restored (or reset) instance: its host callback re-registered, its control object found. */
+  private static adopt(vm: QuickJS, controlToken: number, limits: GuestLimits, abi: number): GuestVm {
+    const guest = new GuestVm(vm, abi, limits.reservation, limits.memoryLimitBytes);
     guest.coverLinearMemory();
     try {
       guest.registerHost(false);
@@ -253,6 +295,12 @@ export class GuestVm {
       throw error;
     }
     return guest;
+  }
+
+  /** On a clean dispose, hand the instance to `retire` (the pool) instead of dropping it. */
+  retireTo(retire: Retire | null): this {
+    this.retire = retire;
+    return this;
   }
 
   /** Attach the cell's interrupt budget and bridge; a VM serves exactly one cell. */
@@ -332,6 +380,7 @@ export class GuestVm {
   private guarded<T>(fn: () => T): T {
     if (this.disposed) throw new GuestFaultError({ kind: "crashed", detail: "the VM was disposed" });
     if (this.faulted) throw new GuestFaultError(this.faulted);
+    this.depth++;
     try {
       this.fitLimit();
       return fn();
@@ -345,6 +394,7 @@ export class GuestVm {
       if (error instanceof JSException) error.dispose();
       throw new GuestFaultError(this.faulted);
     } finally {
+      this.depth--;
       this.coverLinearMemory();
     }
   }
@@ -505,6 +555,11 @@ export class GuestVm {
     }
     this.rejections = [];
     try {
+      // A VM that never faulted is whole: its instance can be reset and serve another cell.
+      if (this.retire && !this.faulted && this.depth === 0) {
+        this.reservation?.release();
+        return this.retire(this.vm, this.cap);
+      }
       this.vm.dispose();
     } catch (error) {
       // A trapped instance cannot always be torn down cleanly; dropping it is enough.

@@ -26,7 +26,7 @@ export {
   type RoomWait,
   type RoomOutcome,
 } from "./memory-ledger";
-export { restoreImage } from "./image-restore";
+export { resetToImage, restoreImage } from "./image-restore";
 export { preludeBytecode, resetPreludeBytecodeForTests, frozenWasi } from "./prelude-bytecode";
 export { VmPool, type VmRoom, type VmTake, type CellVms } from "./vm-pool";
 export { WORK_UNITS_PER_TICK, WORK_FLUSH_UNITS, WORK_METER_SOURCE } from "./work-meter";

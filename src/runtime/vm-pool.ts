@@ -1,5 +1,6 @@
 import { logRecord } from "../observability";
-import { GuestVm, type GuestLimits } from "./guest-vm";
+import type { QuickJS } from "quickjs-wasi";
+import { GuestVm, type GuestLimits, type Retire } from "./guest-vm";
 import type { MemoryLedger, MemoryReservation, RoomWait } from "./memory-ledger";
 
 /** Room for one VM: the clamped limits to create or restore it with (they carry the reservation). */
@@ -17,27 +18,35 @@ export type VmTake = { ok: true; vm: GuestVm } | { ok: false; reason: "exhausted
 /**
  * `vm` is set once prepared. A spare still being prepared is never awaited by a cell: its
  * promise settles in the I/O context of the request that started the refill, and a cell of
- * another session object must not continue in that context.
+ * another session object must not continue in that context. `used`: the instance of a VM a
+ * cell gave back, waiting to be reset (synchronous, so a cell may do it itself).
  */
-type Spare = { limit: number; reservation: MemoryReservation; vm: GuestVm | null; dropped: boolean };
+type Spare = { limit: number; reservation: MemoryReservation; vm: GuestVm | null; used: QuickJS | null; dropped: boolean };
+
+/** Idle VMs the pool keeps: one being handed out while the one a cell just gave back is reset. */
+const MAX_SPARES = 2;
 
 /**
  * The isolate's VMs: every VM a cell runs in comes from here, with its share of the memory
- * ledger reserved first. Keeps one warm spare VM, so an `exec` does not pay for
- * instantiating QuickJS and evaluating the prelude on its critical path. A spare is never
- * reused: it is handed to exactly one cell (isolation per exec holds), and the next spare is
- * made after that cell's answer is out. Every VM counts in the ledger at what it holds: a
- * fresh VM (the spare too) at the per-VM overhead, a restored one at its snapshot's memory,
- * then whatever its linear memory grows to (GuestVm grows it only into the isolate's room).
- * The spare is the first thing given up when room is short. Restores take room here too,
- * but never the spare.
+ * ledger reserved first. Keeps warm spare VMs, so an `exec` does not pay for instantiating
+ * QuickJS and evaluating the prelude on its critical path. A VM serves exactly one cell
+ * (isolation per exec holds); when that cell is done with it and it never faulted, its
+ * instance comes back here and is reset to the pristine image in place (GuestVm.reuse: its
+ * whole memory overwritten, its JS-side state renewed) to become a spare, which saves
+ * instantiating QuickJS and first-touching a new memory. Every VM counts in the ledger at what
+ * it holds: a spare at the per-VM overhead, a restored one at its snapshot's memory, then
+ * whatever its linear memory grows to (GuestVm grows it only into the isolate's room). Spares
+ * are the first thing given up when room is short. Restores take room here too, but never a
+ * spare.
  *
  * One pool and one ledger per gateway (createGateway), shared by every session object of
  * the isolate.
  */
 export class VmPool {
-  private spare: Spare | null = null;
+  private spares: Spare[] = [];
   private refillTimer: ReturnType<typeof setTimeout> | null = null;
+  private resetTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly retire: Retire = (vm, limit) => this.recycle(vm, limit);
 
   /** A VM was prepared in this isolate: the engine works (set once, never cleared). */
   private started = false;
@@ -52,7 +61,7 @@ export class VmPool {
    * prepared and kept as the spare. No room in the ledger is a busy isolate, not a broken engine: true.
    */
   async sandboxStarts(): Promise<boolean> {
-    if (this.started || this.spare?.vm) return true;
+    if (this.started || this.spareReady) return true;
     const reservation = this.ledger.tryReserve(this.ledger.overheadBytes);
     if (!reservation) return true;
     try {
@@ -69,12 +78,19 @@ export class VmPool {
 
   /** A prepared spare is waiting for the next exec. */
   get spareReady(): boolean {
-    return this.spare?.vm != null;
+    return this.spares.some((spare) => spare.vm !== null || spare.used !== null);
   }
 
-  /** Bytes the spare holds in the ledger (0 without one). */
+  /** Spares held, ready or being prepared or reset. */
+  get spareCount(): number {
+    return this.spares.length;
+  }
+
+  /** Bytes the spares hold in the ledger (0 without one). */
   get spareBytes(): number {
-    return this.spare && !this.spare.reservation.released ? this.spare.reservation.bytes : 0;
+    let bytes = 0;
+    for (const spare of this.spares) if (!spare.reservation.released) bytes += spare.reservation.bytes;
+    return bytes;
   }
 
   /**
@@ -97,65 +113,115 @@ export class VmPool {
     return outcome.ok ? { ok: true } : outcome;
   }
 
-  /** The spare for this memory limit, or a freshly prepared VM once there is room for it. */
+  /** A spare for this memory limit, or a freshly prepared VM once there is room for it. */
   async take(memoryLimitBytes: number, wait: RoomWait): Promise<VmTake> {
-    const spare = this.spare;
-    if (spare?.vm && !spare.vm.isDisposed && spare.limit === this.ledger.effectiveLimit(memoryLimitBytes)) {
-      this.spare = null;
+    const limit = this.ledger.effectiveLimit(memoryLimitBytes);
+    for (const spare of this.spares) {
+      if (spare.limit !== limit) continue;
+      const vm = spare.vm && !spare.vm.isDisposed ? spare.vm : spare.used ? this.reset(spare) : null;
+      if (!vm) continue;
+      this.spares = this.spares.filter((s) => s !== spare);
       // It holds what it uses, like any VM; it grows from there while the cell runs.
       spare.reservation.assign(wait.owner);
-      return { ok: true, vm: spare.vm };
+      return { ok: true, vm: vm.retireTo(this.retire) };
     }
-    // Another limit, or not ready yet: its room goes back before this VM asks for its own.
+    // Another limit, or not ready yet: their room goes back before this VM asks for its own.
     this.dropSpare();
     const room = await this.reserve(memoryLimitBytes, wait);
     if (!room.ok) return room;
     // A VM that cannot be prepared releases its reservation itself.
     const vm = await GuestVm.prepare(room.limits);
     this.started = true;
-    return { ok: true, vm };
+    return { ok: true, vm: vm.retireTo(this.retire) };
   }
 
   /**
-   * Prepare the next spare once the current request has been answered, if there is room for
-   * it and nobody is waiting: a spare never makes a cell wait.
+   * Prepare a spare once the current request has been answered, if there is none, there is room
+   * for it and nobody is waiting: a spare never makes a cell wait.
    */
   refillSoon(memoryLimitBytes: number): void {
-    if (this.spare || this.refillTimer) return;
+    if (this.spares.length > 0 || this.refillTimer) return;
     this.refillTimer = setTimeout(() => {
       this.refillTimer = null;
-      if (this.spare) return;
+      if (this.spares.length > 0) return;
       // A spare holds what a fresh VM occupies, so keeping one warm never makes a resume give it up.
       const reservation = this.ledger.tryReserve(this.ledger.overheadBytes);
       if (!reservation) return;
       const limits = { memoryLimitBytes: this.ledger.effectiveLimit(memoryLimitBytes), reservation };
-      const spare: Spare = { limit: limits.memoryLimitBytes, reservation, vm: null, dropped: false };
-      this.spare = spare;
+      const spare: Spare = { limit: limits.memoryLimitBytes, reservation, vm: null, used: null, dropped: false };
+      this.spares.push(spare);
       // A failed prepare releases the reservation itself; the next refill tries again.
       GuestVm.prepare(limits).then(
         (vm) => {
           this.started = true;
           if (spare.dropped) vm.dispose();
-          else spare.vm = vm;
+          else spare.vm = vm.retireTo(this.retire);
         },
         (error: unknown) => {
           logRecord("host_error", { where: "vm_pool.refill", error });
-          if (this.spare === spare) this.spare = null;
+          this.spares = this.spares.filter((s) => s !== spare);
         },
       );
     }, 0);
   }
 
-  /** Dispose the spare now, or (still being prepared) as soon as it is ready. */
+  /**
+   * A cell is done with a VM that never faulted: keep its instance as a spare, reset once the
+   * current request has been answered (or by the next cell that takes it first). Dropped when
+   * the pool holds enough spares or the isolate has no room for one.
+   */
+  private recycle(vm: QuickJS, limit: number): void {
+    // Grown past what a fresh VM holds: resetToImage would refuse it anyway.
+    const fits = vm._getMemory().buffer.byteLength <= this.ledger.overheadBytes;
+    const reservation = fits && this.spares.length < MAX_SPARES ? this.ledger.tryReserve(this.ledger.overheadBytes) : null;
+    if (!reservation) return dropInstance(vm);
+    this.spares.push({ limit, reservation, vm: null, used: vm, dropped: false });
+    this.resetTimer ??= setTimeout(() => {
+      this.resetTimer = null;
+      for (const spare of [...this.spares]) if (spare.used) spare.vm = this.reset(spare);
+    }, 0);
+  }
+
+  /** A used instance as a pristine VM, or null (its instance dropped and its room given back). */
+  private reset(spare: Spare): GuestVm | null {
+    const used = spare.used;
+    spare.used = null;
+    if (!used) return spare.vm;
+    try {
+      const vm = GuestVm.reuse(used, { memoryLimitBytes: spare.limit, reservation: spare.reservation });
+      if (vm) return vm.retireTo(this.retire);
+      dropInstance(used);
+      spare.reservation.release();
+    } catch (error) {
+      // GuestVm.reuse disposed the instance and released the room itself.
+      logRecord("host_error", { where: "vm_pool.reset", error });
+    }
+    this.spares = this.spares.filter((s) => s !== spare);
+    return null;
+  }
+
+  /** Dispose the spares now, or (still being prepared) as soon as they are ready. */
   dropSpare(): void {
-    const spare = this.spare;
-    this.spare = null;
-    if (!spare) return;
-    spare.dropped = true;
-    if (spare.vm) spare.vm.dispose();
-    // Not ready: its room goes back now (a preparing VM holds ~1.3 MB, not its limit), so a
-    // prepare that never finishes cannot keep it.
-    else spare.reservation.release();
+    const spares = this.spares;
+    this.spares = [];
+    for (const spare of spares) {
+      spare.dropped = true;
+      // Given up for good, not back into the pool.
+      if (spare.vm) spare.vm.retireTo(null).dispose();
+      if (spare.used) dropInstance(spare.used);
+      spare.used = null;
+      // Not ready: its room goes back now (a preparing VM holds ~1.3 MB, not its limit), so a
+      // prepare that never finishes cannot keep it.
+      if (!spare.vm) spare.reservation.release();
+    }
+  }
+}
+
+function dropInstance(vm: QuickJS): void {
+  try {
+    vm.dispose();
+  } catch (error) {
+    logRecord("host_error", { where: "vm_pool.drop", error });
   }
 }
 

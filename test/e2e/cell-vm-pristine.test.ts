@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { exec, freshTurn } from "./helpers";
 
-// Every cell runs in a VM prepared for it alone (the isolate's pool keeps one warm spare, never a
-// used VM): what a cell leaves behind is gone for the next cell, of its own turn or of another session.
+// Every cell runs in a VM of its own: the isolate's pool hands out warm spares, and a VM a cell is
+// done with comes back reset to the pristine image (its whole memory overwritten, its host-side state
+// renewed). What a cell leaves behind is gone for the next cell, of its own turn or of another session,
+// however the cell ended.
 describe("each cell starts in a pristine VM", () => {
   const LEAVE =
     "globalThis.leftBehind = 'secret'; Object.prototype.polluted = 1; Array.prototype.push = () => 0; JSON.stringify = () => 'x'; return 'left'";
@@ -24,6 +26,28 @@ describe("each cell starts in a pristine VM", () => {
     const other = await exec(b.session, b.turnId, LOOK);
     expect(other).toMatchObject({ status: "completed", value: PRISTINE });
     expect(other.value).not.toHaveProperty("polluted");
+  });
+
+  it("a cell that failed, one that parked and one stopped at its deadline leave nothing for other sessions' cells", async () => {
+    // Built-ins left intact here: the parked cell's own host calls still use them.
+    const leave = "globalThis.leftBehind = 'secret'; Object.prototype.polluted = 1";
+    const endings = [
+      { code: `${leave}; throw new Error('failed on purpose')`, status: "failed" },
+      { code: `${leave}; await yield_control(); return 1`, status: "waiting" },
+      { code: `${leave}; for (;;) {}`, status: "failed" },
+    ];
+    for (const ending of endings) {
+      // `fast`: a 400 ms cell budget, so the loop stops and the timer parks soon.
+      const a = await freshTurn({ agentId: "fast" });
+      const b = await freshTurn();
+      const ended = await exec(a.session, a.turnId, ending.code);
+      expect(ended, JSON.stringify(ended)).toMatchObject({ status: ending.status });
+      for (let i = 0; i < 3; i++) {
+        const other = await exec(b.session, b.turnId, LOOK);
+        expect(other).toMatchObject({ status: "completed", value: PRISTINE });
+        expect(other.value).not.toHaveProperty("polluted");
+      }
+    }
   });
 
   // Every cell VM is restored from the same image: its Math.random is seeded per VM by the host.

@@ -28,7 +28,7 @@ function ledger(): Promise<LedgerView> {
     spare: pool.spareBytes,
     // What cells' VMs hold: neither the spare nor the test's own hold.
     cells: pool.ledger.reservedBytes - pool.spareBytes - held,
-    vms: pool.ledger.reservations - (pool.spareBytes > 0 ? 1 : 0) - (held > 0 ? 1 : 0),
+    vms: pool.ledger.reservations - pool.spareCount - (held > 0 ? 1 : 0),
     waiting: pool.ledger.waiting,
     overhead: pool.ledger.overheadBytes,
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { QuickJS, type Snapshot } from "quickjs-wasi";
 import { QUICKJS_MODULE } from "../../../wasm/quickjs";
-import { GuestVm, InterruptGuard, pristineVm, restoreImage } from "../../../src/runtime";
+import { GuestVm, InterruptGuard, MemoryLedger, pristineVm, resetToImage, restoreImage, VmPool } from "../../../src/runtime";
 
 const options = { wasm: QUICKJS_MODULE, memoryLimit: 64 << 20 };
 const host = { request() {}, output() {}, cancel() {} };
@@ -68,5 +68,91 @@ describe("restoring an image without copying what a fresh instance holds", () =>
       b.dispose();
       expectSameMemory(theirs, ours);
     });
+  });
+});
+
+/** The QuickJS object's JS-side state, as comparable data (instance-bound fields left out). */
+function jsState(vm: QuickJS): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(vm)) {
+    if (["module", "instance", "exports", "encoder", "decoder"].includes(key)) continue;
+    out[key] =
+      value instanceof Map || value instanceof Set ? `${value.constructor.name}(${value.size})` : typeof value === "function" ? "function" : value;
+  }
+  return out;
+}
+
+// An exec's VM goes back to the pool and is reset in place for the next cell: it must be exactly
+// the VM a fresh restore of the image gives, whatever the cell did in it.
+describe("resetting a used VM to the image in place", () => {
+  it("gives memory, stack pointer and JS-side state identical to a fresh restore, after a cell used it", async () => {
+    const { snapshot } = await pristineVm();
+    const used = await restoreImage(snapshot, { ...options, interruptHandler: () => false });
+    used.evalCode("globalThis.secret = 'tenant-a'; globalThis.rows = Array.from({ length: 300 }, (_, i) => ({ i })); 1").dispose();
+    used.newFunction("leftover", () => used.undefined).dispose();
+    expect(new Uint8Array(used._getMemory().buffer).length).toBe(snapshot.memory.length);
+    expect(resetToImage(used, snapshot, options)).toBe(true);
+    const fresh = await restoreImage(snapshot, options);
+    try {
+      expectSameMemory(fresh, used);
+      expect(jsState(used)).toEqual(jsState(fresh));
+      const probe = "JSON.stringify([typeof secret, typeof rows, typeof leftover])";
+      const a = fresh.evalCode(probe);
+      const b = used.evalCode(probe);
+      expect(b.toString()).toBe('["undefined","undefined","undefined"]');
+      expect(b.toString()).toBe(a.toString());
+      a.dispose();
+      b.dispose();
+    } finally {
+      fresh.dispose();
+      used.dispose();
+    }
+  });
+
+  it("refuses a VM whose memory grew past the image's, and a disposed one", async () => {
+    const { snapshot } = await pristineVm();
+    const grown = await restoreImage(snapshot, options);
+    grown.evalCode("globalThis.big = []; for (let i = 0; i < 100000; i++) big.push('v' + i); 1").dispose();
+    expect(grown._getMemory().buffer.byteLength).toBeGreaterThan(snapshot.memory.length);
+    expect(resetToImage(grown, snapshot, options)).toBe(false);
+    grown.dispose();
+    expect(resetToImage(grown, snapshot, options)).toBe(false);
+  });
+
+  it("the pool hands a cell's VM to the next cell reset: the earlier cell's globals are gone, and a faulted VM is never reused", async () => {
+    const ledger = new MemoryLedger({ budgetBytes: 64 << 20 });
+    const pool = new VmPool(ledger);
+    const take = async (budget = guard()) => {
+      const taken = await pool.take(8 << 20, {
+        deadline: Date.now() + 10_000,
+        clock: { now: () => Date.now() },
+        signal: new AbortController().signal,
+        owner: "t",
+      });
+      if (!taken.ok) throw new Error("no room");
+      return taken.vm.bind(budget, host);
+    };
+    const first = await take();
+    first.installTools("[]");
+    first.start("globalThis.secret = 'tenant-a'; Object.prototype.polluted = 1; return 1;");
+    expect(first.status().state).toBe("completed");
+    first.dispose();
+    expect(pool.spareReady).toBe(true);
+    const second = await take();
+    second.installTools("[]");
+    second.start("return [typeof secret, ({}).polluted === undefined, typeof Math.random()];");
+    expect(second.status().state).toBe("completed");
+    expect(JSON.parse(second.valueJson()!)).toEqual(["undefined", true, "number"]);
+    second.dispose();
+    pool.dropSpare();
+    expect(ledger.reservedBytes).toBe(0);
+    // Stopped by its budget mid-loop: the VM faulted and is dropped, not recycled.
+    const third = await take(new InterruptGuard({ now: () => Date.now() }, Date.now() - 1, 1));
+    third.installTools("[]");
+    expect(() => third.start("for (;;) {}")).toThrow();
+    expect(third.fault).not.toBeNull();
+    third.dispose();
+    expect(pool.spareBytes).toBe(0);
+    expect(ledger.reservedBytes).toBe(0);
   });
 });

@@ -203,6 +203,10 @@ describe("vm pool in the ledger", () => {
     expect(ledger.reservedBytes).toBe(VM_OVERHEAD_BYTES);
     taken.vm.dispose();
     taken.vm.dispose();
+    // Disposed cleanly, its instance came back as the pool's spare (once), at a fresh VM's size.
+    expect(pool.spareBytes).toBe(VM_OVERHEAD_BYTES);
+    expect(ledger.reservedBytes).toBe(VM_OVERHEAD_BYTES);
+    pool.dropSpare();
     expect(ledger.reservedBytes).toBe(0);
 
     const room = await pool.reserve(8 * MiB, waitFor());
@@ -240,6 +244,8 @@ describe("vm pool in the ledger", () => {
     if (!taken.ok) throw new Error("no room");
     expect(ledger.reservedBytes).toBe(VM_OVERHEAD_BYTES);
     taken.vm.dispose();
+    expect(pool.spareBytes).toBe(VM_OVERHEAD_BYTES);
+    pool.dropSpare();
     expect(ledger.reservedBytes).toBe(0);
   });
 
@@ -258,6 +264,7 @@ describe("vm pool in the ledger", () => {
     if (!other.ok) throw new Error("no room");
     expect(ledger.reservations).toBe(1);
     other.vm.dispose();
+    pool.dropSpare();
     expect(ledger.reservedBytes).toBe(0);
   });
 
@@ -300,6 +307,9 @@ describe("memory by use: VMs grow only into the isolate's room", () => {
     expect(ledger.waiting).toBe(0);
     expect(ledger.reservedBytes).toBeLessThanOrEqual(16 * 2 * MiB);
     for (const vm of vms) vm.dispose();
+    // Two come back as spares (the pool keeps no more), the rest are dropped.
+    expect(ledger.reservedBytes).toBe(2 * VM_OVERHEAD_BYTES);
+    pool.dropSpare();
     expect(ledger.reservedBytes).toBe(0);
   });
 
@@ -343,6 +353,7 @@ describe("memory by use: VMs grow only into the isolate's room", () => {
     other.release();
     roomy.dispose();
     idle.dispose();
+    pool.dropSpare();
     expect(ledger.reservedBytes).toBe(0);
   });
 
