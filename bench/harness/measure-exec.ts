@@ -9,7 +9,7 @@ import { bareVmCell, nodeProcessCell } from "./baselines.ts";
 import { expectCompleted, expectRefusedWait, openTurn, timedJson, timedTool, type Check, type Gateway } from "./http.ts";
 import type { Plan } from "./options.ts";
 import { runRounds, type Step } from "./rounds.ts";
-import { pooled, roundDifferences, roundMedians, roundRatios, summarize, type Summary } from "./stats.ts";
+import { pooled, roundDifferences, roundMedians, roundP90Ratios, roundRatios, summarize, type Summary } from "./stats.ts";
 
 export const EXEC_MEASURES = ["exec", "healthz", "wait", "node", "bareVm"] as const;
 export type ExecMeasure = (typeof EXEC_MEASURES)[number];
@@ -23,6 +23,8 @@ export interface ExecFigures {
   ratios: Record<ExecBaseline, Record<ExecMeasure, Summary>>;
   /** Each round's median of each measure (ms), in round order: kept in results.json to compare runs. */
   roundMedians: Record<ExecMeasure, number[]>;
+  /** exec over the refused `wait` (a Durable Object round trip without a VM), per round: of the medians and of the p90s. */
+  vsDurableObject: { median: Summary; p90: Summary };
   /** Differences of per-round medians (ms): where an exec's time goes. */
   breakdown: { workerHttp: Summary; durableObject: Summary; cell: Summary; overBareVm: Summary };
 }
@@ -61,6 +63,7 @@ export async function measureExec(gw: Gateway, plan: Plan["exec"], childTimeoutM
     plan,
     measures,
     ratios: { node: against("node"), bareVm: against("bareVm") },
+    vsDurableObject: { median: roundRatios(s.exec, s.wait), p90: roundP90Ratios(s.exec, s.wait) },
     roundMedians: Object.fromEntries(EXEC_MEASURES.map((m) => [m, roundMedians(s[m])])) as Record<ExecMeasure, number[]>,
     breakdown: {
       workerHttp: summarize(roundMedians(s.healthz)),

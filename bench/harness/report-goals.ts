@@ -3,7 +3,7 @@
  * verdict from that spread (verdict.ts). Only goals whose sections ran are listed. Pure.
  */
 import type { Results } from "./report.ts";
-import { factor, kib, ms, msSpread, speed, speedRange, table, x } from "./report-format.ts";
+import { factor, kib, ms, msSpread, speed, speedRange, table, x, xRange } from "./report-format.ts";
 import { latencyVerdict, payloadVerdict } from "./report-toolsearch.ts";
 import { bytesVerdict, overheadVerdict } from "./report-chat.ts";
 import { invert } from "./stats.ts";
@@ -35,6 +35,18 @@ export function goalRows(r: Results): Goal[] {
         `${speed(e.ratios.node.exec)}, min–max ${speedRange(e.ratios.node.exec)} over ${e.plan.rounds} rounds (medians ${ms(e.measures.exec.median)} ms vs ${ms(e.measures.node.median)} ms); ` +
         `for comparison, against a bare quickjs-wasi VM per cell in Node (${ms(e.measures.bareVm.median)} ms): ${speed(e.ratios.bareVm.exec)}`,
       status: verdict(iqrBasis(vsNode, "rounds"), { kind: "atLeast", line: 10 }),
+    });
+    const d = e.vsDurableObject;
+    const median = judge(iqrBasis(d.median, "rounds"), { kind: "atMost", line: 1.5 });
+    const p90 = judge(iqrBasis(d.p90, "rounds"), { kind: "atMost", line: 1.5 });
+    // Both must hold: the worse verdict of the two.
+    const both = median === "not met" || p90 === "not met" ? "not met" : median === "met" && p90 === "met" ? "met" : "unclear";
+    rows.push({
+      goal: "`exec` of a trivial cell ≤ 1.5× a Durable Object round trip (a refused `wait`: HTTP → Worker → Durable Object, no VM), median and p90 (issue 22)",
+      measured:
+        `medians ${x(d.median.median)} (IQR ${xRange(d.median.q1, d.median.q3)}), p90s ${x(d.p90.median)} (IQR ${xRange(d.p90.q1, d.p90.q3)}) per round (medians ${ms(e.measures.exec.median)} ms vs ${ms(e.measures.wait.median)} ms; ` +
+        `p90 ${ms(e.measures.exec.p90)} ms vs ${ms(e.measures.wait.p90)} ms)`,
+      status: `${statusText(both)} (IQR over ${e.plan.rounds} rounds, medians and p90s)`,
     });
   }
   if (r.vm) {

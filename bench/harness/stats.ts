@@ -82,6 +82,17 @@ export function roundRatios(subject: RoundSamples, baseline: RoundSamples): Summ
   return summarize(perRound(subject, baseline, (s, b) => s / b));
 }
 
+/** Ratio of each round's p90s (subject / baseline), summarized across rounds: the tail's ratio. */
+export function roundP90Ratios(subject: RoundSamples, baseline: RoundSamples): Summary {
+  if (subject.length !== baseline.length) throw new Error(`per-round figure over ${subject.length} and ${baseline.length} rounds`);
+  const p90 = (r: number[]) =>
+    quantile(
+      [...r].sort((a, b) => a - b),
+      0.9,
+    );
+  return summarize(subject.map((r, i) => p90(r) / p90(baseline[i]!)));
+}
+
 /** As roundRatios, or null when the baseline's median is 0 in some round (below the clock's resolution). */
 export function roundRatiosIfDefined(subject: RoundSamples, baseline: RoundSamples): Summary | null {
   return roundMedians(baseline).some((b) => b <= 0) ? null : roundRatios(subject, baseline);

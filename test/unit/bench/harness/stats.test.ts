@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { runRounds } from "../../../../bench/harness/rounds.ts";
-import { blocks, invert, quantile, roundDifferences, roundRatios, roundRatiosIfDefined, summarize } from "../../../../bench/harness/stats.ts";
+import {
+  blocks,
+  invert,
+  quantile,
+  roundDifferences,
+  roundP90Ratios,
+  roundRatios,
+  roundRatiosIfDefined,
+  summarize,
+} from "../../../../bench/harness/stats.ts";
 import { exactBasis, iqrBasis, judge } from "../../../../bench/harness/verdict.ts";
 
 describe("bench statistics", () => {
@@ -31,6 +40,23 @@ describe("bench statistics", () => {
     expect(roundDifferences(baseline, subject).median).toBe(18);
     expect(roundRatiosIfDefined(subject, [[0], [1], [1]])).toBeNull();
     expect(() => roundRatios(subject, baseline.slice(1))).toThrow();
+  });
+
+  it("takes the ratio of each round's p90s: the tail, not the median", () => {
+    // Round 1: same medians, a longer tail in the subject; round 2: equal tails.
+    const subject = [
+      [1, 1, 1, 1, 1, 1, 1, 1, 1, 20],
+      [2, 2, 2, 2, 2, 2, 2, 2, 2, 4],
+    ];
+    const baseline = [
+      [1, 1, 1, 1, 1, 1, 1, 1, 1, 10],
+      [2, 2, 2, 2, 2, 2, 2, 2, 2, 4],
+    ];
+    const r = roundP90Ratios(subject, baseline);
+    expect(r.max).toBeCloseTo(2.9 / 1.9); // interpolated p90s: 1 + 0.1 × 19 over 1 + 0.1 × 9
+    expect(r.min).toBeCloseTo(1);
+    expect(roundRatios(subject, baseline).max).toBeCloseTo(1);
+    expect(() => roundP90Ratios(subject, baseline.slice(1))).toThrow();
   });
 
   it("inverts a summary of ratios by swapping its ends", () => {
