@@ -17,6 +17,9 @@ export function activitySlackMs(idleSeconds: number): number {
   return Math.min(60_000, Math.floor((idleSeconds * 1000) / 10));
 }
 
+/** Turns whose last activity is kept in memory (the turns a session drives at once are few). */
+const ACTIVE_LIMIT = 64;
+
 /**
  * Idle expiry of turns and of the whole session (the session object's alarm acts on it).
  *
@@ -29,11 +32,44 @@ export function activitySlackMs(idleSeconds: number): number {
  * `session_meta.last_active_at`.
  */
 export class SessionExpiry implements ExpiryPort {
+  /**
+   * Activity as last written, per turn and for the session: this object is the only writer of
+   * both, so a touch within the slack costs no statement. Read from SQL once (a miss, or after
+   * `init`); a turn's entry is seeded when it opens.
+   */
+  private readonly turnActive = new Map<string, number>();
+  private sessionActive: number | undefined;
+
   constructor(private readonly deps: ExpiryDeps) {}
 
   /** Called once the schema exists: a session from before activity was tracked starts now. */
   init(): void {
+    this.turnActive.clear();
+    this.sessionActive = undefined;
     this.deps.sql.run("INSERT OR IGNORE INTO session_meta (key, value) VALUES ('last_active_at', ?)", String(this.deps.now()));
+  }
+
+  /** A turn was stored with `at` as its activity (its row's `last_active_at`). */
+  opened(turnId: string, at: number): void {
+    this.remember(turnId, at);
+  }
+
+  /** A turn is gone: a later touch reads (and finds) nothing. */
+  forgetTurn(turnId: string): void {
+    this.turnActive.delete(turnId);
+  }
+
+  private remember(turnId: string, at: number): void {
+    if (!this.turnActive.has(turnId) && this.turnActive.size >= ACTIVE_LIMIT) this.turnActive.delete(this.turnActive.keys().next().value!);
+    this.turnActive.set(turnId, at);
+  }
+
+  private turnLastActive(turnId: string): number | undefined {
+    const known = this.turnActive.get(turnId);
+    if (known !== undefined) return known;
+    const t = this.deps.sql.one<{ t: number }>("SELECT last_active_at AS t FROM turns WHERE turn_id = ?", turnId)?.t;
+    if (t !== undefined) this.remember(turnId, t);
+    return t;
   }
 
   /** Record activity on the session (and on `turnId`). True when something was written. */
@@ -43,9 +79,10 @@ export class SessionExpiry implements ExpiryPort {
     const limits = this.deps.limits();
     let wrote = false;
     if (turnId !== undefined) {
-      const last = sql.one<{ t: number }>("SELECT last_active_at AS t FROM turns WHERE turn_id = ?", turnId)?.t;
+      const last = this.turnLastActive(turnId);
       if (last !== undefined && now - last >= activitySlackMs(limits.turnIdleSeconds)) {
         sql.run("UPDATE turns SET last_active_at = ? WHERE turn_id = ?", now, turnId);
+        this.remember(turnId, now);
         wrote = true;
       }
     }
@@ -54,6 +91,7 @@ export class SessionExpiry implements ExpiryPort {
         "INSERT INTO session_meta (key, value) VALUES ('last_active_at', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         String(now),
       );
+      this.sessionActive = now;
       wrote = true;
     }
     return wrote;
@@ -84,7 +122,8 @@ export class SessionExpiry implements ExpiryPort {
   }
 
   private sessionLastActive(): number {
-    return Number(this.deps.sql.one<{ value: string }>("SELECT value FROM session_meta WHERE key = 'last_active_at'")?.value ?? 0);
+    this.sessionActive ??= Number(this.deps.sql.one<{ value: string }>("SELECT value FROM session_meta WHERE key = 'last_active_at'")?.value ?? 0);
+    return this.sessionActive;
   }
 
   private turnIdleMs(): number {

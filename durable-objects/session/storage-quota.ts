@@ -43,6 +43,9 @@ export class StorageQuota implements QuotaPort {
   /** The session's usage as last summed and adjusted since (undefined: sum it again). */
   private total: { turns: number; turnBytes: number; toolBytes: number; parkedBytes: number } | undefined;
 
+  /** Inside `step`: what its writes charged each turn row so far, written to the rows once at its end. */
+  private pending: Map<string, number> | undefined;
+
   constructor(private readonly deps: QuotaDeps) {}
 
   /** Called once the schema exists: account tool data written before sizes were tracked. */
@@ -85,8 +88,33 @@ export class StorageQuota implements QuotaPort {
   private summed(): NonNullable<StorageQuota["total"]> {
     if (this.total) return this.total;
     const t = this.deps.sql.one<{ n: number; b: number | null }>("SELECT COUNT(*) AS n, SUM(stored_bytes) AS b FROM turns");
-    this.total = { turns: t?.n ?? 0, turnBytes: t?.b ?? 0, toolBytes: this.toolBytes(), parkedBytes: this.parkedBytes() };
+    // Charges of the step in progress are not in the rows yet.
+    let pending = 0;
+    for (const bytes of this.pending?.values() ?? []) pending += bytes;
+    this.total = { turns: t?.n ?? 0, turnBytes: (t?.b ?? 0) + pending, toolBytes: this.toolBytes(), parkedBytes: this.parkedBytes() };
     return this.total;
+  }
+
+  /**
+   * The writes of one step (a model reply with its state and message, a round's last result with
+   * the state) in one transaction: each is checked and charged as on its own, and what they charge
+   * a turn's row is written to it once, at the end, in the same transaction. Nested: part of the
+   * enclosing step. A throw rolls back the whole step.
+   */
+  step<T>(fn: () => T): T {
+    if (this.pending) return fn();
+    return this.deps.transaction(() => {
+      const pending = new Map<string, number>();
+      this.pending = pending;
+      try {
+        const out = fn();
+        this.pending = undefined;
+        for (const [turnId, bytes] of pending) if (bytes !== 0) this.chargeRow(turnId, bytes, true);
+        return out;
+      } finally {
+        this.pending = undefined;
+      }
+    });
   }
 
   /** By how many bytes a write of `bytes` would exceed the bound now (≤ 0: it fits). */
@@ -155,18 +183,25 @@ export class StorageQuota implements QuotaPort {
     // Parked runs are summed from their own tables: their writes are known here only by size.
     if (turnId === null) this.forget();
     else if (bytes !== 0) {
-      const row = this.deps.sql.one<{ b: number }>(
-        "UPDATE turns SET stored_bytes = max(0, stored_bytes + ?) WHERE turn_id = ? RETURNING stored_bytes AS b",
-        bytes,
-        turnId,
-      );
-      // The running total follows the row exactly, unless the row was clamped at 0 (then sum again).
-      if (row && this.total) {
-        if (bytes > 0 || row.b > 0) this.total.turnBytes += bytes;
-        else this.forget();
-      }
+      if (this.pending) {
+        // Written to the row at the step's end; the running total moves now (later checks of the step see it).
+        this.pending.set(turnId, (this.pending.get(turnId) ?? 0) + bytes);
+        if (this.total) this.total.turnBytes += bytes;
+      } else this.chargeRow(turnId, bytes, false);
     }
     return out;
+  }
+
+  /** Add `bytes` to the turn's row (`counted`: the running total already moved by them). */
+  private chargeRow(turnId: string, bytes: number, counted: boolean): void {
+    const row = this.deps.sql.one<{ b: number }>(
+      "UPDATE turns SET stored_bytes = max(0, stored_bytes + ?) WHERE turn_id = ? RETURNING stored_bytes AS b",
+      bytes,
+      turnId,
+    );
+    // The running total follows the row exactly, unless the row was clamped at 0 or is gone (then sum again).
+    if (!row || (bytes < 0 && row.b <= 0)) this.forget();
+    else if (this.total && !counted) this.total.turnBytes += bytes;
   }
 
   /**

@@ -55,6 +55,17 @@ export class TranscriptStore implements TranscriptPort {
     this.sizes.clear();
   }
 
+  /** A turn was just stored: it has no state, messages or events yet (nothing to read back). */
+  opened(turnId: string): void {
+    this.sizes.delete(turnId);
+    Object.assign(this.sized(turnId), { events: 0, stateBytes: 0, transcriptBytes: 0 });
+  }
+
+  /** Writes of one step in one transaction, each turn row charged once (storage-quota.ts `step`). */
+  step<T>(fn: () => T): T {
+    return this.quota.step(fn);
+  }
+
   private sized(turnId: string): TurnSizes {
     let s = this.sizes.get(turnId);
     if (!s) {

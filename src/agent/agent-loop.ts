@@ -64,6 +64,8 @@ export type LoopDeps = {
   displayInput(call: ModelToolCall): unknown;
   /** Persist `state` (after each model call and each tool round). */
   saveState(): void;
+  /** Writes of one step in one storage transaction (absent: each write is its own); a throw stores none of them. */
+  step?<T>(fn: () => T): T;
 };
 
 export type LoopEnd = { status: "completed"; text: string } | { status: "waiting"; pending: PendingClientCall[] };
@@ -98,14 +100,22 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
     const reply = await callModel(deps, messages);
     made++;
     const assistant: ModelMessage = { role: "assistant", content: reply.text, ...(reply.calls.length ? { toolCalls: reply.calls } : {}) };
-    // The model call is on record before its message: a message the session cannot store ends the
-    // loop (QuotaExceeded) with the transcript at the last whole round.
-    deps.saveState();
     // Each call's result if the session's storage cannot hold the real one (room held with the message).
     const placeholders = reply.calls.map(notStored);
-    // The conversation holds what was stored (exec source redacted): the same replay within this
-    // call as after a pause, and no secret goes back to the provider.
-    const kept = deps.append(assistant, { reserve: placeholders });
+    // The model call is on record before its message, in the same step: a message the session
+    // cannot store ends the loop (QuotaExceeded) with the transcript at the last whole round and
+    // the model call still on record. The conversation holds what was stored (exec source
+    // redacted): the same replay within this call as after a pause, and no secret goes back to the provider.
+    const stored = step(deps, () => {
+      deps.saveState();
+      try {
+        return { kept: deps.append(assistant, { reserve: placeholders }) };
+      } catch (error) {
+        return { error };
+      }
+    });
+    if ("error" in stored) throw stored.error;
+    const { kept } = stored;
     messages.push(kept.message);
     // Once a stored message crosses the transcript bound, nothing more runs: the round's later
     // calls are answered without running (replay needs a result for each) and the loop stops.
@@ -118,6 +128,8 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
       return { status: "completed", text: reply.text };
     }
     const pending: PendingClientCall[] = [];
+    // Set once the round's end (its state) was stored with its last result, or failed to be.
+    let saved = false as boolean | { error: unknown };
     for (const [i, call] of reply.calls.entries()) {
       deps.emit({ type: "tool_call_start", callId: call.id, name: call.name, input: deps.displayInput(call) });
       const reason = notRunReason(deps, call, full, quotaRefusal);
@@ -152,14 +164,32 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
         content: run.content,
         ...(run.isError ? { isError: true } : {}),
       };
-      const appended = deps.append(result, { instead: placeholders[i]! });
+      // The round's last result and the round's end are one step.
+      const last = i === reply.calls.length - 1;
+      const appended = step(deps, () => {
+        const a = deps.append(result, { instead: placeholders[i]! });
+        if (last) {
+          deps.endRound?.();
+          // A state the session cannot store does not take the stored result back with it.
+          try {
+            deps.saveState();
+            saved = true;
+          } catch (error) {
+            saved = { error };
+          }
+        }
+        return a;
+      });
       messages.push(appended.message);
       if (appended.full) full = true;
       if (appended.refused !== undefined) quotaRefusal ??= appended.refused;
       deps.emit({ type: "tool_call_end", callId: call.id, name: call.name, status: run.status, untrusted: run.untrusted, result: run.content });
     }
-    deps.endRound?.();
-    deps.saveState();
+    if (typeof saved === "object") throw saved.error;
+    if (!saved) {
+      deps.endRound?.();
+      deps.saveState();
+    }
     // Cancelled during the round (whatever the cancelled work answered): the turn did not finish.
     if (deps.signal.aborted) throw new ProviderError("aborted", "the /chat call was cancelled while its tools ran", 0);
     if (quotaRefusal !== undefined) throw new QuotaExceeded(quotaRefusal);
@@ -173,6 +203,8 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
     }
   }
 }
+
+const step = <T>(deps: LoopDeps, fn: () => T): T => (deps.step ? deps.step(fn) : fn());
 
 /** Why `call` is answered without running, if it is (checked in this order). */
 function notRunReason(deps: LoopDeps, call: ModelToolCall, full: boolean, quotaRefusal: string | undefined): NotRunReason | undefined {

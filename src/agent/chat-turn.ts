@@ -331,6 +331,15 @@ function loop(host: ChatPort, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
   let modelCallStarted = host.env.now();
   // Room held for the placeholder results of the round in progress.
   let round: Reservation | undefined;
+  // A model call's trajectory event, written with the state and message its reply leads to (one
+  // step), or on its own if the loop ends first.
+  let modelCall: { at: number; body: Record<string, unknown> } | undefined;
+  const recordModelCall = () => {
+    if (!modelCall) return;
+    const { at, body } = modelCall;
+    modelCall = undefined;
+    host.records.event(c.turnId, at, "model_call", body);
+  };
   return runAgentLoop(
     {
       client,
@@ -376,16 +385,16 @@ function loop(host: ChatPort, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
         round?.release();
         round = undefined;
       },
-      saveState: () => host.records.saveState(c.turnId, c.state),
+      saveState: () => {
+        recordModelCall();
+        host.records.saveState(c.turnId, c.state);
+      },
+      step: (fn) => host.records.step(fn),
       emit: (event) => {
         if (event.type === "assistant_turn") {
+          recordModelCall();
           const now = host.env.now();
-          host.records.event(c.turnId, now, "model_call", {
-            n: event.n,
-            finishReason: event.finishReason,
-            usage: event.usage,
-            durationMs: now - modelCallStarted,
-          });
+          modelCall = { at: now, body: { n: event.n, finishReason: event.finishReason, usage: event.usage, durationMs: now - modelCallStarted } };
         }
         if (event.type === "tool_call_end") modelCallStarted = host.env.now();
         c.emit(event);
@@ -419,7 +428,21 @@ function loop(host: ChatPort, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
       },
     },
     messages,
-  ).finally(() => round?.release());
+  ).finally(() => {
+    round?.release();
+    try {
+      recordModelCall();
+    } catch (error) {
+      logRecord("host_error", {
+        where: "chat.model_call_record",
+        error,
+        requestId: c.requestId,
+        tenant: c.tenantId,
+        sessionId: c.sessionId,
+        turnId: c.turnId,
+      });
+    }
+  });
 }
 
 /** A turn's client tool names, per catalog (a turn's catalog never changes): not rebuilt per tool result. */

@@ -38,7 +38,11 @@ export interface TurnStorePort {
 }
 
 /** A turn's /chat state, transcript (messages), trajectory (events) and open outer calls. */
-export interface TranscriptPort extends Omit<ChatRecords, "reserve"> {
+export interface TranscriptPort extends Omit<ChatRecords, "reserve" | "step"> {
+  /** Writes of one step in one transaction (absent: each write is its own). */
+  step?<T>(fn: () => T): T;
+  /** A turn was just stored with nothing else yet (its sizes need not be read back). */
+  opened?(turnId: string): void;
   droppedEvents(turnId: string): number;
   parentOf(turnId: string, invocationId: string): string | undefined;
   callStarted(turnId: string, callId: string, tool: string, at: number): void;
@@ -114,6 +118,9 @@ export interface QuotaPort {
 /** Idle expiry of turns and of the whole session. */
 export interface ExpiryPort {
   touch(turnId?: string): boolean;
+  /** A turn was stored with `at` as its last activity; `forgetTurn`: it is gone. */
+  opened?(turnId: string, at: number): void;
+  forgetTurn?(turnId: string): void;
   dueTurns(): string[];
   sessionDue(): boolean;
   nextDeadline(): number;

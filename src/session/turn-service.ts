@@ -403,6 +403,8 @@ export class TurnService {
         this.p.sessionStorage.ensure();
         this.p.turns.insert(spec, counters, row);
       });
+      this.p.transcript.opened?.(spec.turnId);
+      this.p.expiry.opened?.(spec.turnId, spec.createdAt);
     } catch (error) {
       // The transaction rolled the schema back; wiping also resets what `ensure` set up in memory.
       if (fresh) await this.p.sessionStorage.wipe();
@@ -508,6 +510,7 @@ export class TurnService {
     cancelChildren(turnId);
     this.p.runs.closeTurn(turnId);
     this.p.transcript.deleteTurn(turnId);
+    this.p.expiry.forgetTurn?.(turnId);
     this.p.toolCallClients.deleteTurn(turnId);
     this.p.approvals.deleteTurn(turnId);
     this.p.turns.delete(turnId);
@@ -538,5 +541,6 @@ function chatRecords(t: TranscriptPort, quota: QuotaPort): ChatRecords {
     events: (turnId) => t.events(turnId),
     callEnded: (turnId, callId) => t.callEnded(turnId, callId),
     reserve: (bytes) => quota.reserve(bytes),
+    step: (fn) => (t.step ? t.step(fn) : fn()),
   };
 }

@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { sessionId, sessionProbe } from "./helpers";
+import { chat, rows, script, trajectory, user } from "./chat-helpers";
+
+// SQLite statements of a code-mode /chat turn, counted through the storage probe (deterministic,
+// unlike time). Was 21 for a turn answered at once and 16–17 per exec round trip: activity re-read
+// on every call, each charged write its own `UPDATE turns SET stored_bytes`, a new turn's sizes
+// summed back from empty tables. Now a step's writes share one transaction and one charge, and
+// what this object last wrote (activity, a new turn's sizes) is not read back.
+
+const MODEL = "fakeoai/gpt-fake";
+const CHARGE = "UPDATE turns SET stored_bytes";
+
+async function chatTurn(session: string, execRounds: number) {
+  const steps = [
+    ...Array.from({ length: execRounds }, (_, i) => ({ toolCalls: [{ id: `x${i}`, name: "exec", input: { code: `return ${i} + 1;` } }] })),
+    { text: "done" },
+  ];
+  const s = await script(steps);
+  const probe = sessionProbe(session);
+  await probe.countStatements();
+  const r = await chat(session, { model: MODEL, messages: user(s.marker) });
+  expect(r.json).toMatchObject({ status: "completed" });
+  return { ...(await probe.statementCount()), turnId: r.json.turnId as string };
+}
+
+describe("a code-mode /chat turn's SQL statements", () => {
+  it("opens a turn and answers in 13 statements, and runs each exec round trip in 13, with one charge per step", async () => {
+    const session = sessionId();
+    await chatTurn(session, 0); // creates the schema
+    const plain = await chatTurn(session, 0);
+    const one = await chatTurn(session, 1);
+    const three = await chatTurn(session, 3);
+    expect(plain.statements).toBe(13);
+    expect((three.statements - one.statements) / 2).toBe(13);
+    // Per round trip: the model's reply (event, state, message), the call's start and end, and its result with the state.
+    const charges = (c: { log: string[] }) => c.log.filter((q) => q.startsWith(CHARGE)).length;
+    expect((charges(three) - charges(one)) / 2).toBe(4);
+    // Activity this object wrote is not read back on every call.
+    expect(three.log.filter((q) => q.includes("last_active_at") && q.startsWith("SELECT") && !q.includes("MIN(deadline)"))).toEqual([]);
+  });
+
+  it("charges each turn row exactly what its rows hold, and keeps its trajectory and transcript whole", async () => {
+    const session = sessionId();
+    const plain = await chatTurn(session, 0);
+    const two = await chatTurn(session, 2);
+    const traj = (await trajectory(session, two.turnId)).json;
+    expect(traj.calls.map((c: any) => [c.tool, c.status])).toEqual([
+      ["exec", "completed"],
+      ["exec", "completed"],
+    ]);
+    expect(traj.modelCalls.map((m: any) => m.n)).toEqual([1, 2, 3]);
+    const roles = await rows<{ role: string }>(
+      session,
+      `SELECT json_extract(message, '$.role') AS role FROM transcript WHERE turn_id = '${two.turnId}' ORDER BY seq`,
+    );
+    expect(roles.map((r) => r.role)).toEqual(["user", "assistant", "tool", "assistant", "tool", "assistant"]);
+    // A turn row is charged its own row plus its transcript, trajectory and state: what is left after
+    // those is the same for a turn answered at once and one with two rounds (charges per step add up exactly).
+    const own = async (turnId: string) => {
+      const [r] = await rows<{ b: number }>(
+        session,
+        `SELECT stored_bytes
+           - (SELECT SUM(bytes) FROM transcript WHERE turn_id = '${turnId}')
+           - (SELECT SUM(64 + length(CAST(kind AS BLOB)) + length(CAST(body AS BLOB))) FROM trajectory WHERE turn_id = '${turnId}')
+           - (SELECT length(CAST(state AS BLOB)) FROM chat_turns WHERE turn_id = '${turnId}') AS b
+         FROM turns WHERE turn_id = '${turnId}'`,
+      );
+      return r!.b;
+    };
+    expect(await own(two.turnId)).toBe(await own(plain.turnId));
+    // The usage kept in memory is what SQL sums.
+    const [sum] = await rows<{ n: number; b: number }>(session, "SELECT COUNT(*) AS n, SUM(stored_bytes) AS b FROM turns");
+    const [tool] = await rows<{ value: string }>(session, "SELECT value FROM session_meta WHERE key = 'tool_bytes'");
+    expect(await sessionProbe(session).storageUsage()).toMatchObject({ turns: sum!.n, bytes: sum!.b + Number(tool!.value) });
+  });
+});
