@@ -86,10 +86,20 @@ export async function buildPristineVm(): Promise<PristineVm> {
   }
 }
 
+/** Seed words drawn from the CSPRNG 4 KiB at a time: one call per 256 VMs, each word used once. */
+let seedWords = new Uint32Array(0);
+let seedAt = 0;
+
 /** 128 bits for the guest's Math.random (see GUEST_RANDOM_SOURCE in guest-prelude.ts). */
 function randomSeed(): [number, number, number, number] {
-  const words = crypto.getRandomValues(new Uint32Array(4));
-  return [words[0]!, words[1]!, words[2]!, words[3]!];
+  if (seedAt + 4 > seedWords.length) {
+    seedWords = crypto.getRandomValues(new Uint32Array(1024));
+    seedAt = 0;
+  }
+  const seed: [number, number, number, number] = [seedWords[seedAt]!, seedWords[seedAt + 1]!, seedWords[seedAt + 2]!, seedWords[seedAt + 3]!];
+  seedWords.fill(0, seedAt, seedAt + 4);
+  seedAt += 4;
+  return seed;
 }
 
 /**
