@@ -4,7 +4,10 @@
  * 300-tool MCP server of section 8, warms up, then takes a sampling CPU profile over N `/chat`
  * calls (code mode, OpenAI wire) and prints self and inclusive time per function, per call.
  *
- *   node --experimental-strip-types bench/experiments/profile-chat.ts [--n=60] [--surface=codeMode|direct] [--keep=/tmp/chat.cpuprofile]
+ *   node --experimental-strip-types bench/experiments/profile-chat.ts [--n=60] [--surface=codeMode|direct] [--keep=/tmp/chat.cpuprofile] [--opening]
+ *
+ * `--opening` profiles section 8's turn opening alone (`POST …/turns` with the task's turn fields,
+ * the MCP listing cached after the warm-up) instead of whole `/chat` calls.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -14,7 +17,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { dryRun, readWranglerConfig, stopServer, type Paths } from "../harness/workers.ts";
 import { startFakeProvider } from "../harness/fake-provider.ts";
 import { startToolsServer } from "../harness/measure-mcp.ts";
-import { chatOnce } from "../harness/chat-calls.ts";
+import { chatOnce, openOnce } from "../harness/chat-calls.ts";
 import { chatProviders, CHAT_KEY, CHAT_KEY_BINDING, type ChatSurface } from "../harness/chat-task.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -23,6 +26,7 @@ const N = Number(arg("n", "60"));
 const SURFACE = arg("surface", "codeMode") as ChatSurface;
 const KEEP = arg("keep", "");
 const TOP = Number(arg("top", "45"));
+const OPENING = process.argv.includes("--opening");
 
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "chatprof-"));
 const paths: Paths = {
@@ -72,6 +76,8 @@ try {
   const d = { gw, provider, mcpUrl: tools.base };
   const session = `prof-${Date.now()}`;
   const once = async () => (await chatOnce(d as never, session, SURFACE, "openai")).sample;
+  const openings: number[] = [];
+  const open = async () => openings.push((await openOnce(d as never, session, SURFACE)).wallMs);
   for (let i = 0; i < 20; i++) await once();
 
   const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
@@ -97,6 +103,10 @@ try {
   const perCall: number[][] = [];
   const t0 = performance.now();
   for (let i = 0; i < N; i++) {
+    if (OPENING) {
+      await open();
+      continue;
+    }
     const s = await once();
     roundTrip.push(s.modelCalls.reduce((a, b, k) => a + b - s.providerCalls[k]!, 0) / s.turns);
     s.modelCalls.forEach((m, k) => (perCall[k] ??= []).push(m - s.providerCalls[k]!));
@@ -106,9 +116,11 @@ try {
   ws.close();
   if (KEEP) fs.writeFileSync(KEEP, JSON.stringify(result.profile));
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!.toFixed(2);
-  console.log(
-    `round trip in the isolate less the provider (under the profiler): median ${median(roundTrip)} ms; per call ${perCall.map(median).join(", ")} ms`,
-  );
+  if (OPENING) console.log(`turn opening wall (under the profiler): median ${median(openings)} ms`);
+  else
+    console.log(
+      `round trip in the isolate less the provider (under the profiler): median ${median(roundTrip)} ms; per call ${perCall.map(median).join(", ")} ms`,
+    );
   report(result.profile, wall);
 } finally {
   await mf.dispose();

@@ -50,6 +50,34 @@ function omittedMarker(omittedBytes: number): string {
  */
 export function redactSource(source: string, opts: RedactOptions = {}): string {
   const text = typeof source === "string" ? source : "";
+  // One exec's source is stored three times (its transcript message, its display input, its
+  // trajectory call): redacted once per source and options, as it is pure.
+  if (text.length > MEMO_MAX_CHARS) return redactUncached(text, opts);
+  const key = `${optionsKey(opts)}\u0002${text}`;
+  const hit = memo.get(key);
+  if (hit !== undefined) return hit;
+  const out = redactUncached(text, opts);
+  if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value!);
+  memo.set(key, out);
+  return out;
+}
+
+/** Recently redacted sources, keyed by their options and text (isolate-wide, a few entries). */
+const MEMO_ENTRIES = 16;
+/** Longer sources are redacted each time (rare; keeps the memo small). */
+const MEMO_MAX_CHARS = 16_384;
+const memo = new Map<string, string>();
+
+/** The options as text: every secret and pattern source (the options are rebuilt per call, so not by identity). */
+function optionsKey(opts: RedactOptions): string {
+  let key = "";
+  for (const secret of opts.secrets ?? []) key += `${secret}\u0000`;
+  key += "\u0001";
+  for (const pattern of opts.patterns ?? []) key += `${pattern.source}\u0000`;
+  return key;
+}
+
+function redactUncached(text: string, opts: RedactOptions): string {
   const bytes = utf8ByteLength(text);
   if (bytes <= MAX_REDACTED_SOURCE_BYTES) {
     const marker = OMITTED_MARKER.exec(text.slice(-MARKER_MAX_CHARS));

@@ -269,6 +269,33 @@ describe("redactSource: registered secrets and configured patterns", () => {
   });
 });
 
+describe("redactSource: the same source redacted again", () => {
+  // Redactions are remembered per source and options: a repeat must never serve a result made
+  // under other options (a secret registered since, a pattern added or removed).
+  it("masks a secret added to the options since the first redaction, and stops masking one removed", () => {
+    const source = "const a = 'alpha-secret-1'; const b = 'beta-secret-22'; return a + b;";
+    const one = redactSource(source, { secrets: ["alpha-secret-1"] });
+    expect(one).not.toContain("alpha-secret-1");
+    expect(one).toContain("beta-secret-22");
+    expect(redactSource(source, { secrets: ["alpha-secret-1"] })).toBe(one);
+    const both = redactSource(source, { secrets: ["alpha-secret-1", "beta-secret-22"] });
+    expect(both).not.toContain("alpha-secret-1");
+    expect(both).not.toContain("beta-secret-22");
+    expect(redactSource(source, { secrets: [] })).toContain("alpha-secret-1");
+  });
+
+  it("follows the patterns by their source, and gives large sources the same result as before", () => {
+    const source = "return 'ticket TKT-12345 and TKT-99';";
+    expect(redactSource(source, { patterns: [/TKT-\d{5}/g] })).not.toContain("TKT-12345");
+    expect(redactSource(source, { patterns: [/TKT-\d{2}\b/g] })).toContain("TKT-12345");
+    expect(redactSource(source, { patterns: [/TKT-\d{2}\b/g] })).not.toContain("TKT-99'");
+    const large = `const key = 'alpha-secret-1';\n${"x = 1;\n".repeat(4000)}`;
+    const first = redactSource(large, { secrets: ["alpha-secret-1"] });
+    expect(first).not.toContain("alpha-secret-1");
+    expect(redactSource(large, { secrets: ["alpha-secret-1"] })).toBe(first);
+  });
+});
+
 describe("redactSource: huge input is diagnostic masked", () => {
   const line = `const row = "${"x".repeat(60)}";\n`;
   const head = `const API_KEY = "${OPENAI}";\n`;
