@@ -1,7 +1,7 @@
 import type { Sql } from "../sql";
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_RESUMING } from "../../src/snapshot-store";
 
-const SCHEMA_VERSION = 11;
+const SCHEMA_VERSION = 12;
 
 const MIGRATIONS: Record<number, string[]> = {
   1: [
@@ -96,6 +96,14 @@ const MIGRATIONS: Record<number, string[]> = {
        bytes INTEGER NOT NULL,
        PRIMARY KEY (turn_id, call_id)
      )`,
+  ],
+  // A turn's spec (most of it its catalog) in a row of its own: the turn row's small columns are
+  // updated on every step (stored_bytes, counters, last_active_at), and SQLite rewrites a whole row,
+  // overflow pages included, on any update of it.
+  12: [
+    "CREATE TABLE IF NOT EXISTS turn_specs (turn_id TEXT PRIMARY KEY, spec TEXT NOT NULL)",
+    "INSERT OR IGNORE INTO turn_specs (turn_id, spec) SELECT turn_id, spec FROM turns",
+    "UPDATE turns SET spec = ''",
   ],
 };
 

@@ -26,16 +26,17 @@ export class TurnStore implements TurnStorePort {
   ) {}
 
   insert(spec: TurnSpec, counters: TurnCounters, row: EncodedTurn = encodeTurn(spec, counters)): void {
+    // The spec in its own table (schema 12): the turn row stays small for its per-step updates.
     this.sql.run(
-      "INSERT INTO turns (turn_id, tenant_id, spec, counters, created_at, stored_bytes, last_active_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO turns (turn_id, tenant_id, spec, counters, created_at, stored_bytes, last_active_at) VALUES (?, ?, '', ?, ?, ?, ?)",
       spec.turnId,
       spec.tenantId,
-      row.spec,
       row.counters,
       spec.createdAt,
       row.charged,
       spec.createdAt,
     );
+    this.sql.run("INSERT INTO turn_specs (turn_id, spec) VALUES (?, ?)", spec.turnId, row.spec);
     this.quota.turnAdded(row.charged);
     // Kept parsed as it would be read back: the call that opened it reads it next.
     this.remember(spec.turnId, decodedTurn(spec, row));
@@ -63,7 +64,7 @@ export class TurnStore implements TurnStorePort {
 
   private load(tenantId: string, turnId: string): StoredTurn | undefined {
     const row = this.sql.one<{ spec: string; counters: string }>(
-      "SELECT spec, counters FROM turns WHERE turn_id = ? AND tenant_id = ?",
+      "SELECT s.spec AS spec, t.counters AS counters FROM turns t JOIN turn_specs s ON s.turn_id = t.turn_id WHERE t.turn_id = ? AND t.tenant_id = ?",
       turnId,
       tenantId,
     );
@@ -123,6 +124,7 @@ export class TurnStore implements TurnStorePort {
     this.sql.run("DELETE FROM delivered_calls WHERE turn_id = ?", turnId);
     const had = this.sql.one("SELECT 1 AS x FROM turns WHERE turn_id = ?", turnId) !== undefined;
     this.sql.run("DELETE FROM turns WHERE turn_id = ?", turnId);
+    this.sql.run("DELETE FROM turn_specs WHERE turn_id = ?", turnId);
     this.quota.forget();
     return had;
   }

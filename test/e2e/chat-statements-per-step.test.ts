@@ -6,7 +6,8 @@ import { chat, rows, script, trajectory, user } from "./chat-helpers";
 // unlike time). Was 21 for a turn answered at once and 16–17 per exec round trip: activity re-read
 // on every call, each charged write its own `UPDATE turns SET stored_bytes`, a new turn's sizes
 // summed back from empty tables. Now a step's writes share one transaction and one charge, and
-// what this object last wrote (activity, a new turn's sizes) is not read back.
+// what this object last wrote (activity, a new turn's sizes) is not read back. Opening writes the
+// turn's spec in a row of its own (turn_specs): the turn row, updated on every step, stays small.
 
 const MODEL = "fakeoai/gpt-fake";
 const CHARGE = "UPDATE turns SET stored_bytes";
@@ -25,13 +26,16 @@ async function chatTurn(session: string, execRounds: number) {
 }
 
 describe("a code-mode /chat turn's SQL statements", () => {
-  it("opens a turn and answers in 13 statements, and runs each exec round trip in 13, with one charge per step", async () => {
+  it("opens a turn and answers in 14 statements, and runs each exec round trip in 13, with one charge per step", async () => {
     const session = sessionId();
     await chatTurn(session, 0); // creates the schema
     const plain = await chatTurn(session, 0);
     const one = await chatTurn(session, 1);
     const three = await chatTurn(session, 3);
-    expect(plain.statements).toBe(13);
+    expect(plain.statements).toBe(14);
+    expect(plain.log.filter((q) => q.startsWith("INSERT INTO turn_specs"))).toHaveLength(1);
+    // No statement of a step rewrites the spec: per-step updates touch only the small turn row.
+    expect(three.log.filter((q) => q.includes("turn_specs"))).toHaveLength(1);
     expect((three.statements - one.statements) / 2).toBe(13);
     // Per round trip: the model's reply (event, state, message), the call's start and end, and its result with the state.
     const charges = (c: { log: string[] }) => c.log.filter((q) => q.startsWith(CHARGE)).length;
