@@ -14,6 +14,8 @@ export const TEST_CONFIG = {
       swarmcapped: { tools: { swarm: { enabled: true, maxModelCalls: 3 }, codeMode: { timeoutMs: 1500 } } },
       // Swarm two levels deep (test/e2e/swarm-depth.test.ts): a child may start a grandchild; a long deadline so a child's cell waits for it in one exec.
       swarmdeep: { tools: { swarm: { enabled: true, maxDepth: 2 }, codeMode: { timeoutMs: 10_000 } } },
+      // Swarm with every sessions_spawn gated by an operator (test/e2e/swarm-reissue-admitted.test.ts).
+      swarmapprove: { tools: { swarm: true, codeMode: { timeoutMs: 1500 } }, approvals: { require: ["sessions_spawn"], timeoutSeconds: 30 } },
       // Short budgets so hostile cells stop quickly.
       fast: { tools: { codeMode: { timeoutMs: 400 } } },
       // Small output, pending-call and memory caps (2 KB, 4 calls, 8 MiB) to hit each limit.

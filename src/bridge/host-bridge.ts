@@ -12,6 +12,8 @@ export type ToolRequest = {
   tool: string;
   input: unknown;
   callId?: string;
+  /** Issued again after the session object restarted (`reissue`): the same call, not a new one. */
+  reissued?: true;
   /** Swarm: the phase the cell was in when it made the call (`phase(name)`), for the trajectory. */
   phase?: { id: number; name: string };
 };
@@ -230,7 +232,7 @@ export class HostBridge implements GuestHost {
     const abort = new AbortController();
     const { id, input, callId } = request;
     this.inflight.set(id, { id, kind: "tool", tool, input, callId, abort });
-    this.handlers.call({ id, tool, input, callId }, abort.signal).then(
+    this.handlers.call({ id, tool, input, callId, reissued: true }, abort.signal).then(
       (s) => this.complete(id, s),
       (error: unknown) => {
         logRecord("host_error", { where: "bridge.reissue", error, tool });

@@ -25,11 +25,17 @@ const WAKE_RETRY_MS = 1000;
 const WAKE_RETRY_MAX_MS = 60_000;
 /** Past the longest parked-run TTL (`snapshotTtlSeconds` ≤ 1 day) no parent run can still wait for it. */
 const WAKE_GIVE_UP_MS = 86_400_000;
+/** While a turn runs, the alarm looks every 30 s whether it still runs in this incarnation. */
+const HEARTBEAT_MS = 30_000;
+const LOST_RUN = "the sub-agent's session object restarted while it ran; its transcript keeps what it did";
 const RESULT_PREFIX = "swarm:child:";
 const RESULT_KEY = (requestId: string) => `${RESULT_PREFIX}${requestId}`;
 /** A wake-up the child owes its parent: stored with the result, dropped once the parent's object took it. */
 type Wake = { parentSessionId: string; childSessionId: string; attempts: number; since: number; next: number };
-type Stored = { tenantId: string; result: ChildResult; wake?: Wake };
+/** Whom a running turn answers: stored (as the record, under the result's key) while it runs, replaced by its result. */
+type Running = { parentSessionId: string; childSessionId: string; since: number };
+type Stored = { tenantId: string; result: ChildResult; wake?: Wake } | { tenantId: string; result?: undefined; running: Running };
+type Settled = Extract<Stored, { result: ChildResult }>;
 
 /**
  * The child half of Swarm, in the child's own session object: a sub-agent turn runs here to its
@@ -44,11 +50,16 @@ type Stored = { tenantId: string; result: ChildResult; wake?: Wake };
  * memory and dies with a reset). Polling from the parked parent instead would fire an alarm on the
  * parent all through every child's run; this costs one alarm per child. A wake-up is only a
  * nudge (the parent then reads the stored result), so one delivered twice changes nothing.
+ *
+ * A turn lost with its object (reset or evicted while it ran) stored no result, so the same
+ * record first says it runs: written when its turn opens (under the key its result replaces, so
+ * finishing costs no extra write), with a heartbeat alarm. An alarm that finds it while no
+ * promise of this incarnation runs it stores the loss as the result, with the wake-up it owes.
  */
 export class ChildRuns {
   private readonly running = new Map<string, Promise<ChildResult>>();
   /** Results of this incarnation, also when the session could not store them (its turn never opened). */
-  private readonly settled = new Map<string, Stored>();
+  private readonly settled = new Map<string, Settled>();
 
   constructor(private readonly port: ChildRunsPort) {}
 
@@ -59,14 +70,13 @@ export class ChildRuns {
     if (this.port.started()) {
       // An earlier incarnation started this turn and died with it: its loss is the answer, the
       // turn is not run again (its transcript keeps what it did).
-      const error = "the sub-agent's session object restarted while it ran; its transcript keeps what it did";
       // The parent asking now reads it at once: no wake-up is owed.
-      await this.save(tenantId, requestId, { status: "failed", text: "", sessionId, error });
+      await this.save(tenantId, requestId, { status: "failed", text: "", sessionId, error: LOST_RUN });
       return;
     }
     const run = this.port
       .chat(tenantId, sessionId, req, requestId)
-      .then((stream) => readChildStream(stream, sessionId))
+      .then((stream) => readChildStream(stream, sessionId, () => this.mark(tenantId, requestId, { parentSessionId, childSessionId: sessionId })))
       .catch((error: unknown): ChildResult => ({ status: "failed", text: "", sessionId, error: `the sub-agent failed: ${String(error)}` }))
       .then(async (result) => {
         // Stored here, with the wake-up it owes, before the parent is told.
@@ -93,13 +103,7 @@ export class ChildRuns {
     if (this.running.has(requestId)) return { status: "running" };
     // Asked without a start (agents_wait after the parent restarted): a started session with no
     // result lost its run with an earlier incarnation.
-    if (this.port.started())
-      return {
-        status: "failed",
-        text: "",
-        sessionId: "",
-        error: "the sub-agent's session object restarted while it ran; its transcript keeps what it did",
-      };
+    if (this.port.started()) return { status: "failed", text: "", sessionId: "", error: LOST_RUN };
     return { status: "unknown" };
   }
 
@@ -112,22 +116,54 @@ export class ChildRuns {
     const owed = await this.port.store.list(RESULT_PREFIX, 64).catch(() => []);
     await Promise.all(
       owed.map(async ({ key, value }) => {
-        const wake = (value as Stored | undefined)?.wake;
-        if (!wake) return;
         const requestId = key.slice(RESULT_PREFIX.length);
+        const record = value as Stored | undefined;
+        if (record?.result === undefined) return record ? this.heartbeat(requestId, record, now) : undefined;
+        const wake = record.wake;
+        if (!wake) return;
         const here = this.settled.get(requestId);
         // Told by this incarnation: only the record is left to update (kept off the parent's path).
         if (here && !here.wake) return this.keep(requestId, here).catch(() => undefined);
         if (wake.next > now) return this.port.armAlarm(wake.next);
-        await this.tell(requestId, value as Stored);
-        const after = this.settled.get(requestId);
-        if (after && !after.wake) await this.keep(requestId, after).catch(() => undefined);
+        await this.tell(requestId, record);
+        await this.keepTold(requestId);
       }),
     );
   }
 
+  /** A turn stored as running: re-armed while it runs here; lost with an earlier incarnation, its loss is its result. */
+  private async heartbeat(requestId: string, record: Extract<Stored, { running: Running }>, now: number): Promise<void> {
+    if (this.running.has(requestId)) return this.port.armAlarm(now + HEARTBEAT_MS);
+    const here = this.settled.get(requestId);
+    if (here) {
+      // Finished here, but its record was not written: again (the owed wake-up keeps its own retry time).
+      await this.keep(requestId, here).catch(() => undefined);
+      if (here.wake) this.port.armAlarm(here.wake.next);
+      return;
+    }
+    const { parentSessionId, childSessionId } = record.running;
+    const lost: ChildResult = { status: "failed", text: "", sessionId: childSessionId, error: LOST_RUN };
+    if (await this.save(record.tenantId, requestId, lost, { parentSessionId, childSessionId })) await this.tell(requestId);
+    await this.keepTold(requestId);
+  }
+
+  /** The turn opened here: stored as running (whom it answers) and watched by the heartbeat alarm. */
+  private mark(tenantId: string, requestId: string, to: Omit<Running, "since">): void {
+    if (!this.port.started() || this.settled.has(requestId)) return;
+    const now = this.port.now();
+    this.port.armAlarm(now + HEARTBEAT_MS);
+    // Not written (a full session): the turn runs unwatched, as before the marker existed.
+    this.port.store.put(RESULT_KEY(requestId), { tenantId, running: { ...to, since: now } } satisfies Stored).catch(() => undefined);
+  }
+
+  /** A wake-up taken during the alarm: its record is updated now (off the parent's path). */
+  private async keepTold(requestId: string): Promise<void> {
+    const after = this.settled.get(requestId);
+    if (after && !after.wake) await this.keep(requestId, after).catch(() => undefined);
+  }
+
   /** One try at the owed wake-up of `requestId`: taken, it is dropped; refused, the alarm retries later. */
-  private async tell(requestId: string, record: Stored | undefined = this.settled.get(requestId)): Promise<void> {
+  private async tell(requestId: string, record: Settled | undefined = this.settled.get(requestId)): Promise<void> {
     const wake = record?.wake;
     if (!record || !wake) return;
     const owedNothing = { tenantId: record.tenantId, result: record.result };
@@ -160,6 +196,7 @@ export class ChildRuns {
 
   private async stored(tenantId: string, requestId: string): Promise<ChildResult | undefined> {
     const record = this.settled.get(requestId) ?? ((await this.port.store.get(RESULT_KEY(requestId))) as Stored | undefined);
+    // A record without a result says the turn runs (or ran, in an earlier incarnation).
     return record && record.tenantId === tenantId ? record.result : undefined;
   }
 
@@ -174,7 +211,7 @@ export class ChildRuns {
     to?: Pick<Wake, "parentSessionId" | "childSessionId">,
   ): Promise<boolean> {
     const now = this.port.now();
-    const record: Stored = { tenantId, result, ...(to ? { wake: { ...to, attempts: 0, since: now, next: now + WAKE_RETRY_MS } } : {}) };
+    const record: Settled = { tenantId, result, ...(to ? { wake: { ...to, attempts: 0, since: now, next: now + WAKE_RETRY_MS } } : {}) };
     this.settled.set(requestId, record);
     if (!this.port.started()) return false;
     // Asked first: a reset right after the write still finds the alarm (one that finds nothing owed does nothing).
@@ -185,7 +222,7 @@ export class ChildRuns {
     );
   }
 
-  private async keep(requestId: string, record: Stored): Promise<void> {
+  private async keep(requestId: string, record: Settled): Promise<void> {
     this.settled.set(requestId, record);
     await this.port.store.put(RESULT_KEY(requestId), record);
   }

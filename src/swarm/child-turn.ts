@@ -83,7 +83,10 @@ export async function runChildTurn(
   const base = { sessionId: call.sessionId, ...(call.label !== undefined ? { label: call.label } : {}) };
   const failed = (error: string): ChildResult => ({ status: "failed", text: "", ...base, error });
   if (signal.aborted) return failed("the sub-agent was cancelled before it started");
-  const stub = childStub(sessions, call.tenantId, call.sessionId);
+  let stub = childStub(sessions, call.tenantId, call.sessionId);
+  // A stub that reached a child object which was reset since is broken for good: the wake-up from
+  // the child's next incarnation is read through a fresh one (once per answer, then it fails).
+  let fresh = 1;
   const cancel = () => void stub.cancelRequest(call.requestId).catch(() => undefined);
   signal.addEventListener("abort", cancel, { once: true });
   try {
@@ -92,7 +95,15 @@ export async function runChildTurn(
       // Listening before asking: a wake-up between the answer and the wait is not missed.
       const woken = wakeup(call.sessionId);
       try {
-        const outcome = await Promise.race([stub.childResult(call.tenantId, call.requestId, 0), aborted(signal)]);
+        let outcome: ChildOutcome | undefined;
+        try {
+          outcome = await Promise.race([stub.childResult(call.tenantId, call.requestId, 0), aborted(signal)]);
+        } catch (error) {
+          if (fresh-- <= 0 || signal.aborted) throw error;
+          stub = childStub(sessions, call.tenantId, call.sessionId);
+          continue;
+        }
+        fresh = 1;
         if (signal.aborted || outcome === undefined) return failed("the sub-agent was cancelled");
         if (outcome.status === "unknown") return failed("the sub-agent's session has no such sub-agent turn: it never started");
         if (outcome.status !== "running") return { ...outcome, ...base };
@@ -111,14 +122,16 @@ export async function runChildTurn(
   }
 }
 
-/** A child's `/chat` event stream read to its end, as the child's result (its own object reads it). */
-export async function readChildStream(stream: ReadableStream<Uint8Array>, sessionId: string): Promise<ChildResult> {
+/** A child's `/chat` event stream read to its end, as the child's result (its own object reads it); `opened`: its turn is stored. */
+export async function readChildStream(stream: ReadableStream<Uint8Array>, sessionId: string, opened?: () => void): Promise<ChildResult> {
   const failed = (error: string, more: Partial<ChildResult> = {}): ChildResult => ({ status: "failed", text: "", sessionId, ...more, error });
   let turnId: string | undefined;
   let text = "";
   for await (const event of readEvents(stream)) {
-    if (event.type === "turn") turnId = event.turnId;
-    else if (event.type === "done") {
+    if (event.type === "turn") {
+      turnId = event.turnId;
+      opened?.();
+    } else if (event.type === "done") {
       const answer = event.answer;
       const ids = { turnId: answer.turnId, meta: answer.meta };
       if (answer.status !== "completed")

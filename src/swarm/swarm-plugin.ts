@@ -208,6 +208,8 @@ export const swarmPlugin = defineToolPlugin({
       label: "Start a sub-agent",
       // Issued again after the parent's object restarts: it re-attaches to its child by call id.
       reattachable: true,
+      // Admitted before the restart when it stored its child's session id (after hooks and approval).
+      admittedBefore: async (ctx) => ctx.callId !== undefined && (await ctx.store.get(CALL_KEY(ctx.turnId, ctx.callId))) !== undefined,
       description:
         "Start a sub-agent: an agent turn with its own session, given `prompt`. It gets at most this turn's tools, narrowed by `allow`/`deny`, and cannot start sub-agents itself unless tools.swarm.maxDepth allows it. " +
         "With `wait: true` the call answers the sub-agent's result { status, text, meta, sessionId, turnId }; otherwise { status: 'running', sessionId } at once, and agents_wait collects it.",

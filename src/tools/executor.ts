@@ -24,7 +24,10 @@ export async function executeTool(tool: ToolDefinition, input: unknown, ctx: Too
   if (!inputCheck.ok) return { ok: false, message: `invalid input for ${tool.name}: ${inputCheck.message}` };
   if (ctx.signal.aborted) return { ok: false, message: `${tool.name} was cancelled` };
   let decision: PolicyDecision | undefined;
-  if (policy) {
+  // A call re-issued after a restart whose first issue was admitted (its work started) is that
+  // same call, not a new one: its hooks and approval are not asked twice (after-hooks still run once).
+  const readmitted = ctx.reissued === true && tool.reattachable === true && (await tool.admittedBefore?.(ctx).catch(() => false)) === true;
+  if (policy && !readmitted) {
     const admitted = await policy.admit(tool, args, ctx);
     if (!admitted.ok) return { ok: false, message: admitted.message, decision: admitted.decision };
     decision = admitted.decision;

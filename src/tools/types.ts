@@ -56,6 +56,8 @@ export type ToolContext<Env = unknown> = {
   subAgentDepth?: SubAgentDepth;
   /** The invocation id of this call (the trajectory's, and pendingToolCalls' for client calls). */
   callId?: string;
+  /** This call is one in flight when the session object restarted, issued again (a `reattachable` tool). */
+  reissued?: true;
   party?: TurnParty;
   /** A partial result while the tool runs: transient (the /chat stream shows it; nothing stores it). */
   update?(partial: unknown): void;
@@ -103,6 +105,12 @@ export type ToolDefinition<Env = unknown> = {
    * call id, never repeats the work): a parked cell waiting on it resumes instead of failing.
    */
   reattachable?: boolean;
+  /**
+   * A `reattachable` tool's word that the call re-issued under `ctx.callId` (`ctx.reissued`) was
+   * admitted before the restart (its work started): hooks and approvals are not asked again.
+   * Absent, or false: the re-issued call goes through them like a new one.
+   */
+  admittedBefore?(ctx: ToolContext): Promise<boolean>;
   /** Every call waits for an operator's decision (besides the `approvals.require` config). */
   requiresApproval?: boolean;
   /** Its output comes from the network (fetched pages, third-party APIs): the model sees it marked untrusted. */

@@ -35,13 +35,20 @@ export async function executeEntry(
   maxBytes: number,
   guard?: (definition: ToolDefinition) => string | undefined,
   callId?: string,
+  reissued?: true,
 ): Promise<Settlement> {
   const definition = deps.resolve(entry);
   if (!definition) return { ok: false, message: `${name} is no longer available` };
   const refusal = guard?.(definition);
   if (refusal !== undefined) return { ok: false, message: refusal };
   const update = deps.onUpdate ? (partial: unknown) => deps.onUpdate!(callId, entry.toolName, partial) : undefined;
-  const ctx: ToolContext = { ...deps.context, signal, ...(callId !== undefined ? { callId } : {}), ...(update ? { update } : {}) };
+  const ctx: ToolContext = {
+    ...deps.context,
+    signal,
+    ...(callId !== undefined ? { callId } : {}),
+    ...(reissued ? { reissued } : {}),
+    ...(update ? { update } : {}),
+  };
   const outcome = await executeTool(definition, input, ctx, deps.policy);
   if (!outcome.ok) return { ok: false, message: outcome.message };
   return boundedResult(entry.toolName, outcome.details, maxBytes, definition.outputSchema !== undefined);
@@ -133,6 +140,7 @@ export function turnHandlers(
       maxBytes,
       (definition) => (opts.restartSafe && definition.replaySafe !== true ? notReplaySafe(entry.callableName) : undefined),
       request.callId,
+      request.reissued,
     );
   };
   const now = deps.now ?? Date.now;

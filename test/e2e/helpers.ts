@@ -74,6 +74,8 @@ export type SessionProbe = {
   storagePut(key: string, value: unknown): Promise<void>;
   storageEntries(): Promise<Array<[string, unknown]>>;
   storageAlarm(): Promise<number | null>;
+  /** Reset the object at once (in-flight work goes with it; storage and its alarm stay): the call rejects. */
+  resetObject(): Promise<void>;
   databaseSize(): Promise<number>;
   parkedSnapshot(runId: string): Promise<Uint8Array>;
   replaceParkedSnapshot(runId: string, bytes: Uint8Array): Promise<void>;

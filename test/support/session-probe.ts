@@ -129,6 +129,22 @@ export function withSessionProbe<T extends ObjectClass>(Base: T) {
       return [...(await this.ctx.storage.list())];
     }
 
+    /**
+     * Reset this object, as the platform does past a CPU or memory limit: its incarnation and
+     * everything it runs go (unlike `evictDurableObject`, which waits for in-flight work to
+     * drain); storage and its alarm stay. Done after this call answers (a reset fails the call
+     * that makes it); the next call reaches a new incarnation.
+     */
+    resetObject(): void {
+      setTimeout(() => {
+        try {
+          this.ctx.abort("reset by a test (storage probe)");
+        } catch {
+          // abort() throws its reason in the caller too.
+        }
+      }, 0);
+    }
+
     storageAlarm(): Promise<number | null> {
       return this.ctx.storage.getAlarm();
     }
