@@ -1,4 +1,4 @@
-import { MAX_CALLED_TOOLS, type TurnCounters, type TurnSpec } from "../turns";
+import { catalogJson, MAX_CALLED_TOOLS, sameCatalogJson, type TurnCounters, type TurnSpec } from "../turns";
 import { toolSearchId } from "../tool-search";
 import type { EncodedTurn, StoredTurn } from "./ports";
 
@@ -32,6 +32,8 @@ export function decodedTurn(spec: TurnSpec, row: EncodedTurn): StoredTurn {
   if (!parsed) {
     parsed = JSON.parse(encodedCatalog(catalog).json) as TurnSpec["catalog"];
     parsedCatalogs.set(catalog, parsed);
+    encodedCatalogs.set(parsed, encodedCatalog(catalog));
+    sameCatalogJson(parsed, catalog);
   }
   return { spec: { ...(JSON.parse(JSON.stringify(rest)) as Omit<TurnSpec, "catalog">), catalog: parsed }, counters: JSON.parse(row.counters) };
 }
@@ -46,7 +48,7 @@ const encodedCatalogs = new WeakMap<TurnSpec["catalog"], { json: string; bytes: 
 function encodedCatalog(catalog: TurnSpec["catalog"]): { json: string; bytes: number; ceiling: number } {
   let out = encodedCatalogs.get(catalog);
   if (!out) {
-    const json = JSON.stringify(catalog);
+    const json = catalogJson(catalog);
     out = { json, bytes: utf8.encode(json).length, ceiling: countersCeiling({ catalog } as TurnSpec) };
     encodedCatalogs.set(catalog, out);
   }

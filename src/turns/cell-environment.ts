@@ -1,3 +1,4 @@
+import { catalogJson } from "./catalog-json";
 import { BudgetPause } from "../policy";
 import type { CallPolicy } from "../tools";
 import { Catalog } from "../catalog";
@@ -104,7 +105,7 @@ function turnRuntime(spec: TurnSpec): TurnRuntime {
 
 /** Everything deriveRuntime reads of a spec: the catalog projection and how the turn's MCP servers are named and filtered. */
 function runtimeKey(spec: TurnSpec): string {
-  return JSON.stringify([spec.catalog, (spec.mcp?.servers ?? []).map((s) => [s.name, s.ident, s.ops ?? null]), spec.options.maxPendingToolCalls]);
+  return `${catalogJson(spec.catalog)}\u0000${JSON.stringify([(spec.mcp?.servers ?? []).map((s) => [s.name, s.ident, s.ops ?? null]), spec.options.maxPendingToolCalls])}`;
 }
 
 function deriveRuntime(spec: TurnSpec): TurnRuntime {

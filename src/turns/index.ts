@@ -7,6 +7,7 @@ export { executeEntry, turnHandlers, type ToolResolver, type NestedCallDeps } fr
 export { clientResultSettlement, admitClientCall, afterClientResult } from "./client-tool-policy";
 export { MAX_CALLED_TOOLS, recordCalled, type TurnToolSearch, type TurnSpec, type TurnCounters, type StoredMcpServer } from "./turn-spec";
 export { checkSurface } from "./surface-check";
+export { catalogJson, sameCatalogJson } from "./catalog-json";
 export {
   runToolSearchCode,
   callToolSearchTool,
