@@ -25,7 +25,7 @@ function ledger(): Promise<LedgerView> {
     cells: pool.ledger.reservedBytes - pool.spareBytes,
     waiting: pool.ledger.waiting,
     // Cell VMs alive: VMs are accounted at what they hold, so their count says who is asleep.
-    vms: pool.ledger.reservations - (pool.spareBytes > 0 ? 1 : 0) - (testHold && !testHold.released ? 1 : 0),
+    vms: pool.ledger.reservations - pool.spareCount - (testHold && !testHold.released ? 1 : 0),
   });
 }
 
