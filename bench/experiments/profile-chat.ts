@@ -6,6 +6,7 @@
  *
  *   node --experimental-strip-types bench/experiments/profile-chat.ts [--n=60] [--surface=codeMode|direct] [--keep=/tmp/chat.cpuprofile] [--opening]
  *
+ * `--extra=N` runs the task with N more `exec` round trips (compare with N = 0 for a round trip's own cost).
  * `--opening` profiles section 8's turn opening alone (`POST …/turns` with the task's turn fields,
  * the MCP listing cached after the warm-up) instead of whole `/chat` calls.
  */
@@ -27,6 +28,8 @@ const SURFACE = arg("surface", "codeMode") as ChatSurface;
 const KEEP = arg("keep", "");
 const TOP = Number(arg("top", "45"));
 const OPENING = process.argv.includes("--opening");
+/** `--extra=N`: the long task (N more `exec` round trips, as the bench's marginal round trip). */
+const EXTRA = Number(arg("extra", "0"));
 
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "chatprof-"));
 const paths: Paths = {
@@ -75,7 +78,7 @@ try {
   const gw = { base, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, timeoutMs: 60_000 };
   const d = { gw, provider, mcpUrl: tools.base };
   const session = `prof-${Date.now()}`;
-  const once = async () => (await chatOnce(d as never, session, SURFACE, "openai")).sample;
+  const once = async () => (await chatOnce(d as never, session, SURFACE, "openai", undefined, EXTRA)).sample;
   const openings: number[] = [];
   const open = async () => openings.push((await openOnce(d as never, session, SURFACE)).wallMs);
   for (let i = 0; i < 20; i++) await once();

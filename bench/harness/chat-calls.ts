@@ -59,8 +59,15 @@ const fail = (what: string, r: { status: number; json: unknown }): never => {
 };
 
 /** One /chat call of the task on a fresh turn of `session`; `keep` receives the recorded requests. */
-export async function chatOnce(d: ChatDeps, session: string, surface: ChatSurface, wire: ChatWire, keep?: (records: FakeRecord[]) => void) {
-  const script = await d.provider.script(taskSteps(surface, wire));
+export async function chatOnce(
+  d: ChatDeps,
+  session: string,
+  surface: ChatSurface,
+  wire: ChatWire,
+  keep?: (records: FakeRecord[]) => void,
+  extra = 0,
+) {
+  const script = await d.provider.script(taskSteps(surface, wire, extra));
   await mcpServerTime(d.mcpUrl); // resets the MCP server's tally
   const first = d.provider.tapped.length;
   const turns = `${d.gw.base}/v1/sessions/${session}/turns`;
@@ -68,14 +75,14 @@ export async function chatOnce(d: ChatDeps, session: string, surface: ChatSurfac
   const t0 = performance.now();
   const r = await getJson(`${d.gw.base}/v1/sessions/${session}/chat`, { method: "POST", headers: d.gw.headers, body }, d.gw.timeoutMs);
   const wallMs = performance.now() - t0;
-  checkAnswer(surface, r.status, r.json);
+  checkAnswer(surface, r.status, r.json, extra);
   const tapped = d.provider.tapped.slice(first);
   const providerCalls = await serverMs(tapped);
   const mcp = await mcpServerTime(d.mcpUrl);
   const t = await getJson(`${turns}/${r.json.turnId}/trajectory`, { headers: d.gw.headers }, d.gw.timeoutMs);
   const models: Array<{ durationMs?: number }> = t.json.modelCalls ?? [];
   const calls: Array<{ durationMs?: number }> = t.json.calls ?? [];
-  if (t.status !== 200 || models.length !== roundTrips(surface) || ![...models, ...calls].every((c) => typeof c.durationMs === "number"))
+  if (t.status !== 200 || models.length !== roundTrips(surface, extra) || ![...models, ...calls].every((c) => typeof c.durationMs === "number"))
     fail(`${surface} trajectory`, t);
   if (keep) keep(await d.provider.records(script.id));
   await d.provider.forget(script.id);

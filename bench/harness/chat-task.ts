@@ -60,16 +60,27 @@ export const EXEC_CODE = [
 /** A fixed tool call id in the wire format's own shape. */
 const callId = (wire: ChatWire, n: number) => (wire === "openai" ? `call_bench${n}Xq2vR8sLm4Tz0Kp` : `toolu_01Bench${n}Xq2vR8sLm4Tz0K`);
 
-/** The scripted model turns of the task for one surface. */
-export function taskSteps(surface: ChatSurface, wire: ChatWire): FakeStep[] {
+/** The `exec` of each extra round trip (see taskSteps' `extra`): a cell that computes, no tools. */
+export const EXTRA_EXEC_CODE = "const xs = [3, 1, 2]; return xs.sort().join(',');";
+
+/**
+ * The scripted model turns of the task for one surface. `extra` (code mode): that many more model
+ * round trips before the task's, each one a small `exec`, so the long task differs from the task by
+ * exactly `extra` round trips (the marginal cost of a round trip, without the turn's opening).
+ */
+export function taskSteps(surface: ChatSurface, wire: ChatWire, extra = 0): FakeStep[] {
   const answer: FakeStep = { text: FINAL_TEXT };
   if (surface === "codeMode")
-    return [{ text: "Let me look all three up at once.", toolCalls: [{ id: callId(wire, 1), name: "exec", input: { code: EXEC_CODE } }] }, answer];
+    return [
+      ...Array.from({ length: extra }, (_, i) => ({ toolCalls: [{ id: callId(wire, 10 + i), name: "exec", input: { code: EXTRA_EXEC_CODE } }] })),
+      { text: "Let me look all three up at once.", toolCalls: [{ id: callId(wire, 1), name: "exec", input: { code: EXEC_CODE } }] },
+      answer,
+    ];
   return [...TASK_CALLS.map((c, i) => ({ toolCalls: [{ id: callId(wire, i + 1), name: `workspace__${c.tool}`, input: c.input }] })), answer];
 }
 
 /** Model round trips of the task (provider requests of one /chat call). */
-export const roundTrips = (surface: ChatSurface): number => taskSteps(surface, "openai").length;
+export const roundTrips = (surface: ChatSurface, extra = 0): number => taskSteps(surface, "openai", extra).length;
 
 /** The turn's own fields: the surface's agent, the `workspace` server attached, only its tools allowed. */
 export function turnBody(surface: ChatSurface, mcpUrl: string): Record<string, unknown> {
@@ -100,8 +111,8 @@ export function chatProviders(fakeBase: string): Record<string, unknown> {
 }
 
 /** Throws unless a /chat answer is the task's: completed with the final text after the expected round trips. */
-export function checkAnswer(surface: ChatSurface, status: number, j: any): void {
-  const turns = roundTrips(surface);
+export function checkAnswer(surface: ChatSurface, status: number, j: any, extra = 0): void {
+  const turns = roundTrips(surface, extra);
   const calls = turns - 1;
   const ok =
     status === 200 &&

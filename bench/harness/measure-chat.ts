@@ -18,7 +18,7 @@ import { CHAT_SURFACES, CHAT_WIRES, roundTrips, type ChatSurface } from "./chat-
 import type { FakeRecord } from "./fake-provider.ts";
 import type { Plan } from "./options.ts";
 import { runRounds, type Step } from "./rounds.ts";
-import { pooled, roundDifferences, roundMedians, roundRatios, summarize, type RoundSamples, type Summary } from "./stats.ts";
+import { perRound, pooled, roundDifferences, roundMedians, roundRatios, summarize, type RoundSamples, type Summary } from "./stats.ts";
 
 export const CHAT_MEASURES = ["chatCode", "chatDirect", "floorCode", "floorDirect"] as const;
 export type ChatMeasure = (typeof CHAT_MEASURES)[number];
@@ -29,7 +29,7 @@ export const SURFACE_OF: Record<ChatMeasure, ChatSurface> = {
   floorDirect: "direct",
 };
 
-export const CHAT_METRICS = ["wall", "provider", "mcp", "gateway", "modelCalls", "tools", "rest", "perTurn", "ownPerTurn", "roundTrip"] as const;
+export const CHAT_METRICS = ["wall", "provider", "mcp", "gateway", "modelCalls", "tools", "rest", "perTurn", "ownPerTurn", "roundTrip", "ownLessTools"] as const;
 export type ChatMetric = (typeof CHAT_METRICS)[number];
 
 /** Per sample (ms). `perTurn` is the overhead the issue asks for; the others split it. */
@@ -50,7 +50,12 @@ const METRIC: Record<ChatMetric, (s: ChatSample) => number> = {
   ownPerTurn: (s) => (s.wallMs - sum(s.providerCalls) - s.mcpMs) / s.turns,
   /** (model calls − provider) ÷ assistant turns: one model round trip's cost in the isolate. */
   roundTrip: (s) => (sum(s.modelCalls) - sum(s.providerCalls)) / s.turns,
+  /** The gateway's own time less its outer tool calls (cells): opening, model round trips, the answer. */
+  ownLessTools: (s) => s.wallMs - sum(s.providerCalls) - s.mcpMs - s.toolsMs,
 };
+
+/** Extra model round trips of the long code-mode task (chat-task.ts `taskSteps`' `extra`). */
+export const EXTRA_ROUND_TRIPS = 4;
 
 /** A metric over every sample, and over the per-round medians. */
 export interface MetricFigures {
@@ -66,6 +71,12 @@ export interface ChatFigures {
   perCall: Record<ChatMeasure, Array<{ gateway: Summary; provider: Summary }>>;
   /** Per round, against the floor with the same bodies (its per-turn time): ratios, and differences in ms. */
   vsFloor: Record<ChatSurface, { perTurn: Summary; ownPerTurn: Summary; ownPerTurnOver: Summary; roundTripOver: Summary }>;
+  /**
+   * The marginal model round trip, code mode: per round, (the long task's − the task's) gateway time
+   * less tool time (wall − provider − MCP server − outer tool calls), ÷ the extra round trips; and
+   * that less the plain Worker's time per call (`over`). No turn opening and no cell in it.
+   */
+  marginal: { extra: number; perRoundTrip: Summary; over: Summary };
   /** Per round, code mode ÷ direct: the whole call, the gateway's own time, per turn. */
   codeVsDirect: { wall: Summary; gateway: Summary; perTurn: Summary };
   /**
@@ -102,8 +113,9 @@ export async function measureChat(d: ChatDeps, plan: Plan["chat"], log: (msg: st
   // 2. Overhead: four measures in interleaved rounds; samples kept only after the warm-up.
   const samples = Object.fromEntries(CHAT_MEASURES.map((m) => [m, [] as ChatSample[]])) as Record<ChatMeasure, ChatSample[]>;
   const opens: Array<{ wallMs: number; mcpMs: number }> = [];
+  const longs: ChatSample[] = [];
   let timing = false;
-  const step = (m: ChatMeasure): Step<ChatMeasure | "open"> => ({
+  const step = (m: ChatMeasure): Step<ChatMeasure | "open" | "long"> => ({
     name: m,
     perRound: plan.perRound,
     warmup: plan.warmup,
@@ -118,7 +130,7 @@ export async function measureChat(d: ChatDeps, plan: Plan["chat"], log: (msg: st
       return s.wallMs;
     },
   });
-  const open: Step<ChatMeasure | "open"> = {
+  const open: Step<ChatMeasure | "open" | "long"> = {
     name: "open",
     perRound: plan.perRound,
     warmup: plan.warmup,
@@ -128,9 +140,20 @@ export async function measureChat(d: ChatDeps, plan: Plan["chat"], log: (msg: st
       return o.wallMs;
     },
   };
-  const steps = [...CHAT_MEASURES.map(step), open];
+  const long: Step<ChatMeasure | "open" | "long"> = {
+    name: "long",
+    perRound: plan.perRound,
+    warmup: plan.warmup,
+    run: async () => {
+      const s = (await chatOnce(d, sessions.codeMode, "codeMode", plan.wire, undefined, EXTRA_ROUND_TRIPS)).sample;
+      if (s.turns !== roundTrips("codeMode", EXTRA_ROUND_TRIPS)) throw new Error(`long code-mode task: ${s.turns} turns`);
+      if (timing) longs.push(s);
+      return s.wallMs;
+    },
+  };
+  const steps: Array<Step<ChatMeasure | "open" | "long">> = [...CHAT_MEASURES.map(step), open, long];
   log(
-    `[8] chat: warm-up, then ${plan.rounds} interleaved rounds of /chat (code mode, direct), the plain-Worker floor (same bodies) and the turn opening alone`,
+    `[8] chat: warm-up, then ${plan.rounds} interleaved rounds of /chat (code mode, direct, code mode with ${EXTRA_ROUND_TRIPS} more round trips), the plain-Worker floor (same bodies) and the turn opening alone`,
   );
   for (const s of steps) for (let i = 0; i < s.warmup; i++) await s.run();
   timing = true;
@@ -138,8 +161,8 @@ export async function measureChat(d: ChatDeps, plan: Plan["chat"], log: (msg: st
     plan.rounds,
     steps.map((s) => ({ ...s, warmup: 0 })),
   );
-  log(`[8] chat: ${CHAT_MEASURES.map((m) => `${samples[m].length} ${m}`).join(", ")}, ${opens.length} open — all verified`);
-  return figures(plan, bytes, samples, opens);
+  log(`[8] chat: ${CHAT_MEASURES.map((m) => `${samples[m].length} ${m}`).join(", ")}, ${longs.length} long, ${opens.length} open — all verified`);
+  return figures(plan, bytes, samples, opens, longs);
 }
 
 function figures(
@@ -147,6 +170,7 @@ function figures(
   bytes: ChatBytes[],
   samples: Record<ChatMeasure, ChatSample[]>,
   opens: Array<{ wallMs: number; mcpMs: number }>,
+  longs: ChatSample[],
 ): ChatFigures {
   const openRounds = (f: (o: { wallMs: number; mcpMs: number }) => number): MetricFigures => {
     const rounds = Array.from({ length: plan.rounds }, (_, r) => opens.slice(r * plan.perRound, (r + 1) * plan.perRound).map(f));
@@ -170,9 +194,19 @@ function figures(
     ownPerTurnOver: roundDifferences(byRound(chat, "ownPerTurn"), byRound(floor, "perTurn")),
     roundTripOver: roundDifferences(byRound(chat, "roundTrip"), byRound(floor, "roundTrip")),
   });
+  const longRounds: RoundSamples = Array.from({ length: plan.rounds }, (_, r) =>
+    longs.slice(r * plan.perRound, (r + 1) * plan.perRound).map(METRIC.ownLessTools),
+  );
+  const perRoundTrip = perRound(longRounds, byRound("chatCode", "ownLessTools"), (long, task) => (long - task) / EXTRA_ROUND_TRIPS);
+  const floorPerCall = roundMedians(byRound("floorCode", "perTurn"));
   return {
     plan,
     bytes,
+    marginal: {
+      extra: EXTRA_ROUND_TRIPS,
+      perRoundTrip: summarize(perRoundTrip),
+      over: summarize(perRoundTrip.map((v, r) => v - floorPerCall[r]!)),
+    },
     measures: Object.fromEntries(CHAT_MEASURES.map((m) => [m, metrics(m)])) as ChatFigures["measures"],
     perCall: Object.fromEntries(CHAT_MEASURES.map((m) => [m, perCall(m)])) as ChatFigures["perCall"],
     vsFloor: { codeMode: vsFloor("chatCode", "floorCode"), direct: vsFloor("chatDirect", "floorDirect") },

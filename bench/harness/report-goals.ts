@@ -156,11 +156,19 @@ export function goalRows(r: Results): Goal[] {
       measured: overheadVerdict(c),
       status: "reported (the issue sets no line)",
     });
-    const trip = c.vsFloor.codeMode.roundTripOver;
+    const m = c.marginal;
     rows.push({
       goal: "`/chat` per model round trip ≤ 2 ms of gateway time over a plain Worker, code mode (issue 22; 8.2)",
-      measured: `${msSpread(trip)} over the plain Worker (model calls in the isolate less the provider, ÷ round trips; per-round differences); direct exposure ${msSpread(c.vsFloor.direct.roundTripOver)}`,
-      status: verdict(iqrBasis(trip, "rounds"), { kind: "atMost", line: 2 }),
+      measured:
+        `${msSpread(m.over)} over the plain Worker per call (the marginal round trip: the same task with ${m.extra} more \`exec\` round trips, ` +
+        `gateway time less provider, MCP server and the cells' own time, the difference ÷ ${m.extra}; per round: ${msSpread(m.perRoundTrip)} a round trip)`,
+      status: verdict(iqrBasis(m.over, "rounds"), { kind: "atMost", line: 2 }),
+    });
+    const trip = c.vsFloor.codeMode.roundTripOver;
+    rows.push({
+      goal: "(for reference) the model calls' windows in the isolate less the provider, ÷ round trips, over the plain Worker (the figure the line was judged on before: the isolate's clock moves only on I/O, so the first window also holds the turn's opening and a later one the previous cell's bookkeeping)",
+      measured: `code mode ${msSpread(trip)}; direct exposure ${msSpread(c.vsFloor.direct.roundTripOver)}`,
+      status: reference(judge(iqrBasis(trip, "rounds"), { kind: "atMost", line: 2 })),
     });
     rows.push({
       goal: "opening a `/chat` turn ≤ 5 ms plus the MCP servers it lists (issue 22; 8.2)",
