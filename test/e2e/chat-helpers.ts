@@ -131,3 +131,20 @@ export async function sseChat(session: string, body: unknown) {
 export function expectNoInternals(text: string): void {
   expect(text).not.toMatch(/\n\s+at |SQL failed|SQLITE|\[object |RangeError|TypeError|durable-objects\//);
 }
+
+/**
+ * A code-mode /chat turn of `execRounds` exec round trips then a final answer, on the fake OpenAI
+ * model, with the session object's SQL statements counted through the storage probe.
+ */
+export async function countedChatTurn(session: string, execRounds: number) {
+  const steps = [
+    ...Array.from({ length: execRounds }, (_, i) => ({ toolCalls: [{ id: `x${i}`, name: "exec", input: { code: `return ${i} + 1;` } }] })),
+    { text: "done" },
+  ];
+  const s = await script(steps);
+  const probe = sessionProbe(session);
+  await probe.countStatements();
+  const r = await chat(session, { model: "fakeoai/gpt-fake", messages: user(s.marker) });
+  expect(r.json).toMatchObject({ status: "completed" });
+  return { ...(await probe.statementCount()), turnId: r.json.turnId as string };
+}

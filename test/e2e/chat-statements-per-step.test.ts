@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { sessionId, sessionProbe } from "./helpers";
-import { chat, rows, script, trajectory, user } from "./chat-helpers";
+import { countedChatTurn, rows, trajectory } from "./chat-helpers";
 
 // SQLite statements of a code-mode /chat turn, counted through the storage probe (deterministic,
 // unlike time). Was 21 for a turn answered at once and 16–17 per exec round trip: activity re-read
@@ -9,29 +9,15 @@ import { chat, rows, script, trajectory, user } from "./chat-helpers";
 // what this object last wrote (activity, a new turn's sizes) is not read back. Opening writes the
 // turn's spec in a row of its own (turn_specs): the turn row, updated on every step, stays small.
 
-const MODEL = "fakeoai/gpt-fake";
 const CHARGE = "UPDATE turns SET stored_bytes";
-
-async function chatTurn(session: string, execRounds: number) {
-  const steps = [
-    ...Array.from({ length: execRounds }, (_, i) => ({ toolCalls: [{ id: `x${i}`, name: "exec", input: { code: `return ${i} + 1;` } }] })),
-    { text: "done" },
-  ];
-  const s = await script(steps);
-  const probe = sessionProbe(session);
-  await probe.countStatements();
-  const r = await chat(session, { model: MODEL, messages: user(s.marker) });
-  expect(r.json).toMatchObject({ status: "completed" });
-  return { ...(await probe.statementCount()), turnId: r.json.turnId as string };
-}
 
 describe("a code-mode /chat turn's SQL statements", () => {
   it("opens a turn and answers in 14 statements, and runs each exec round trip in 13, with one charge per step", async () => {
     const session = sessionId();
-    await chatTurn(session, 0); // creates the schema
-    const plain = await chatTurn(session, 0);
-    const one = await chatTurn(session, 1);
-    const three = await chatTurn(session, 3);
+    await countedChatTurn(session, 0); // creates the schema
+    const plain = await countedChatTurn(session, 0);
+    const one = await countedChatTurn(session, 1);
+    const three = await countedChatTurn(session, 3);
     expect(plain.statements).toBe(14);
     expect(plain.log.filter((q) => q.startsWith("INSERT INTO turn_specs"))).toHaveLength(1);
     // No statement of a step rewrites the spec: per-step updates touch only the small turn row.
@@ -46,8 +32,8 @@ describe("a code-mode /chat turn's SQL statements", () => {
 
   it("charges each turn row exactly what its rows hold, and keeps its trajectory and transcript whole", async () => {
     const session = sessionId();
-    const plain = await chatTurn(session, 0);
-    const two = await chatTurn(session, 2);
+    const plain = await countedChatTurn(session, 0);
+    const two = await countedChatTurn(session, 2);
     const traj = (await trajectory(session, two.turnId)).json;
     expect(traj.calls.map((c: any) => [c.tool, c.status])).toEqual([
       ["exec", "completed"],

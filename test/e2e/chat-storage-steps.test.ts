@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { api, sessionId, sessionProbe } from "./helpers";
-import { chat, script, trajectory, user } from "./chat-helpers";
+import { countedChatTurn, trajectory } from "./chat-helpers";
 
 // How many SQLite statements a /chat step costs, counted through the storage probe (deterministic,
 // unlike time): opening a turn and answering, and each model round trip with an exec call. Was:
@@ -8,27 +8,13 @@ import { chat, script, trajectory, user } from "./chat-helpers";
 // trajectory event recounted the turn's events: 67 statements for a turn answered at once, 57.5
 // for each exec round trip.
 
-const MODEL = "fakeoai/gpt-fake";
 const USAGE_SUM = /SUM\(stored_bytes\) AS b FROM turns|FROM run_results|key = 'tool_bytes'/;
-
-async function chatTurn(session: string, execRounds: number) {
-  const steps = [
-    ...Array.from({ length: execRounds }, (_, i) => ({ toolCalls: [{ id: `x${i}`, name: "exec", input: { code: `return ${i} + 1;` } }] })),
-    { text: "done" },
-  ];
-  const s = await script(steps);
-  const probe = sessionProbe(session);
-  await probe.countStatements();
-  const r = await chat(session, { model: MODEL, messages: user(s.marker) });
-  expect(r.json).toMatchObject({ status: "completed" });
-  return { ...(await probe.statementCount()), turnId: r.json.turnId as string };
-}
 
 describe("a /chat turn's storage work per step", () => {
   it("sums the session's usage once, not per write, and counts a turn's events once, not per event", async () => {
     const session = sessionId();
-    await chatTurn(session, 0); // the first turn creates the schema and sums the (empty) session once
-    const three = await chatTurn(session, 3);
+    await countedChatTurn(session, 0); // the first turn creates the schema and sums the (empty) session once
+    const three = await countedChatTurn(session, 3);
     expect(three.log.filter((q) => USAGE_SUM.test(q))).toEqual([]);
     // A turn it just opened has no events: not even counted once (chat-statements-per-step.test.ts pins the rest).
     expect(three.log.filter((q) => q.startsWith("SELECT COUNT(*) AS n FROM trajectory"))).toEqual([]);
@@ -45,18 +31,18 @@ describe("a /chat turn's storage work per step", () => {
 
   it("opens a turn and answers in at most 24 statements, and runs each exec round trip in at most 18", async () => {
     const session = sessionId();
-    await chatTurn(session, 0);
-    const plain = await chatTurn(session, 0);
-    const one = await chatTurn(session, 1);
-    const three = await chatTurn(session, 3);
+    await countedChatTurn(session, 0);
+    const plain = await countedChatTurn(session, 0);
+    const one = await countedChatTurn(session, 1);
+    const three = await countedChatTurn(session, 3);
     expect(plain.statements).toBeLessThanOrEqual(24);
     expect((three.statements - one.statements) / 2).toBeLessThanOrEqual(18);
   });
 
   it("the usage the quota keeps in memory is what SQL sums, after turns are written and after one is deleted", async () => {
     const session = sessionId();
-    const first = await chatTurn(session, 2);
-    await chatTurn(session, 1);
+    const first = await countedChatTurn(session, 2);
+    await countedChatTurn(session, 1);
     const probe = sessionProbe(session);
     const summed = async () => {
       const [t] = await probe.storageRows<{ n: number; b: number }>("SELECT COUNT(*) AS n, SUM(stored_bytes) AS b FROM turns");
