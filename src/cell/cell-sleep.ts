@@ -114,7 +114,7 @@ export async function wake(cell: LiveCell, sleeping: SleepingCell, deadline: num
       return noRoom(fitted);
     }
     // The restored VM owns the reservation from here (and releases it itself if it cannot start).
-    cell.vm = await GuestVm.restore(snapshot, sleeping.controlToken, room.limits, cell.guard, cell.bridge, sleeping.abi);
+    cell.vm = env.vms.pool.keep(await GuestVm.restore(snapshot, sleeping.controlToken, room.limits, cell.guard, cell.bridge, sleeping.abi));
     return { ok: true };
   } catch (error) {
     room.limits.reservation.release();

@@ -129,7 +129,7 @@ export class GuestVm {
 
   /** `abi`: the guest ABI of the prelude in this VM's memory (a restored VM keeps its parker's). */
   private constructor(
-    private readonly vm: QuickJS,
+    private vm: QuickJS,
     readonly abi: number,
     private readonly reservation: MemoryReservation | undefined,
     /** The VM's own memory cap (`memoryLimitBytes`): the room never raises it past this. */
@@ -567,8 +567,13 @@ export class GuestVm {
     try {
       // A VM that never faulted is whole: its instance can be reset and serve another cell.
       if (this.retire && !this.faulted && this.depth === 0) {
+        const vm = this.vm;
+        // Once the instance serves another cell, nothing of this wrapper may reach it (a stale
+        // handle freed later would free the next cell's memory): drop both references.
+        this.vm = undefined as unknown as QuickJS;
+        this.ctl = undefined as unknown as JSValueHandle;
         this.reservation?.release();
-        return this.retire(this.vm, this.cap);
+        return this.retire(vm, this.cap);
       }
       this.vm.dispose();
     } catch (error) {

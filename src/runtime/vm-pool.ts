@@ -137,6 +137,11 @@ export class VmPool {
     return { ok: true, vm: vm.retireTo(this.retire) };
   }
 
+  /** A VM restored in room from `reserve`: like a taken one, its instance comes back here when disposed cleanly. */
+  keep(vm: GuestVm): GuestVm {
+    return vm.retireTo(this.retire);
+  }
+
   /**
    * Prepare a spare once the current request has been answered, if there is none, there is room
    * for it and nobody is waiting: a spare never makes a cell wait.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { exec, freshTurn } from "./helpers";
+import { exec, freshTurn, wait } from "./helpers";
 
 // Every cell runs in a VM of its own: the isolate's pool hands out warm spares, and a VM a cell is
 // done with comes back reset to the pristine image (its whole memory overwritten, its host-side state
@@ -51,6 +51,23 @@ describe("each cell starts in a pristine VM", () => {
         expect(other).toMatchObject({ status: "completed", value: PRISTINE });
         expect(other.value).not.toHaveProperty("polluted");
       }
+    }
+  });
+
+  it("a run resumed by wait comes back reset too: its variables never reach another session's cells", async () => {
+    const a = await freshTurn();
+    const b = await freshTurn();
+    const parked = await exec(
+      a.session,
+      a.turnId,
+      "globalThis.leftBehind = 'secret'; Object.prototype.polluted = 1; await yield_control(); return leftBehind",
+    );
+    expect(parked).toMatchObject({ status: "waiting" });
+    expect(await wait(a.session, a.turnId, parked.runId)).toMatchObject({ status: "completed", value: "secret" });
+    for (let i = 0; i < 3; i++) {
+      const other = await exec(b.session, b.turnId, LOOK);
+      expect(other).toMatchObject({ status: "completed", value: PRISTINE });
+      expect(other.value).not.toHaveProperty("polluted");
     }
   });
 
