@@ -10,4 +10,9 @@ export type ChatRequest = OpenTurnRequest & {
   sampling?: Sampling;
   /** A caller's key for the history the turn was opened with (kept in its state; the `/v1` facades compare it on a follow-up). */
   historyKey?: string;
+  /**
+   * Set by the HTTP edge (never taken from a body) when the caller wants the final answer as JSON:
+   * the stream then carries only `turn` and the final `done` or `error`, not every event between.
+   */
+  answerOnly?: boolean;
 };

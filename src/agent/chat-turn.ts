@@ -34,6 +34,8 @@ export function runChat(host: ChatPort, tenantId: string, sessionId: string, req
     start(controller) {
       const emit: Emit = (event) => {
         if (cancelled) return;
+        // A JSON caller reads only these: the events between are not encoded, sent and parsed for nothing.
+        if (req.answerOnly && event.type !== "turn" && event.type !== "done" && event.type !== "error") return;
         try {
           controller.enqueue(encodeEvent(event));
         } catch {

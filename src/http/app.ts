@@ -18,7 +18,7 @@ import { parseJsonBody } from "./json-body";
 import { callSessionTool } from "./session-call";
 import { chargeTenant, tenantRateLimit, type TenantCharge } from "./rate-limit";
 import { loadValidators } from "./request-validators";
-import { chatResponse } from "./chat-response";
+import { chatResponse, wantsSse } from "./chat-response";
 import type { HealthAnswer } from "./health";
 import { VERSION } from "../version";
 import { APPROVAL_ID, SESSION_ID, TOOL_NAME, TURN_ID } from "./request-patterns";
@@ -268,7 +268,7 @@ export function createApp(
     c.req.raw.signal.addEventListener("abort", onAbort);
     let stream: ReadableStream<Uint8Array>;
     try {
-      stream = await stub.chat(tenant, sessionId, body, requestId);
+      stream = await stub.chat(tenant, sessionId, wantsSse(c.req.header("accept")) ? body : { ...body, answerOnly: true }, requestId);
     } catch (error) {
       // The session object was reset (or overloaded) before the loop started: nothing ran.
       logRecord("host_error", { where: "chat.rpc", error, requestId, tenant });

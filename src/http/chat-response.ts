@@ -121,7 +121,7 @@ export async function chatResponse(
   return c.newResponse(body, 200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" });
 }
 
-function wantsSse(accept: string | undefined): boolean {
+export function wantsSse(accept: string | undefined): boolean {
   return (accept ?? "").split(",").some((part) => part.trim().toLowerCase().startsWith("text/event-stream"));
 }
 
