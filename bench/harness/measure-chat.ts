@@ -29,7 +29,19 @@ export const SURFACE_OF: Record<ChatMeasure, ChatSurface> = {
   floorDirect: "direct",
 };
 
-export const CHAT_METRICS = ["wall", "provider", "mcp", "gateway", "modelCalls", "tools", "rest", "perTurn", "ownPerTurn", "roundTrip", "ownLessTools"] as const;
+export const CHAT_METRICS = [
+  "wall",
+  "provider",
+  "mcp",
+  "gateway",
+  "modelCalls",
+  "tools",
+  "rest",
+  "perTurn",
+  "ownPerTurn",
+  "roundTrip",
+  "ownLessTools",
+] as const;
 export type ChatMetric = (typeof CHAT_METRICS)[number];
 
 /** Per sample (ms). `perTurn` is the overhead the issue asks for; the others split it. */
