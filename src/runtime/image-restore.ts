@@ -66,17 +66,14 @@ const INSTANCE_FIELDS = new Set(["module", "instance", "exports"]);
 
 /**
  * Put a used VM back into the state `restoreImage(snapshot, options)` gives, in place: the same
- * instance, its memory overwritten with the image (and zeroed past it, if the VM grew), the stack
- * pointer and runtime/context set, the JS-side fields as a new object has them, then the options'
- * limits and handlers. What a cell left behind is gone: linear memory is the only state the
- * instance has besides its stack pointer (one mutable global, exported) and a function table
- * nothing writes to. A VM that grew keeps its larger memory (wasm cannot shrink it): the
- * allocator's state is the image's, so the zeroed pages past the image are never handed out, and
- * the next growth starts after them (dlmalloc takes a non-contiguous sbrk as a new segment).
- * Refused (false, the caller disposes the VM) when it is in the middle of anything (promise
- * waiters, a host settlement), or the object's fields are not the ones this package version has
- * (a bump falls back to fresh instances). Saves instantiating QuickJS and first-touching a new
- * memory on every exec.
+ * instance, its memory overwritten with the image, the stack pointer and runtime/context set,
+ * the JS-side fields as a new object has them, then the options' limits and handlers. What a
+ * cell left behind is gone: linear memory is the only state the instance has besides its stack
+ * pointer (one mutable global, exported) and a function table nothing writes to. Refused
+ * (false, the caller disposes the VM) when the VM grew past the image's memory, is in the middle
+ * of anything (promise waiters, a host settlement), or the object's fields are not the ones this
+ * package version has (a bump falls back to fresh instances). Saves instantiating QuickJS and
+ * first-touching a new memory on every exec.
  */
 export function resetToImage(vm: QuickJS, snapshot: Snapshot, options: QuickJSOptions): boolean {
   if (!usable || snapshot.extensions.length > 0) return false;
@@ -95,10 +92,10 @@ export function resetToImage(vm: QuickJS, snapshot: Snapshot, options: QuickJSOp
   const keys = Object.keys(fresh);
   if (keys.length !== Object.keys(fields).length || keys.some((key) => !Object.hasOwn(fields, key))) return false;
   const memory = vm._getMemory();
-  if (memory.buffer.byteLength < Math.ceil(snapshot.memory.byteLength / WASM_PAGE_BYTES) * WASM_PAGE_BYTES) return false;
+  if (memory.buffer.byteLength !== Math.ceil(snapshot.memory.byteLength / WASM_PAGE_BYTES) * WASM_PAGE_BYTES) return false;
   for (const key of keys) if (!INSTANCE_FIELDS.has(key)) fields[key] = fresh[key];
   // The whole image (a 1.6 MB copy into memory the instance already holds, ~0.07 ms in workerd):
-  // comparing first to skip equal pages costs as much as copying them. Past it, zeros.
+  // comparing first to skip equal pages costs as much as copying them.
   const dst = new Uint8Array(memory.buffer);
   dst.set(snapshot.memory);
   dst.fill(0, snapshot.memory.byteLength);

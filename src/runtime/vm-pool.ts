@@ -25,8 +25,6 @@ type Spare = { limit: number; reservation: MemoryReservation; vm: GuestVm | null
 
 /** Idle VMs the pool keeps: one being handed out while the one a cell just gave back is reset. */
 const MAX_SPARES = 2;
-/** A VM a cell grew past this is dropped, not kept as a spare (its memory cannot shrink). */
-const MAX_SPARE_BYTES = 4 << 20;
 
 /**
  * The isolate's VMs: every VM a cell runs in comes from here, with its share of the memory
@@ -36,7 +34,7 @@ const MAX_SPARE_BYTES = 4 << 20;
  * instance comes back here and is reset to the pristine image in place (GuestVm.reuse: its
  * whole memory overwritten, its JS-side state renewed) to become a spare, which saves
  * instantiating QuickJS and first-touching a new memory. Every VM counts in the ledger at what
- * it holds: a spare at the per-VM overhead (or the linear memory a recycled one kept), a restored one at its snapshot's memory, then
+ * it holds: a spare at the per-VM overhead, a restored one at its snapshot's memory, then
  * whatever its linear memory grows to (GuestVm grows it only into the isolate's room). Spares
  * are the first thing given up when room is short. Restores take room here too, but never a
  * spare.
@@ -174,15 +172,13 @@ export class VmPool {
 
   /**
    * A cell is done with a VM that never faulted: keep its instance as a spare, reset once the
-   * current request has been answered (or by the next cell that takes it first), counted at the
-   * linear memory it holds. Dropped when it grew past MAX_SPARE_BYTES, the pool holds enough
-   * spares, or the isolate has no room for it.
+   * current request has been answered (or by the next cell that takes it first). Dropped when
+   * the pool holds enough spares or the isolate has no room for one.
    */
   private recycle(vm: QuickJS, limit: number): void {
-    // A VM that grew a little (a turn's MCP namespace takes a few pages) is kept, at what it holds.
-    const bytes = vm._getMemory().buffer.byteLength;
-    const fits = bytes <= Math.max(this.ledger.overheadBytes, MAX_SPARE_BYTES);
-    const reservation = fits && this.spares.length < MAX_SPARES ? this.ledger.tryReserve(Math.max(bytes, this.ledger.overheadBytes)) : null;
+    // Grown past what a fresh VM holds: resetToImage would refuse it anyway.
+    const fits = vm._getMemory().buffer.byteLength <= this.ledger.overheadBytes;
+    const reservation = fits && this.spares.length < MAX_SPARES ? this.ledger.tryReserve(this.ledger.overheadBytes) : null;
     if (!reservation) return dropInstance(vm);
     this.spares.push({ limit, reservation, vm: null, used: vm, dropped: false });
     this.resetTimer ??= setTimeout(() => {

@@ -109,32 +109,12 @@ describe("resetting a used VM to the image in place", () => {
     }
   });
 
-  it("resets a VM that grew: the image's bytes, zeros past them, and a VM that runs and allocates as a fresh one; refuses a disposed one", async () => {
+  it("refuses a VM whose memory grew past the image's, and a disposed one", async () => {
     const { snapshot } = await pristineVm();
     const grown = await restoreImage(snapshot, options);
-    grown.evalCode("globalThis.big = []; for (let i = 0; i < 100000; i++) big.push('tenant-a-' + i); 1").dispose();
-    const size = grown._getMemory().buffer.byteLength;
-    expect(size).toBeGreaterThan(snapshot.memory.length);
-    expect(resetToImage(grown, snapshot, options)).toBe(true);
-    const memory = memoryOf(grown);
-    expect(memory.length).toBe(size);
-    expect(Buffer.from(memory.subarray(0, snapshot.memory.length)).equals(Buffer.from(snapshot.memory))).toBe(true);
-    expect(memory.subarray(snapshot.memory.length).every((b) => b === 0)).toBe(true);
-    const fresh = await restoreImage(snapshot, options);
-    try {
-      expect(jsState(grown)).toEqual(jsState(fresh));
-      // Allocating past the old end again: the allocator grows after the zeroed pages, correctly.
-      const program =
-        "globalThis.again = []; for (let i = 0; i < 150000; i++) again.push('b' + i); JSON.stringify([typeof big, again.length, again[149999]])";
-      const a = fresh.evalCode(program);
-      const b = grown.evalCode(program);
-      expect(b.toString()).toBe('["undefined",150000,"b149999"]');
-      expect(b.toString()).toBe(a.toString());
-      a.dispose();
-      b.dispose();
-    } finally {
-      fresh.dispose();
-    }
+    grown.evalCode("globalThis.big = []; for (let i = 0; i < 100000; i++) big.push('v' + i); 1").dispose();
+    expect(grown._getMemory().buffer.byteLength).toBeGreaterThan(snapshot.memory.length);
+    expect(resetToImage(grown, snapshot, options)).toBe(false);
     grown.dispose();
     expect(resetToImage(grown, snapshot, options)).toBe(false);
   });
