@@ -8,8 +8,9 @@ import { exec, freshTurn, wait } from "./helpers";
 describe("each cell starts in a pristine VM", () => {
   const LEAVE =
     "globalThis.leftBehind = 'secret'; Object.prototype.polluted = 1; Array.prototype.push = () => 0; JSON.stringify = () => 'x'; return 'left'";
-  const LOOK = "const a = []; a.push(1); return { left: typeof leftBehind, polluted: ({}).polluted, push: a.length, json: JSON.stringify({ k: 1 }) }";
-  const PRISTINE = { left: "undefined", push: 1, json: '{"k":1}' };
+  const LOOK =
+    "const a = []; a.push(1); return { left: typeof leftBehind, rows: typeof rows, polluted: ({}).polluted, push: a.length, json: JSON.stringify({ k: 1 }) }";
+  const PRISTINE = { left: "undefined", rows: "undefined", push: 1, json: '{"k":1}' };
 
   it("globals and built-ins changed by a cell are pristine in the next cell of the same turn", async () => {
     const { session, turnId } = await freshTurn();
@@ -35,6 +36,8 @@ describe("each cell starts in a pristine VM", () => {
       { code: `${leave}; throw new Error('failed on purpose')`, status: "failed" },
       { code: `${leave}; await yield_control(); return 1`, status: "waiting" },
       { code: `${leave}; for (;;) {}`, status: "failed" },
+      // Grows its VM past the image: dropped, not reused (its memory cannot shrink back).
+      { code: `${leave}; globalThis.rows = []; for (let i = 0; i < 30000; i++) rows.push('secret-' + i); return rows.length`, status: "completed" },
     ];
     for (const ending of endings) {
       // `fast`: a 400 ms cell budget, so the loop stops and the timer parks soon.
