@@ -6,12 +6,12 @@
  * block of samples in every round (rounds.ts); each ratio is per round, summarized across rounds.
  */
 import { bareVmCell, nodeProcessCell } from "./baselines.ts";
-import { expectCompleted, expectRefusedWait, openTurn, timedJson, timedTool, type Check, type Gateway } from "./http.ts";
+import { expectCompleted, expectRefusedWait, getJson, getJsonViaFetch, openTurn, timedJson, timedTool, type Check, type Gateway } from "./http.ts";
 import type { Plan } from "./options.ts";
 import { runRounds, type Step } from "./rounds.ts";
 import { pooled, roundDifferences, roundMedians, roundP90Ratios, roundRatios, summarize, type Summary } from "./stats.ts";
 
-export const EXEC_MEASURES = ["exec", "healthz", "wait", "node", "bareVm"] as const;
+export const EXEC_MEASURES = ["exec", "execFetch", "healthz", "wait", "node", "bareVm"] as const;
 export type ExecMeasure = (typeof EXEC_MEASURES)[number];
 export type ExecBaseline = "node" | "bareVm";
 
@@ -31,7 +31,10 @@ export interface ExecFigures {
 
 export async function measureExec(gw: Gateway, plan: Plan["exec"], childTimeoutMs: number, log: (msg: string) => void): Promise<ExecFigures> {
   const turn = await openTurn(gw, "bench");
-  const post = (tool: string, body: unknown, check: Check) => async () => (await timedTool(gw, turn, tool, body, check)).ms;
+  const post =
+    (tool: string, body: unknown, check: Check, get = getJson) =>
+    async () =>
+      (await timedTool(gw, turn, tool, body, check, get)).ms;
   const healthz = async () =>
     (
       await timedJson(`${gw.base}/healthz`, {}, gw.timeoutMs, (r) => {
@@ -45,6 +48,13 @@ export async function measureExec(gw: Gateway, plan: Plan["exec"], childTimeoutM
       perRound: plan.execPerRound,
       warmup: plan.warmup,
       run: post("exec", { code: plan.code }, expectCompleted("exec", plan.expected)),
+    },
+    // The same exec through the runtime's fetch(): what the client alone costs (reference row).
+    {
+      name: "execFetch",
+      perRound: plan.floorPerRound,
+      warmup: plan.warmup,
+      run: post("exec", { code: plan.code }, expectCompleted("exec via fetch", plan.expected), getJsonViaFetch),
     },
     { name: "node", perRound: plan.nodePerRound, warmup: plan.nodeWarmup, run: nodeProcessCell(plan.code, plan.expected, childTimeoutMs) },
     { name: "bareVm", perRound: plan.vmPerRound, warmup: plan.warmup, run: await bareVmCell(plan.code, plan.expected) },

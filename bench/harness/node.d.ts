@@ -7,6 +7,7 @@ declare module "node:child_process" {
   export const spawnSync: any;
 }
 declare module "node:fs";
+declare module "node:http";
 declare module "node:module";
 declare module "node:net";
 declare module "node:os";

@@ -12,7 +12,8 @@ export function reportExec(f: ExecFigures): string[] {
   L.push("## 1. `exec` of a trivial cell: HTTP → Worker → session Durable Object → VM → JSON", "");
   L.push(
     `\`POST /v1/sessions/<sid>/turns/<turnId>/tools/exec\` with \`{"code":"${p.code}"}\`, sequential, one session and turn, keep-alive`,
-    `\`fetch\` from Node; every response checked (\`status: "completed"\`, \`value: ${p.expected}\`). The worker is the production build`,
+    `\`node:http\` requests from Node (bench/harness/http.ts; the reference row \`exec\` through \`fetch()\` shows what undici's fetch`,
+    `adds on the client's side); every response checked (\`status: "completed"\`, \`value: ${p.expected}\`). The worker is the production build`,
     "(`wrangler deploy --dry-run` of wrangler.toml, as measured in 3.) served by Miniflare/workerd on 127.0.0.1 with `GATEWAY_TOKENS` set;",
     "`wrangler dev` is not used for timing because it reloads on source edits and adds a dev-only proxy worker (a second workerd hop).",
     "",
@@ -27,7 +28,7 @@ export function reportExec(f: ExecFigures): string[] {
     "  it creates each VM on the critical path). The strongest in-process alternative a user could pick.",
     "",
     `${p.rounds} rounds; each round takes a block of every measure (${p.execPerRound} exec, ${p.nodePerRound} Node processes, ${p.vmPerRound} bare VMs,`,
-    `${p.floorPerRound} \`/healthz\`, ${p.floorPerRound} refused \`wait\`), the order of the blocks reversing every round, after a warm-up of ${p.warmup}`,
+    `${p.floorPerRound} \`/healthz\`, ${p.floorPerRound} refused \`wait\`, ${p.floorPerRound} exec through \`fetch()\`), the order of the blocks reversing every round, after a warm-up of ${p.warmup}`,
     `of each (${p.nodeWarmup} for the Node process). A ratio is the measure's median over the baseline's median **in the same round**; the table gives`,
     "the median of those per-round ratios with their interquartile range (IQR) and min–max across rounds. Times pool every sample.",
     "`GET /healthz` (HTTP → Worker, no Durable Object, no VM) and a refused `wait` (HTTP → Worker → Durable Object turn lookup,",
@@ -61,6 +62,7 @@ export function reportExec(f: ExecFigures): string[] {
           "HTTP + Worker + session Durable Object + GuestVm (pooled spare, tools, source checks, run, dispose) + JSON",
           "exec",
         ),
+        row("(reference) the same `exec` through `fetch()`", "the same, with undici's fetch as the client instead of `node:http`", "execFetch"),
         row("`GET /healthz`", "HTTP + Worker", "healthz"),
         row("`POST …/tools/wait` `{}`, refused", "HTTP + Worker + Durable Object turn lookup, no VM", "wait"),
         row("**baseline**: `node -e` process per cell", "process spawn + Node start + run + stdout + exit", "node"),
