@@ -103,6 +103,8 @@ const UNIT_IN_WORKERD = [
   "test/unit/session/turn-service.test.ts",
   "test/unit/package-surface.test.ts",
   "test/unit/runtime/guest-abi.test.ts",
+  "test/unit/runtime/guest-seed.test.ts",
+  "test/unit/runtime/setup-images.test.ts",
   "test/unit/runtime/image-restore.test.ts",
   "test/unit/runtime/memory-ledger.test.ts",
   "test/unit/snapshot-store/pristine-image.test.ts",

@@ -2,7 +2,7 @@ import type { CodeModeResult } from "../code-mode";
 import { OutputBudget } from "../code-mode";
 import { jsonTooDeep } from "../bridge";
 import { GuestFaultError } from "../runtime";
-import type { GuestVm } from "../runtime";
+import type { GuestVm, VmSetup } from "../runtime";
 import { InterruptGuard } from "../runtime";
 import { CellBudget, prepareSource } from "../source";
 import { MAX_JSON_DEPTH } from "../limits";
@@ -43,9 +43,15 @@ export async function runExec(
   const budget = new OutputBudget(env.options.maxOutputBytes);
   const bridge = cellBridge(env, budget);
   let vm: GuestVm;
+  let installed = false;
+  const setup = setupOf(env.tools);
   try {
     // Waits for room in the isolate's VM memory within the cell's own deadline.
-    const taken = await env.vms.pool.take(env.options.memoryLimitBytes, { deadline, clock: env.clock, signal: env.signal, owner: env.vms.owner });
+    const taken = await env.vms.pool.take(
+      env.options.memoryLimitBytes,
+      { deadline, clock: env.clock, signal: env.signal, owner: env.vms.owner },
+      setup,
+    );
     if (!taken.ok) {
       bridge.close();
       if (taken.reason === "aborted") return rejected("the code mode run was aborted", "aborted", env);
@@ -54,7 +60,8 @@ export async function runExec(
       return rejected(taken.message, "runtime_unavailable", env);
     }
     vm = taken.vm.bind(guard, bridge);
-    env.vms.pool.refillSoon(env.options.memoryLimitBytes);
+    installed = taken.installed;
+    env.vms.pool.refillSoon(env.options.memoryLimitBytes, setup);
   } catch (error) {
     logRecord("host_error", { where: "exec.vm_start", error });
     // Fail closed: an engaged run never falls back to direct tool exposure.
@@ -63,13 +70,33 @@ export async function runExec(
   }
   const cell: LiveCell = { vm, bridge, budget, guard };
   try {
-    if ("toolSearch" in env.tools) vm.installToolSearch();
-    else vm.installTools(env.tools.metadataJson, env.tools.namesJson, env.tools.mcpJson, env.tools.namespacesJson);
+    if (!installed) {
+      setup.install(vm);
+      env.vms.pool.installed(setup, vm);
+    }
     vm.start(source);
   } catch (error) {
     return { kind: "result", result: endCell(cell, error, env) };
   }
   return driveCell(cell, deadline, env);
+}
+
+/**
+ * The VM setup of a cell's tools: one per tools object, which the turn layer shares between turns
+ * of the same content, so the pool's image of it serves them all (see src/runtime/setup-images.ts).
+ */
+const setups = new WeakMap<CellEnvironment["tools"], VmSetup>();
+
+function setupOf(tools: CellEnvironment["tools"]): VmSetup {
+  let setup = setups.get(tools);
+  if (!setup) {
+    setup =
+      "toolSearch" in tools
+        ? { install: (vm) => vm.installToolSearch() }
+        : { install: (vm) => vm.installTools(tools.metadataJson, tools.namesJson, tools.mcpJson, tools.namespacesJson) };
+    setups.set(tools, setup);
+  }
+  return setup;
 }
 
 /**

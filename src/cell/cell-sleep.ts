@@ -114,7 +114,8 @@ export async function wake(cell: LiveCell, sleeping: SleepingCell, deadline: num
       return noRoom(fitted);
     }
     // The restored VM owns the reservation from here (and releases it itself if it cannot start).
-    cell.vm = env.vms.pool.keep(await GuestVm.restore(snapshot, sleeping.controlToken, room.limits, cell.guard, cell.bridge, sleeping.abi));
+    const instance = env.vms.pool.instanceFor(snapshot.memory.byteLength);
+    cell.vm = env.vms.pool.keep(await GuestVm.restore(snapshot, sleeping.controlToken, room.limits, cell.guard, cell.bridge, sleeping.abi, instance));
     return { ok: true };
   } catch (error) {
     room.limits.reservation.release();

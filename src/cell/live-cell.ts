@@ -35,6 +35,9 @@ export type CellEnvironment = {
   pause?: { readonly active: boolean; pausedMs(): number; whenIdle(): Promise<void> };
 };
 
+/** Tool Search's cell tools (one object, so its VMs share one setup image). */
+export const TOOL_SEARCH_TOOLS: { toolSearch: true } = Object.freeze({ toolSearch: true as const });
+
 export type CellLabel = { cell: string; timeoutKey: string };
 
 export const CODE_MODE_LABEL: CellLabel = { cell: "code mode cell", timeoutKey: "timeoutMs" };

@@ -133,7 +133,8 @@ export async function resume(ctx: RunContext, spec: TurnSpec, runId: string, mak
     for (const p of reissued) bridge.reissue(p);
     claimed.bridge = bridge;
     try {
-      vm = env.vms.pool.keep(await GuestVm.restore(parked.snapshot, state.controlToken, room.limits, guard, bridge, parked.abi));
+      const instance = env.vms.pool.instanceFor(parked.snapshot.memory.byteLength);
+      vm = env.vms.pool.keep(await GuestVm.restore(parked.snapshot, state.controlToken, room.limits, guard, bridge, parked.abi, instance));
     } catch (error) {
       throw new ResumeStopped(restoreFailure(error).message, "internal_error", false, "resume.restore", error);
     }

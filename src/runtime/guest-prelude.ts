@@ -61,7 +61,7 @@ export const GUEST_CONTROL = "__codemode";
  * Non-cryptographic, like the engine's (xorshift64*): 53 bits per value from two 32-bit outputs.
  * Unseeded (never in a cell VM) it falls back to the engine's generator.
  */
-const GUEST_RANDOM_SOURCE = String.raw`
+export const GUEST_RANDOM_SOURCE = String.raw`
   const rs = new Int32Array(4), engineRandom = Math.random, imul = Math.imul;
   function next32() {
     const x = imul(rs[1], 5), r = imul((x << 7) | (x >>> 25), 9), t = rs[1] << 9;

@@ -53,6 +53,9 @@ export const DRIVABLE_GUEST_ABI: readonly number[] = [1, 2, 3, 4, 5, 6, 7];
  */
 export type PristineVm = { snapshot: Snapshot; controlToken: number };
 
+/** A VM's state as others are made from: the pristine image, or one with a setup installed (see VmPool). */
+export type VmImage = PristineVm;
+
 /** The image's memory limit; a VM restored from it applies its own (a few runtime fields). */
 export const PRISTINE_MEMORY_LIMIT_BYTES = 67108864;
 
@@ -100,6 +103,52 @@ function randomSeed(): [number, number, number, number] {
   seedWords.fill(0, seedAt, seedAt + 4);
   seedAt += 4;
   return seed;
+}
+
+/**
+ * The guest generator's state after `GUEST_CONTROL.seed(a, b, c, d)` (GUEST_RANDOM_SOURCE in
+ * guest-prelude.ts): the same Int32 arithmetic, so the host can write it into a VM's memory
+ * instead of calling into the guest.
+ */
+export function guestSeedState(words: readonly [number, number, number, number]): Int32Array {
+  const rs = Int32Array.from(words);
+  if ((rs[0]! | rs[1]! | rs[2]! | rs[3]!) === 0) rs[3] = 1;
+  for (let i = 0; i < 8; i++) {
+    const t = rs[1]! << 9;
+    rs[2]! ^= rs[0]!;
+    rs[3]! ^= rs[1]!;
+    rs[1]! ^= rs[2]!;
+    rs[0]! ^= rs[3]!;
+    rs[2]! ^= t;
+    rs[3] = (rs[3]! << 11) | (rs[3]! >>> 21);
+  }
+  return rs;
+}
+
+/**
+ * Where the generator's 16 bytes of state (the prelude's Int32Array) sit in every VM of the
+ * pristine image, found on the first seeding (undefined: not looked for yet; null: not found,
+ * so every VM is seeded through the guest). VMs restored or reset from the image share its
+ * layout, and QuickJS never moves an allocation.
+ */
+let seedOffset: number | null | undefined;
+
+/** The only offset where `memory` holds `state` and the image holds zeros (the unseeded generator), or null. */
+function findSeedState(memory: Uint8Array, image: Uint8Array, state: Int32Array): number | null {
+  const want = new Uint8Array(state.buffer, state.byteOffset, 16);
+  const words = new Uint32Array(memory.buffer, memory.byteOffset, memory.byteLength >> 2);
+  const first = new DataView(want.buffer, want.byteOffset).getUint32(0, true);
+  let found: number | null = null;
+  for (let w = 0; w + 4 <= words.length && (w << 2) + 16 <= image.byteLength; w++) {
+    if (words[w] !== first) continue;
+    const at = w << 2;
+    let same = true;
+    for (let i = 0; i < 16 && same; i++) same = memory[at + i] === want[i] && image[at + i] === 0;
+    if (!same) continue;
+    if (found !== null) return null;
+    found = at;
+  }
+  return found;
 }
 
 /**
@@ -178,8 +227,7 @@ export class GuestVm {
    * the pristine image copied over its memory, then its own seed. Null when the instance
    * cannot be reset; the caller disposes it and releases `limits.reservation`.
    */
-  static reuse(vm: QuickJS, limits: GuestLimits): GuestVm | null {
-    const image = pristineBuilt;
+  static reuse(vm: QuickJS, limits: GuestLimits, image: VmImage | undefined = pristineBuilt): GuestVm | null {
     let guest: GuestVm | undefined;
     if (
       !image ||
@@ -194,15 +242,67 @@ export class GuestVm {
     return GuestVm.seeded(guest);
   }
 
-  /** Before any cell code: every copy of the image starts from the same generator state otherwise. */
+  /** `prepare` from another image derived from the pristine one (a setup installed; see VmPool): restored, then its own seed. */
+  static async fromImage(image: VmImage, limits: GuestLimits): Promise<GuestVm> {
+    return GuestVm.seeded(await GuestVm.restoreVm(image.snapshot, image.controlToken, limits, GUEST_ABI_VERSION, true));
+  }
+
+  /**
+   * This VM as an image other VMs are made from: taken right after a setup was installed, before
+   * any cell code ran (the caller's word; see VmPool). Each copy gets its own seed.
+   */
+  image(): VmImage {
+    return { snapshot: this.snapshot(), controlToken: this.controlToken };
+  }
+
+  /** Bytes of linear memory this VM holds (it never shrinks). */
+  get memoryBytes(): number {
+    return this.linearBytes();
+  }
+
+  /**
+   * An unbound VM's instance, given back to its pool to be reset to another image (GuestVm.reuse);
+   * this wrapper is disposed, and its reservation passes to whoever resets the instance. Null (and
+   * nothing changed) when it is bound to a cell, faulted, inside a guest call or disposed.
+   */
+  surrender(): QuickJS | null {
+    if (this.disposed || this.faulted || this.depth !== 0 || this.guard || this.host || this.rejections.length > 0) return null;
+    this.disposed = true;
+    const vm = this.vm;
+    this.vm = undefined as unknown as QuickJS;
+    this.ctl = undefined as unknown as JSValueHandle;
+    return vm;
+  }
+
+  /**
+   * Before any cell code: every copy of the image starts from the same generator state otherwise.
+   * Written straight into the generator's state once its place is known (a guest call costs about
+   * as much as the whole reset of a reused VM); the first VM is seeded through the guest and shows
+   * where that state lives.
+   */
   private static seeded(vm: GuestVm): GuestVm {
     try {
-      vm.control("seed", ...randomSeed()).dispose();
+      const words = randomSeed();
+      if (typeof seedOffset === "number") {
+        const state = guestSeedState(words);
+        const view = new DataView(vm.vm._getMemory().buffer);
+        for (let i = 0; i < 4; i++) view.setInt32(seedOffset + 4 * i, state[i]!, true);
+      } else {
+        vm.control("seed", ...words).dispose();
+        if (seedOffset === undefined && pristineBuilt) {
+          seedOffset = findSeedState(new Uint8Array(vm.vm._getMemory().buffer), pristineBuilt.snapshot.memory, guestSeedState(words));
+        }
+      }
     } catch (error) {
       vm.dispose();
       throw error;
     }
     return vm;
+  }
+
+  /** Where seeding writes the generator's state (see `seeded`); null or undefined: through the guest. For tests. */
+  static get seedStateOffset(): number | null | undefined {
+    return seedOffset;
   }
 
   private static async build(limits: GuestLimits, deterministic: boolean): Promise<GuestVm> {
@@ -267,8 +367,31 @@ export class GuestVm {
     guard: InterruptGuard,
     host: GuestHost,
     abi: number,
+    /** A used instance to reset to the snapshot instead of instantiating QuickJS (VmPool.instanceFor); disposed if it cannot be. */
+    instance: QuickJS | null = null,
   ): Promise<GuestVm> {
-    if (!DRIVABLE_GUEST_ABI.includes(abi)) throw new Error(`guest ABI version ${abi} cannot be driven by this build`);
+    if (!DRIVABLE_GUEST_ABI.includes(abi)) {
+      if (instance) dropQuietly(instance);
+      throw new Error(`guest ABI version ${abi} cannot be driven by this build`);
+    }
+    if (instance) {
+      let guest: GuestVm | undefined;
+      let reset = false;
+      try {
+        reset = resetToImage(
+          instance,
+          snapshot,
+          GuestVm.options(limits, () => guest),
+        );
+      } catch (error) {
+        logRecord("host_error", { where: "vm.restore_into", error });
+      }
+      if (reset) {
+        guest = GuestVm.adopt(instance, controlToken, limits, abi);
+        return guest.bind(guard, host);
+      }
+      dropQuietly(instance);
+    }
     return (await GuestVm.restoreVm(snapshot, controlToken, limits, abi)).bind(guard, host);
   }
 
@@ -586,6 +709,14 @@ export class GuestVm {
 
   [Symbol.dispose](): void {
     this.dispose();
+  }
+}
+
+function dropQuietly(vm: QuickJS): void {
+  try {
+    vm.dispose();
+  } catch (error) {
+    logRecord("host_error", { where: "vm.drop", error });
   }
 }
 

@@ -69,8 +69,9 @@ const INSTANCE_FIELDS = new Set(["module", "instance", "exports"]);
  * instance, its memory overwritten with the image, the stack pointer and runtime/context set,
  * the JS-side fields as a new object has them, then the options' limits and handlers. What a
  * cell left behind is gone: linear memory is the only state the instance has besides its stack
- * pointer (one mutable global, exported) and a function table nothing writes to. Refused
- * (false, the caller disposes the VM) when the VM grew past the image's memory, is in the middle
+ * pointer (one mutable global, exported) and a function table nothing writes to. A memory
+ * smaller than the image's grows to its size first. Refused (false, the caller disposes the VM)
+ * when the VM's memory is larger than the image's, is in the middle
  * of anything (promise waiters, a host settlement), or the object's fields are not the ones this
  * package version has (a bump falls back to fresh instances). Saves instantiating QuickJS and
  * first-touching a new memory on every exec.
@@ -92,8 +93,13 @@ export function resetToImage(vm: QuickJS, snapshot: Snapshot, options: QuickJSOp
   const keys = Object.keys(fresh);
   if (keys.length !== Object.keys(fields).length || keys.some((key) => !Object.hasOwn(fields, key))) return false;
   const memory = vm._getMemory();
-  if (memory.buffer.byteLength !== Math.ceil(snapshot.memory.byteLength / WASM_PAGE_BYTES) * WASM_PAGE_BYTES) return false;
+  // A smaller memory grows to the image's size (an image with a setup installed is larger than the
+  // pristine one); a larger one cannot shrink, and zero pages past the image would weigh on its snapshots.
+  const have = memory.buffer.byteLength / WASM_PAGE_BYTES;
+  const pages = Math.ceil(snapshot.memory.byteLength / WASM_PAGE_BYTES);
+  if (have > pages) return false;
   for (const key of keys) if (!INSTANCE_FIELDS.has(key)) fields[key] = fresh[key];
+  if (have < pages) memory.grow(pages - have);
   // The whole image (a 1.6 MB copy into memory the instance already holds, ~0.07 ms in workerd):
   // comparing first to skip equal pages costs as much as copying them.
   const dst = new Uint8Array(memory.buffer);

@@ -1,7 +1,8 @@
 import { logRecord } from "../observability";
 import type { QuickJS } from "quickjs-wasi";
-import { GuestVm, type GuestLimits, type Retire } from "./guest-vm";
+import { GuestVm, type GuestLimits, type Retire, type VmImage } from "./guest-vm";
 import type { MemoryLedger, MemoryReservation, RoomWait } from "./memory-ledger";
+import { SetupImages, type VmSetup } from "./setup-images";
 
 /** Room for one VM: the clamped limits to create or restore it with (they carry the reservation). */
 export type VmRoom =
@@ -13,15 +14,25 @@ const PROBE_LIMIT_BYTES = 4 << 20;
 
 export type RoomFit = { ok: true } | { ok: false; reason: "exhausted"; message: string } | { ok: false; reason: "aborted" };
 
-export type VmTake = { ok: true; vm: GuestVm } | { ok: false; reason: "exhausted"; message: string } | { ok: false; reason: "aborted" };
+/** `installed`: the setup asked for is in the VM already (it was made from that setup's image); otherwise the caller installs it. */
+export type VmTake =
+  { ok: true; vm: GuestVm; installed: boolean } | { ok: false; reason: "exhausted"; message: string } | { ok: false; reason: "aborted" };
 
 /**
  * `vm` is set once prepared. A spare still being prepared is never awaited by a cell: its
  * promise settles in the I/O context of the request that started the refill, and a cell of
  * another session object must not continue in that context. `used`: the instance of a VM a
- * cell gave back, waiting to be reset (synchronous, so a cell may do it itself).
+ * cell gave back, waiting to be reset (synchronous, so a cell may do it itself). `setup`: what
+ * `vm` has installed (null: pristine), or what `used` last ran with.
  */
-type Spare = { limit: number; reservation: MemoryReservation; vm: GuestVm | null; used: QuickJS | null; dropped: boolean };
+type Spare = {
+  limit: number;
+  reservation: MemoryReservation;
+  vm: GuestVm | null;
+  used: QuickJS | null;
+  dropped: boolean;
+  setup: VmSetup | null;
+};
 
 /** Idle VMs the pool keeps: one being handed out while the one a cell just gave back is reset. */
 const MAX_SPARES = 2;
@@ -46,13 +57,24 @@ export class VmPool {
   private spares: Spare[] = [];
   private refillTimer: ReturnType<typeof setTimeout> | null = null;
   private resetTimer: ReturnType<typeof setTimeout> | null = null;
-  private readonly retire: Retire = (vm, limit) => this.recycle(vm, limit);
+  readonly images: SetupImages;
 
   /** A VM was prepared in this isolate: the engine works (set once, never cleared). */
   private started = false;
 
   constructor(readonly ledger: MemoryLedger) {
-    ledger.onShortage(() => this.dropSpare());
+    this.images = new SetupImages(ledger);
+    ledger.onShortage(() => this.dropIdle());
+  }
+
+  /** Where a VM's instance goes when disposed cleanly, with the setup it ran with. */
+  private retire(setup: VmSetup | null): Retire {
+    return (vm, limit) => this.recycle(vm, limit, setup);
+  }
+
+  /** `setup` was installed on `vm` (taken with `installed: false`), before any cell code: its image may be kept. */
+  installed(setup: VmSetup, vm: GuestVm): void {
+    this.images.installed(setup, vm);
   }
 
   /**
@@ -93,6 +115,14 @@ export class VmPool {
     return bytes;
   }
 
+  /** What the pool holds for no cell (spares and kept setup images): reservations and bytes in the ledger. */
+  get idle(): { count: number; bytes: number } {
+    const images = this.images.size;
+    let count = images.images;
+    for (const spare of this.spares) if (!spare.reservation.released) count++;
+    return { count, bytes: this.spareBytes + images.bytes };
+  }
+
   /**
    * Room for a VM with this memory limit (clamped to the budget), waiting within `wait`: what
    * a fresh VM holds. A restore raises it to its snapshot's memory (`fit`) once decoded. The
@@ -113,54 +143,111 @@ export class VmPool {
     return outcome.ok ? { ok: true } : outcome;
   }
 
-  /** A spare for this memory limit, or a freshly prepared VM once there is room for it. */
-  async take(memoryLimitBytes: number, wait: RoomWait): Promise<VmTake> {
+  /**
+   * A VM for this memory limit with `setup` installed or (`installed: false`) for the caller to
+   * install it on: a spare made for that setup, another spare reset to the setup's image (or to
+   * the pristine one), or a VM prepared once there is room for it. A VM is only ever handed out
+   * for the setup its image has, or pristine.
+   */
+  async take(memoryLimitBytes: number, wait: RoomWait, setup: VmSetup | null = null): Promise<VmTake> {
     const limit = this.ledger.effectiveLimit(memoryLimitBytes);
-    for (const spare of this.spares) {
-      if (spare.limit !== limit) continue;
-      const vm = spare.vm && !spare.vm.isDisposed ? spare.vm : spare.used ? this.reset(spare) : null;
+    const image = setup ? this.images.get(setup) : undefined;
+    // A spare made for this setup first, then any other that can be reset for it.
+    const candidates = this.spares.filter((s) => s.limit === limit);
+    candidates.sort((a, b) => Number(b.vm !== null && b.setup === setup) - Number(a.vm !== null && a.setup === setup));
+    for (const spare of candidates) {
+      const vm = this.readyFor(spare, setup, image);
       if (!vm) continue;
       this.spares = this.spares.filter((s) => s !== spare);
       // It holds what it uses, like any VM; it grows from there while the cell runs.
       spare.reservation.assign(wait.owner);
-      return { ok: true, vm: vm.retireTo(this.retire) };
+      return { ok: true, vm: vm.retireTo(this.retire(setup)), installed: setup !== null && spare.setup === setup };
     }
     // Another limit, or not ready yet: their room goes back before this VM asks for its own.
     this.dropSpare();
     const room = await this.reserve(memoryLimitBytes, wait);
     if (!room.ok) return room;
     // A VM that cannot be prepared releases its reservation itself.
-    const vm = await GuestVm.prepare(room.limits);
+    const vm = image ? await GuestVm.fromImage(image, room.limits) : await GuestVm.prepare(room.limits);
     this.started = true;
-    return { ok: true, vm: vm.retireTo(this.retire) };
+    return { ok: true, vm: vm.retireTo(this.retire(setup)), installed: image !== undefined };
+  }
+
+  /**
+   * The spare as a VM for `setup`: as it is when made for it (or pristine, and `setup` has no
+   * image), else its instance reset to the setup's image or the pristine one. Null when it cannot
+   * serve (still being prepared; or reset failed, and it is gone).
+   */
+  private readyFor(spare: Spare, setup: VmSetup | null, image: VmImage | undefined): GuestVm | null {
+    if (spare.vm?.isDisposed) return null;
+    if (spare.vm && (spare.setup === setup || (spare.setup === null && !image))) return spare.vm;
+    if (spare.vm) {
+      // Made for another setup: its instance is reset for this one.
+      const made = spare.vm;
+      spare.used = made.surrender();
+      spare.vm = null;
+      if (!spare.used) {
+        this.spares = this.spares.filter((s) => s !== spare);
+        made.retireTo(null).dispose();
+        return null;
+      }
+    }
+    if (!spare.used) return null;
+    spare.setup = setup;
+    return this.reset(spare, image);
+  }
+
+  /**
+   * A spare's instance for a restore of `bytes` of memory (GuestVm.restore resets it to the
+   * snapshot instead of instantiating QuickJS): one not larger than the snapshot, so the restored
+   * VM holds exactly what a fresh restore would. The spare is gone and its room given back (the
+   * restore has its own). Null without one.
+   */
+  instanceFor(bytes: number): QuickJS | null {
+    const size = (s: Spare) => (s.used ? s.used._getMemory().buffer.byteLength : s.vm && !s.vm.isDisposed ? s.vm.memoryBytes : Infinity);
+    // A used instance first: it was not reset yet, so nothing is wasted on it.
+    const ranked = this.spares.filter((s) => size(s) <= bytes);
+    ranked.sort((a, b) => Number(b.used !== null) - Number(a.used !== null));
+    for (const spare of ranked) {
+      const instance = spare.used ?? spare.vm!.surrender();
+      if (!instance) continue;
+      this.spares = this.spares.filter((s) => s !== spare);
+      spare.used = null;
+      spare.vm = null;
+      spare.reservation.release();
+      return instance;
+    }
+    return null;
   }
 
   /** A VM restored in room from `reserve`: like a taken one, its instance comes back here when disposed cleanly. */
   keep(vm: GuestVm): GuestVm {
-    return vm.retireTo(this.retire);
+    return vm.retireTo(this.retire(null));
   }
 
   /**
    * Prepare a spare once the current request has been answered, if there is none, there is room
-   * for it and nobody is waiting: a spare never makes a cell wait.
+   * for it and nobody is waiting: a spare never makes a cell wait. Made from `setup`'s image when
+   * one is kept (the next cell of the turn likely has the same setup).
    */
-  refillSoon(memoryLimitBytes: number): void {
+  refillSoon(memoryLimitBytes: number, setup: VmSetup | null = null): void {
     if (this.spares.length > 0 || this.refillTimer) return;
     this.refillTimer = setTimeout(() => {
       this.refillTimer = null;
       if (this.spares.length > 0) return;
+      const image = setup ? this.images.get(setup) : undefined;
       // A spare holds what a fresh VM occupies, so keeping one warm never makes a resume give it up.
-      const reservation = this.ledger.tryReserve(this.ledger.overheadBytes);
+      const reservation = this.ledger.tryReserve(Math.max(this.ledger.overheadBytes, image?.snapshot.memory.byteLength ?? 0));
       if (!reservation) return;
       const limits = { memoryLimitBytes: this.ledger.effectiveLimit(memoryLimitBytes), reservation };
-      const spare: Spare = { limit: limits.memoryLimitBytes, reservation, vm: null, used: null, dropped: false };
+      const spare: Spare = { limit: limits.memoryLimitBytes, reservation, vm: null, used: null, dropped: false, setup: image ? setup : null };
       this.spares.push(spare);
       // A failed prepare releases the reservation itself; the next refill tries again.
-      GuestVm.prepare(limits).then(
+      (image ? GuestVm.fromImage(image, limits) : GuestVm.prepare(limits)).then(
         (vm) => {
           this.started = true;
           if (spare.dropped) vm.dispose();
-          else spare.vm = vm.retireTo(this.retire);
+          else spare.vm = vm.retireTo(this.retire(spare.setup));
         },
         (error: unknown) => {
           logRecord("host_error", { where: "vm_pool.refill", error });
@@ -173,28 +260,34 @@ export class VmPool {
   /**
    * A cell is done with a VM that never faulted: keep its instance as a spare, reset once the
    * current request has been answered (or by the next cell that takes it first). Dropped when
-   * the pool holds enough spares or the isolate has no room for one.
+   * the pool holds enough spares, the isolate has no room for one, or it grew past every image
+   * it could be reset to (the image of the setup it ran with, or the pristine one).
    */
-  private recycle(vm: QuickJS, limit: number): void {
-    // Grown past what a fresh VM holds: resetToImage would refuse it anyway.
-    const fits = vm._getMemory().buffer.byteLength <= this.ledger.overheadBytes;
-    const reservation = fits && this.spares.length < MAX_SPARES ? this.ledger.tryReserve(this.ledger.overheadBytes) : null;
+  private recycle(vm: QuickJS, limit: number, setup: VmSetup | null): void {
+    const bytes = vm._getMemory().buffer.byteLength;
+    const image = setup ? this.images.get(setup) : undefined;
+    const fits = bytes <= Math.max(this.ledger.overheadBytes, image ? image.snapshot.memory.byteLength : 0);
+    const reservation = fits && this.spares.length < MAX_SPARES ? this.ledger.tryReserve(Math.max(bytes, this.ledger.overheadBytes)) : null;
     if (!reservation) return dropInstance(vm);
-    this.spares.push({ limit, reservation, vm: null, used: vm, dropped: false });
+    this.spares.push({ limit, reservation, vm: null, used: vm, dropped: false, setup });
     this.resetTimer ??= setTimeout(() => {
       this.resetTimer = null;
-      for (const spare of [...this.spares]) if (spare.used) spare.vm = this.reset(spare);
+      for (const spare of [...this.spares]) if (spare.used) spare.vm = this.reset(spare, spare.setup ? this.images.get(spare.setup) : undefined);
     }, 0);
   }
 
-  /** A used instance as a pristine VM, or null (its instance dropped and its room given back). */
-  private reset(spare: Spare): GuestVm | null {
+  /**
+   * A used instance reset to `image` (its setup's, with `spare.setup` kept) or, without one, to
+   * the pristine image (`spare.setup` null); or null, its instance dropped and its room given back.
+   */
+  private reset(spare: Spare, image: VmImage | undefined): GuestVm | null {
     const used = spare.used;
     spare.used = null;
     if (!used) return spare.vm;
+    if (!image) spare.setup = null;
     try {
-      const vm = GuestVm.reuse(used, { memoryLimitBytes: spare.limit, reservation: spare.reservation });
-      if (vm) return vm.retireTo(this.retire);
+      const vm = GuestVm.reuse(used, { memoryLimitBytes: spare.limit, reservation: spare.reservation }, image);
+      if (vm) return vm.retireTo(this.retire(spare.setup));
       dropInstance(used);
       spare.reservation.release();
     } catch (error) {
@@ -203,6 +296,12 @@ export class VmPool {
     }
     this.spares = this.spares.filter((s) => s !== spare);
     return null;
+  }
+
+  /** Give up everything held for no cell: the spares and the kept setup images (what a shortage of room takes). */
+  dropIdle(): void {
+    this.dropSpare();
+    this.images.drop();
   }
 
   /** Dispose the spares now, or (still being prepared) as soon as they are ready. */

@@ -2,7 +2,7 @@ import { BudgetPause } from "../policy";
 import { checkValue, type CallPolicy } from "../tools";
 import type { BridgeHandlers, Settlement, ToolRequest } from "../bridge";
 import { Catalog, type CatalogEntry } from "../catalog";
-import { closeWith, failed, failedWithBudget, runExec, type CellEnd, type CellEnvironment } from "../cell";
+import { closeWith, failed, failedWithBudget, runExec, TOOL_SEARCH_TOOLS, type CellEnd, type CellEnvironment } from "../cell";
 import type { CodeModePendingToolCall, CodeModeResult, CodeModeTelemetry } from "../code-mode";
 import { utf8ByteLength } from "../code-mode";
 import { parseToolSearchInput, searchLimit, ToolSearchCatalog, toolSearchId, type ToolSearchInput } from "../tool-search";
@@ -181,7 +181,7 @@ export function toolSearchCellEnvironment(spec: TurnSpec, counters: TurnCounters
     signal: deps.signal,
     vms: deps.vms,
     ...(deps.admittedAt !== undefined ? { admittedAt: deps.admittedAt } : {}),
-    tools: { toolSearch: true },
+    tools: TOOL_SEARCH_TOOLS,
     handlers,
     pause,
     telemetry: () => turnTelemetry(spec, new Catalog(spec.catalog), counters),

@@ -22,10 +22,10 @@ function ledger(): Promise<LedgerView> {
   return Promise.resolve({
     budget: pool.ledger.budgetBytes,
     reserved: pool.ledger.reservedBytes,
-    cells: pool.ledger.reservedBytes - pool.spareBytes,
+    cells: pool.ledger.reservedBytes - pool.idle.bytes,
     waiting: pool.ledger.waiting,
     // Cell VMs alive: VMs are accounted at what they hold, so their count says who is asleep.
-    vms: pool.ledger.reservations - pool.spareCount - (testHold && !testHold.released ? 1 : 0),
+    vms: pool.ledger.reservations - pool.idle.count - (testHold && !testHold.released ? 1 : 0),
   });
 }
 
@@ -43,7 +43,7 @@ const asleep = () => until((v) => v.vms === 0);
 
 /** Room held by the test itself (all but `leaving`), as another session's VM would hold it. */
 function hold(leaving: number, opts: { dropSpare?: boolean } = {}): Promise<boolean> {
-  if (opts.dropSpare) testVmPool.dropSpare();
+  if (opts.dropSpare) testVmPool.dropIdle();
   testHold = testVmPool.ledger.tryReserve(testVmPool.ledger.roomBytes - leaving);
   return Promise.resolve(testHold !== null);
 }

@@ -17,7 +17,7 @@ const mibText = (bytes: number) => String(Math.round((bytes / MiB) * 10) / 10);
 /** Room the test itself holds in the isolate's ledger (`hold`, `fill`), as another session's VM would. */
 let testHold: MemoryReservation | null = null;
 
-type LedgerView = { budget: number; reserved: number; spare: number; cells: number; vms: number; waiting: number; overhead: number };
+type LedgerView = { budget: number; reserved: number; spare: number; idle: number; cells: number; vms: number; waiting: number; overhead: number };
 
 function ledger(): Promise<LedgerView> {
   const pool = testVmPool;
@@ -26,9 +26,11 @@ function ledger(): Promise<LedgerView> {
     budget: pool.ledger.budgetBytes,
     reserved: pool.ledger.reservedBytes,
     spare: pool.spareBytes,
-    // What cells' VMs hold: neither the spare nor the test's own hold.
-    cells: pool.ledger.reservedBytes - pool.spareBytes - held,
-    vms: pool.ledger.reservations - pool.spareCount - (held > 0 ? 1 : 0),
+    // The spares and the kept setup images (src/runtime/setup-images.ts).
+    idle: pool.idle.bytes,
+    // What cells' VMs hold: neither the spare, the kept setup images, nor the test's own hold.
+    cells: pool.ledger.reservedBytes - pool.idle.bytes - held,
+    vms: pool.ledger.reservations - pool.idle.count - (held > 0 ? 1 : 0),
     waiting: pool.ledger.waiting,
     overhead: pool.ledger.overheadBytes,
   });
@@ -45,7 +47,7 @@ function hold(bytes: number): Promise<boolean> {
  * be given up (it is dropped first and cannot be refilled: a fresh VM needs 1.5 MiB).
  */
 function fill(leaving: number): Promise<boolean> {
-  testVmPool.dropSpare();
+  testVmPool.dropIdle();
   testHold = testVmPool.ledger.tryReserve(testVmPool.ledger.roomBytes - leaving);
   return Promise.resolve(testHold !== null);
 }
@@ -268,7 +270,7 @@ describe("isolate VM memory ledger", () => {
     for (const h of holders) expect(await h.result).toMatchObject({ status: "completed", value: "done" });
     const after = await until((v) => v.vms === 0);
     expect(after.cells).toBe(0);
-    expect(after.reserved).toBe(after.spare);
+    expect(after.reserved).toBe(after.idle);
   });
 
   it("a cell that allocates past the isolate's room fails with the memory failure naming the isolate; a cell of another session is unaffected", async () => {

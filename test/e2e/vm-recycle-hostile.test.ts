@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, inject, it, vi } from "vitest";
 import { GuestVm } from "../../src/runtime";
 import { exec, openTurn, sessionId, sleep, TOKEN_A, TOKEN_B, wait } from "./helpers";
 import { testVmPool } from "./session-controls";
@@ -46,11 +46,11 @@ async function probeIn(instance: object, probe: string, check: (result: any) => 
   throw new Error("no probe cell ran in the earlier cell's instance");
 }
 
-/** No cell VM alive: what the ledger holds is the spares'. */
+/** No cell VM alive: what the ledger holds is the spares' and the kept setup images'. */
 async function onlySparesHeld(): Promise<void> {
-  for (let i = 0; i < 200 && testVmPool.ledger.reservations !== testVmPool.spareCount; i++) await sleep(10);
-  expect(testVmPool.ledger.reservations).toBe(testVmPool.spareCount);
-  expect(testVmPool.ledger.reservedBytes).toBe(testVmPool.spareBytes);
+  for (let i = 0; i < 200 && testVmPool.ledger.reservations !== testVmPool.idle.count; i++) await sleep(10);
+  expect(testVmPool.ledger.reservations).toBe(testVmPool.idle.count);
+  expect(testVmPool.ledger.reservedBytes).toBe(testVmPool.idle.bytes);
 }
 
 describe("a recycled VM instance gives the next tenant nothing of the last one", () => {
@@ -187,6 +187,39 @@ describe("recycling keeps VMs apart and the ledger exact", () => {
     results.forEach((r, i) => expect(r).toMatchObject({ status: "completed", value: `cell-${i}` }));
     const again = await Promise.all(turns.map((t) => run(t, "return typeof mine")));
     for (const r of again) expect(r).toMatchObject({ status: "completed", value: "undefined" });
+    await onlySparesHeld();
+  });
+
+  it("turns with the same MCP server share its setup image across tenants; nothing one tenant's cells do reaches the other's", async () => {
+    const mcp = { mcpServers: { everything: { url: inject("mcpEverythingUrl") } } };
+    const open = async (token: string) => {
+      const session = sessionId();
+      return { session, turnId: await openTurn(session, mcp, token), token };
+    };
+    const a = await open(TOKEN_A);
+    const POLLUTE = `globalThis.leak = 'tenant-a'; Object.prototype.tainted = 'tenant-a'; Array.prototype.push = () => 'tenant-a';
+      try { MCP.everything.echo = () => 'tenant-a'; } catch (e) {}
+      try { Object.defineProperty(MCP, 'x', { value: 1 }); } catch (e) {}
+      return typeof MCP.everything.echo;`;
+    // Enough cells of the same setup for its image to be kept and used.
+    for (let i = 0; i < 4; i++) expect(await run(a, POLLUTE)).toMatchObject({ status: "completed", value: "function" });
+    expect(testVmPool.images.size.images).toBeGreaterThanOrEqual(1);
+    const b = await open(TOKEN_B);
+    const seen: unknown[] = [];
+    for (let i = 0; i < 4; i++) {
+      const r = await run(
+        b,
+        `const echoed = await MCP.everything.echo({ message: 'b' });
+         const out = [typeof leak, ({}).tainted === undefined, [].push(1), Object.keys(MCP).length, typeof MCP.everything.echo, JSON.stringify(echoed).includes('b'), Math.random()];
+         globalThis.leak = 'tenant-b';
+         return out;`,
+      );
+      expect(r).toMatchObject({ status: "completed" });
+      expect(r.value.slice(0, 6)).toEqual(["undefined", true, 1, 1, "function", true]);
+      seen.push(r.value[6]);
+    }
+    // Each cell's VM drew its own Math.random.
+    expect(new Set(seen).size).toBe(seen.length);
     await onlySparesHeld();
   });
 

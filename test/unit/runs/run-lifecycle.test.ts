@@ -98,7 +98,7 @@ describe("RunLifecycle over an in-memory store", () => {
     const r = await w.exec(askCell);
     expect(r).toMatchObject({ status: "failed", code: "invalid_input", error: "too many suspended code mode runs." });
     expect(w.store.count()).toBe(MAX_SUSPENDED_RUNS);
-    expect(w.ledger.reservedBytes).toBe(w.pool.spareBytes); // at most the spare
+    expect(w.ledger.reservedBytes).toBe(w.pool.idle.bytes); // at most the spare and setup images
   });
 
   it("a snapshot that cannot be encoded fails the cell as internal_error through the one park exit", async () => {
