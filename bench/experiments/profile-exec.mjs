@@ -6,7 +6,7 @@
  * per function, per exec. workerd's clock only advances on I/O in production, but the inspector's
  * sampler uses the real clock, so this is the in-isolate breakdown the bench cannot take.
  *
- *   node bench/experiments/profile-exec.mjs [--n=400] [--code='return 1 + 2'] [--keep=/tmp/exec.cpuprofile]
+ *   node bench/experiments/profile-exec.mjs [--n=400] [--code='return 1 + 2'] [--keep=/tmp/exec.cpuprofile] [--refused]
  */
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -66,10 +66,16 @@ try {
   const opened = await (await fetch(`${base}/v1/sessions/${sid}/turns`, { method: "POST", headers, body: "{}" })).json();
   if (typeof opened.turnId !== "string") throw new Error(`open turn: ${JSON.stringify(opened)}`);
   const execUrl = `${base}/v1/sessions/${sid}/turns/${opened.turnId}/tools/exec`;
-  const exec = async () => {
-    const r = await (await fetch(execUrl, { method: "POST", headers, body: JSON.stringify({ code: CODE }) })).json();
-    if (r.status !== "completed") throw new Error(JSON.stringify(r));
-  };
+  // `--refused`: a refused `wait` instead (the Durable Object round trip without a VM), to subtract.
+  const exec = process.argv.includes("--refused")
+    ? async () => {
+        const r = await (await fetch(execUrl.replace(/exec$/, "wait"), { method: "POST", headers, body: "{}" })).json();
+        if (r.status !== "failed") throw new Error(JSON.stringify(r));
+      }
+    : async () => {
+        const r = await (await fetch(execUrl, { method: "POST", headers, body: JSON.stringify({ code: CODE }) })).json();
+        if (r.status !== "completed") throw new Error(JSON.stringify(r));
+      };
   for (let i = 0; i < 100; i++) await exec();
 
   const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();

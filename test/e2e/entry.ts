@@ -12,7 +12,7 @@ import type { SessionLimits } from "../../src/config";
 import { createGateway } from "../../src/gateway";
 import { demoPlugin } from "../../src/plugins";
 import { swarmPlugin } from "../../src/swarm";
-import { MemoryLedger, systemClock, VmPool, type Clock, type RoomWait, type VmTake } from "../../src/runtime";
+import { MemoryLedger, systemClock, VmPool, type Clock, type VmTake } from "../../src/runtime";
 import { resetSessionEnvOverlays, withSessionProbe } from "../support/session-probe";
 
 /** The clock every session object and the image registry read: the system clock until a test sets another. */
@@ -51,11 +51,11 @@ class TestVmPool extends VmPool {
   override sandboxStarts(): Promise<boolean> {
     return this.fault === "no_sandbox" ? Promise.resolve(false) : super.sandboxStarts();
   }
-  override take(memoryLimitBytes: number, wait: RoomWait): Promise<VmTake> {
-    return this.fault === "cannot_start" ? Promise.reject(new Error("wasm instantiation failed")) : super.take(memoryLimitBytes, wait);
+  override take(...args: Parameters<VmPool["take"]>): Promise<VmTake> {
+    return this.fault === "cannot_start" ? Promise.reject(new Error("wasm instantiation failed")) : super.take(...args);
   }
-  override refillSoon(memoryLimitBytes: number): void {
-    if (this.fault !== "cannot_start") super.refillSoon(memoryLimitBytes);
+  override refillSoon(...args: Parameters<VmPool["refillSoon"]>): void {
+    if (this.fault !== "cannot_start") super.refillSoon(...args);
   }
 }
 
