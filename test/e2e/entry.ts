@@ -12,7 +12,7 @@ import type { SessionLimits } from "../../src/config";
 import { createGateway } from "../../src/gateway";
 import { demoPlugin } from "../../src/plugins";
 import { swarmPlugin } from "../../src/swarm";
-import { MemoryLedger, systemClock, VmPool, type Clock, type RoomWait, type VmTake } from "../../src/runtime";
+import { MemoryLedger, systemClock, VmPool, type Clock, type RoomWait, type VmSetup, type VmTake } from "../../src/runtime";
 import { resetSessionEnvOverlays, withSessionProbe } from "../support/session-probe";
 
 /** The clock every session object and the image registry read: the system clock until a test sets another. */
@@ -51,11 +51,12 @@ class TestVmPool extends VmPool {
   override sandboxStarts(): Promise<boolean> {
     return this.fault === "no_sandbox" ? Promise.resolve(false) : super.sandboxStarts();
   }
-  override take(memoryLimitBytes: number, wait: RoomWait): Promise<VmTake> {
-    return this.fault === "cannot_start" ? Promise.reject(new Error("wasm instantiation failed")) : super.take(memoryLimitBytes, wait);
+  // The setup is passed on: dropping it would hand every cell a pristine VM and leave setup images untested.
+  override take(memoryLimitBytes: number, wait: RoomWait, setup: VmSetup | null = null): Promise<VmTake> {
+    return this.fault === "cannot_start" ? Promise.reject(new Error("wasm instantiation failed")) : super.take(memoryLimitBytes, wait, setup);
   }
-  override refillSoon(memoryLimitBytes: number): void {
-    if (this.fault !== "cannot_start") super.refillSoon(memoryLimitBytes);
+  override refillSoon(memoryLimitBytes: number, setup: VmSetup | null = null): void {
+    if (this.fault !== "cannot_start") super.refillSoon(memoryLimitBytes, setup);
   }
 }
 

@@ -70,8 +70,11 @@ describe("setup images never hand a tenant another turn's tool globals", () => {
     // Enough cells of both setups for an image of each to be kept and copied, alternating so that
     // every spare a cell takes was last made or used for the other tenant's setup.
     for (let i = 0; i < 5; i++) {
+      // The pause lets the pool reset each returned instance to its own setup's image before the other tenant asks.
       expect((await look(narrow, "narrow")).value).toEqual(first.narrow.value);
+      await sleep(30);
       expect((await look(wide, "wide")).value).toEqual(first.wide.value);
+      await sleep(30);
     }
     expect(testVmPool.images.size.images).toBeGreaterThanOrEqual(1);
     await onlyIdleHeld();
