@@ -51,6 +51,7 @@ class TestVmPool extends VmPool {
   override sandboxStarts(): Promise<boolean> {
     return this.fault === "no_sandbox" ? Promise.resolve(false) : super.sandboxStarts();
   }
+  // Every argument is passed on: dropping the setup would hand every cell a pristine VM and leave setup images untested.
   override take(...args: Parameters<VmPool["take"]>): Promise<VmTake> {
     return this.fault === "cannot_start" ? Promise.reject(new Error("wasm instantiation failed")) : super.take(...args);
   }
