@@ -1,0 +1,121 @@
+/**
+ * CPU of one `/chat` model round trip inside workerd, A/B across builds: each root's bench worker
+ * is built and served by its own Miniflare (no inspector), then in interleaved rounds every root
+ * runs section 8's task with `--extra` more `exec` round trips and without; the workerd process's
+ * CPU (utime + stime from /proc, 10 ms ticks, so many calls per round) per call is taken, and the
+ * difference ÷ extra is the marginal round trip's CPU. The profiler inflates wasm and console work;
+ * this does not, and workerd's frozen clock does not matter to it. Linux only.
+ *
+ *   node --experimental-strip-types bench/experiments/chat-cpu-ab.ts [--rounds=8] [--calls=6] [--extra=4] <root> [<root> …]
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createRequire } from "node:module";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { dryRun, readWranglerConfig, stopServer, type Paths } from "../harness/workers.ts";
+import { startFakeProvider } from "../harness/fake-provider.ts";
+import { startToolsServer } from "../harness/measure-mcp.ts";
+import { chatOnce } from "../harness/chat-calls.ts";
+import { chatProviders, CHAT_KEY, CHAT_KEY_BINDING } from "../harness/chat-task.ts";
+
+const HERE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
+const ROUNDS = Number(arg("rounds", "8"));
+const CALLS = Number(arg("calls", "6"));
+const EXTRA = Number(arg("extra", "4"));
+const roots = process.argv.slice(2).filter((a) => !a.startsWith("--"));
+if (roots.length === 0) roots.push(HERE);
+
+const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "chatab-"));
+const provider = await startFakeProvider(HERE);
+const tools = await startToolsServer(HERE, 60_000);
+const token = "ab-token";
+
+function workerdPids(): Set<number> {
+  const out = new Set<number>();
+  for (const p of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, "utf8");
+      if (stat.includes("(workerd)") && Number(stat.split(") ")[1]!.split(" ")[1]) === process.pid) out.add(Number(p));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+const cpuMs = (pid: number) => {
+  const s = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(s[11]) + Number(s[12])) * 10;
+};
+
+type Served = { root: string; mf: any; pid: number; once: (extra: number) => Promise<unknown> };
+const served: Served[] = [];
+try {
+  for (const root of roots) {
+    const paths: Paths = { root, wranglerJs: path.join(root, "node_modules", "wrangler", "bin", "wrangler.js"), serve: path.join(root, "bench", "serve.mjs"), tmpRoot };
+    const benchConfig = path.join(root, "bench", "wrangler.bench.toml");
+    const bundle = await dryRun(paths, `ab-${served.length}`, benchConfig, [], 300_000);
+    const config = await readWranglerConfig(benchConfig);
+    const requireFromWrangler = createRequire(path.join(root, "node_modules", "wrangler", "package.json"));
+    const { Miniflare, convertV4MiniflareOptions } = await import(pathToFileURL(requireFromWrangler.resolve("miniflare")).href);
+    const modules: Array<{ type: string; path: string }> = [{ type: "ESModule", path: path.join(bundle.outdir, bundle.entry) }];
+    for (const f of fs.readdirSync(bundle.outdir, { recursive: true }).map(String)) {
+      if (f.endsWith(".wasm")) modules.push({ type: "CompiledWasm", path: path.join(bundle.outdir, f) });
+      else if (f.endsWith(".mjs") && f !== bundle.entry) modules.push({ type: "ESModule", path: path.join(bundle.outdir, f) });
+    }
+    const durableObjects: Record<string, unknown> = {};
+    for (const [binding, className] of Object.entries(config.durableObjects)) durableObjects[binding] = { className, useSQLite: true };
+    const before = workerdPids();
+    const mf = new Miniflare(
+      convertV4MiniflareOptions({
+        host: "127.0.0.1",
+        port: 0,
+        name: "gateway",
+        modulesRoot: bundle.outdir,
+        modules,
+        compatibilityDate: config.compatibilityDate,
+        compatibilityFlags: config.compatibilityFlags,
+        bindings: {
+          GATEWAY_TOKENS: JSON.stringify({ [token]: "ab" }),
+          CODEMODE_CONFIG: JSON.stringify({ mcp: { allowPrivateAddresses: true }, models: { providers: chatProviders(provider.base) } }),
+          [CHAT_KEY_BINDING]: CHAT_KEY,
+        },
+        durableObjects,
+      }),
+    );
+    const base = (await mf.ready).href.replace(/\/$/, "");
+    const pid = [...workerdPids()].find((p) => !before.has(p));
+    if (pid === undefined) throw new Error("workerd process not found");
+    const gw = { base, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, timeoutMs: 60_000 };
+    const d = { gw, provider, mcpUrl: tools.base };
+    const session = `ab-${served.length}-${Date.now()}`;
+    served.push({ root, mf, pid, once: (extra) => chatOnce(d as never, session, "codeMode", "openai", undefined, extra) });
+  }
+  for (const s of served) for (let i = 0; i < 10; i++) await s.once(i % 2 ? EXTRA : 0);
+  const per = new Map<Served, { long: number[]; short: number[] }>(served.map((s) => [s, { long: [], short: [] }]));
+  for (let r = 0; r < ROUNDS; r++) {
+    const order = r % 2 ? [...served].reverse() : served;
+    for (const s of order)
+      for (const extra of r % 2 ? [0, EXTRA] : [EXTRA, 0]) {
+        const c0 = cpuMs(s.pid);
+        for (let i = 0; i < CALLS; i++) await s.once(extra);
+        per.get(s)![extra ? "long" : "short"].push((cpuMs(s.pid) - c0) / CALLS);
+      }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+  for (const s of served) {
+    const { long, short } = per.get(s)!;
+    const marginal = long.map((l, i) => (l - short[i]!) / EXTRA);
+    console.log(
+      `${s.root}: workerd CPU per /chat call ${median(short).toFixed(2)} ms (task), ${median(long).toFixed(2)} ms (+${EXTRA} round trips); ` +
+        `per marginal round trip ${median(marginal).toFixed(2)} ms (rounds: ${marginal.map((m) => m.toFixed(2)).join(" ")})`,
+    );
+  }
+} finally {
+  for (const s of served) await s.mf.dispose();
+  await stopServer(tools);
+  await provider.close();
+  fs.rmSync(tmpRoot, { recursive: true, force: true });
+}
