@@ -54,7 +54,12 @@ type Served = { root: string; mf: any; pid: number; once: (extra: number) => Pro
 const served: Served[] = [];
 try {
   for (const root of roots) {
-    const paths: Paths = { root, wranglerJs: path.join(root, "node_modules", "wrangler", "bin", "wrangler.js"), serve: path.join(root, "bench", "serve.mjs"), tmpRoot };
+    const paths: Paths = {
+      root,
+      wranglerJs: path.join(root, "node_modules", "wrangler", "bin", "wrangler.js"),
+      serve: path.join(root, "bench", "serve.mjs"),
+      tmpRoot,
+    };
     const benchConfig = path.join(root, "bench", "wrangler.bench.toml");
     const bundle = await dryRun(paths, `ab-${served.length}`, benchConfig, [], 300_000);
     const config = await readWranglerConfig(benchConfig);
