@@ -67,7 +67,7 @@ const METRIC: Record<ChatMetric, (s: ChatSample) => number> = {
 };
 
 /** Extra model round trips of the long code-mode task (chat-task.ts `taskSteps`' `extra`). */
-export const EXTRA_ROUND_TRIPS = 4;
+export const EXTRA_ROUND_TRIPS = 12;
 
 /** A metric over every sample, and over the per-round medians. */
 export interface MetricFigures {
