@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, inject, it, vi } from "vitest"
 import { GuestVm, VmPool } from "../../src/runtime";
 import { exec, openTurn, sessionId, sleep, TOKEN_A, TOKEN_B, wait } from "./helpers";
 import { testVmPool } from "./session-controls";
+import { decide, pendingApprovals, startExec } from "./approval-helpers";
 
 // Setup images (a VM kept right after a turn's tool globals were installed, copied for later cells of
 // the same setup) and restores into a spare's used instance, attacked through HTTP by two tenants of
@@ -121,6 +122,48 @@ describe("a parked run restored into a spare's used instance", () => {
     expect(into.length).toBeGreaterThanOrEqual(1);
     expect(bInstances).toContain(into[0]);
     expect(bound.slice(from)).toContain(into[0]);
+    await onlyIdleHeld();
+  });
+});
+
+describe("a cell woken after an operator's decision, restored into a spare's used instance", () => {
+  it("continues with only its own state in an instance another tenant's cell just used", async () => {
+    const a = await turn(TOKEN_A, { agentId: "approvebig" });
+    const running = startExec(
+      a.session,
+      a.turnId,
+      `globalThis.mine = 'A-own'; const kept = new Uint8Array(4096).fill(7);
+       await notes_write({ key: 'woken', text: 'allowed' });
+       let stack = ''; try { null.x; } catch (e) { stack = String(e.stack); }
+       return { mine, kept: kept.every((x) => x === 7), other: typeof secretB, leak: ({}).leakB ?? null,
+         fresh: new Uint8Array(new ArrayBuffer(1024 * 1024)).some((x) => x !== 0), strings: stack.includes('B-SECRET') };`,
+    );
+    const [p] = await pendingApprovals(a.session);
+    // Asleep: its VM was snapshotted and given back while the decision is pending.
+    for (let i = 0; i < 200 && testVmPool.ledger.reservations !== testVmPool.idle.count; i++) await sleep(10);
+    const b = await turn(TOKEN_B);
+    const bInstances: object[] = [];
+    for (let i = 0; i < 2; i++) {
+      const r = await run(
+        b,
+        `globalThis.secretB = 'B-SECRET'; Object.defineProperty(Object.prototype, 'leakB', { get() { return 'B-SECRET'; }, configurable: true });
+         const buf = new Uint8Array(64 * 1024).fill(0xb5); return buf.length;`,
+      );
+      expect(r).toMatchObject({ status: "completed" });
+      bInstances.push(bound.at(-1)!);
+    }
+    await sleep(30);
+    expect((await decide(a.session, p!.approvalId, "allow")).status).toBe(200);
+    const r = (await running).json;
+    expect(r).toMatchObject({
+      status: "completed",
+      value: { mine: "A-own", kept: true, other: "undefined", leak: null, fresh: false, strings: false },
+    });
+    expect(JSON.stringify(r)).not.toContain("B-SECRET");
+    // The wake-up really restored into one of tenant B's instances.
+    const into = restoredInto.filter((x) => x !== null);
+    expect(into.length).toBeGreaterThanOrEqual(1);
+    expect(bInstances).toContain(into[0]);
     await onlyIdleHeld();
   });
 });
