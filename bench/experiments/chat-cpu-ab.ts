@@ -11,13 +11,12 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createRequire } from "node:module";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { dryRun, readWranglerConfig, stopServer, type Paths } from "../harness/workers.ts";
+import { fileURLToPath } from "node:url";
+import { stopServer } from "../harness/workers.ts";
 import { startFakeProvider } from "../harness/fake-provider.ts";
 import { startToolsServer } from "../harness/measure-mcp.ts";
 import { chatOnce } from "../harness/chat-calls.ts";
-import { chatProviders, CHAT_KEY, CHAT_KEY_BINDING } from "../harness/chat-task.ts";
+import { serveChatWorker } from "./chat-worker.ts";
 
 const HERE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
@@ -54,43 +53,14 @@ type Served = { root: string; mf: any; pid: number; once: (extra: number) => Pro
 const served: Served[] = [];
 try {
   for (const root of roots) {
-    const paths: Paths = {
-      root,
-      wranglerJs: path.join(root, "node_modules", "wrangler", "bin", "wrangler.js"),
-      serve: path.join(root, "bench", "serve.mjs"),
-      tmpRoot,
-    };
-    const benchConfig = path.join(root, "bench", "wrangler.bench.toml");
-    const bundle = await dryRun(paths, `ab-${served.length}`, benchConfig, [], 300_000);
-    const config = await readWranglerConfig(benchConfig);
-    const requireFromWrangler = createRequire(path.join(root, "node_modules", "wrangler", "package.json"));
-    const { Miniflare, convertV4MiniflareOptions } = await import(pathToFileURL(requireFromWrangler.resolve("miniflare")).href);
-    const modules: Array<{ type: string; path: string }> = [{ type: "ESModule", path: path.join(bundle.outdir, bundle.entry) }];
-    for (const f of fs.readdirSync(bundle.outdir, { recursive: true }).map(String)) {
-      if (f.endsWith(".wasm")) modules.push({ type: "CompiledWasm", path: path.join(bundle.outdir, f) });
-      else if (f.endsWith(".mjs") && f !== bundle.entry) modules.push({ type: "ESModule", path: path.join(bundle.outdir, f) });
-    }
-    const durableObjects: Record<string, unknown> = {};
-    for (const [binding, className] of Object.entries(config.durableObjects)) durableObjects[binding] = { className, useSQLite: true };
     const before = workerdPids();
-    const mf = new Miniflare(
-      convertV4MiniflareOptions({
-        host: "127.0.0.1",
-        port: 0,
-        name: "gateway",
-        modulesRoot: bundle.outdir,
-        modules,
-        compatibilityDate: config.compatibilityDate,
-        compatibilityFlags: config.compatibilityFlags,
-        bindings: {
-          GATEWAY_TOKENS: JSON.stringify({ [token]: "ab" }),
-          CODEMODE_CONFIG: JSON.stringify({ mcp: { allowPrivateAddresses: true }, models: { providers: chatProviders(provider.base) } }),
-          [CHAT_KEY_BINDING]: CHAT_KEY,
-        },
-        durableObjects,
-      }),
-    );
-    const base = (await mf.ready).href.replace(/\/$/, "");
+    const { mf, base } = await serveChatWorker(root, tmpRoot, {
+      label: `ab-${served.length}`,
+      token,
+      tenant: "ab",
+      providerBase: provider.base,
+      minify: true,
+    });
     const pid = [...workerdPids()].find((p) => !before.has(p));
     if (pid === undefined) throw new Error("workerd process not found");
     const gw = { base, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, timeoutMs: 60_000 };

@@ -13,13 +13,13 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createRequire } from "node:module";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { dryRun, readWranglerConfig, stopServer, type Paths } from "../harness/workers.ts";
+import { fileURLToPath } from "node:url";
+import { stopServer } from "../harness/workers.ts";
 import { startFakeProvider } from "../harness/fake-provider.ts";
 import { startToolsServer } from "../harness/measure-mcp.ts";
 import { chatOnce, openOnce } from "../harness/chat-calls.ts";
-import { chatProviders, CHAT_KEY, CHAT_KEY_BINDING, type ChatSurface } from "../harness/chat-task.ts";
+import type { ChatSurface } from "../harness/chat-task.ts";
+import { serveChatWorker } from "./chat-worker.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
@@ -32,49 +32,19 @@ const OPENING = process.argv.includes("--opening");
 const EXTRA = Number(arg("extra", "0"));
 
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "chatprof-"));
-const paths: Paths = {
-  root: ROOT,
-  wranglerJs: path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js"),
-  serve: path.join(ROOT, "bench", "serve.mjs"),
-  tmpRoot,
-};
-const benchConfig = path.join(ROOT, "bench", "wrangler.bench.toml");
-const bundle = await dryRun(paths, "chat-prof", benchConfig, ["--minify=false"], 300_000);
-const config = await readWranglerConfig(benchConfig);
 const provider = await startFakeProvider(ROOT);
 const tools = await startToolsServer(ROOT, 60_000);
 const token = "prof-token";
-
-const requireFromWrangler = createRequire(path.join(ROOT, "node_modules", "wrangler", "package.json"));
-const { Miniflare, convertV4MiniflareOptions } = await import(pathToFileURL(requireFromWrangler.resolve("miniflare")).href);
-const modules: Array<{ type: string; path: string }> = [{ type: "ESModule", path: path.join(bundle.outdir, bundle.entry) }];
-for (const f of fs.readdirSync(bundle.outdir, { recursive: true }).map(String)) {
-  if (f.endsWith(".wasm")) modules.push({ type: "CompiledWasm", path: path.join(bundle.outdir, f) });
-  else if (f.endsWith(".mjs") && f !== bundle.entry) modules.push({ type: "ESModule", path: path.join(bundle.outdir, f) });
-}
-const durableObjects: Record<string, unknown> = {};
-for (const [binding, className] of Object.entries(config.durableObjects)) durableObjects[binding] = { className, useSQLite: true };
 const inspectorPort = 9229 + Math.floor(Math.random() * 500);
-const mf = new Miniflare(
-  convertV4MiniflareOptions({
-    host: "127.0.0.1",
-    port: 0,
-    inspectorPort,
-    name: "gateway",
-    modulesRoot: bundle.outdir,
-    modules,
-    compatibilityDate: config.compatibilityDate,
-    compatibilityFlags: config.compatibilityFlags,
-    bindings: {
-      GATEWAY_TOKENS: JSON.stringify({ [token]: "prof" }),
-      CODEMODE_CONFIG: JSON.stringify({ mcp: { allowPrivateAddresses: true }, models: { providers: chatProviders(provider.base) } }),
-      [CHAT_KEY_BINDING]: CHAT_KEY,
-    },
-    durableObjects,
-  }),
-);
+const { mf, base } = await serveChatWorker(ROOT, tmpRoot, {
+  label: "chat-prof",
+  token,
+  tenant: "prof",
+  providerBase: provider.base,
+  minify: false,
+  inspectorPort,
+});
 try {
-  const base = (await mf.ready).href.replace(/\/$/, "");
   const gw = { base, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, timeoutMs: 60_000 };
   const d = { gw, provider, mcpUrl: tools.base };
   const session = `prof-${Date.now()}`;

@@ -8,9 +8,20 @@ import type { Clock } from "../../src/runtime";
 import { SnapshotCodec } from "../../src/snapshot-store";
 import { overlaySessionEnv } from "../support/session-probe";
 import { testClock, testLimits, testVmPool, type VmFault } from "./entry";
-import { sessionStub } from "./helpers";
+import { sessionStub, sleep } from "./helpers";
+import { expect } from "vitest";
 
 export { testVmPool };
+
+/**
+ * No cell VM alive: once the isolate's ledger holds only what the pool keeps for no cell (its spares
+ * and setup images), within ~2 s, it must hold exactly that: nothing a cell had is left reserved.
+ */
+export async function expectOnlyIdleHeld(): Promise<void> {
+  for (let i = 0; i < 200 && testVmPool.ledger.reservations !== testVmPool.idle.count; i++) await sleep(10);
+  expect(testVmPool.ledger.reservations).toBe(testVmPool.idle.count);
+  expect(testVmPool.ledger.reservedBytes).toBe(testVmPool.idle.bytes);
+}
 
 /** Every session object (and the image registry) reads time from `clock` until the test ends. */
 export function setClock(clock: Clock): void {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, inject, it, vi } from "vitest";
 import { GuestVm } from "../../src/runtime";
 import { exec, openTurn, sessionId, sleep, TOKEN_A, TOKEN_B, wait } from "./helpers";
-import { testVmPool } from "./session-controls";
+import { expectOnlyIdleHeld, testVmPool } from "./session-controls";
 
 // A cell's VM instance is reset to the pristine image in place and handed to the next cell, of any
 // session or tenant of the isolate. Tenant A's cells try to leave something behind in that instance
@@ -44,13 +44,6 @@ async function probeIn(instance: object, probe: string, check: (result: any) => 
     if (bound.slice(before).includes(instance)) return;
   }
   throw new Error("no probe cell ran in the earlier cell's instance");
-}
-
-/** No cell VM alive: what the ledger holds is the spares' and the kept setup images'. */
-async function onlySparesHeld(): Promise<void> {
-  for (let i = 0; i < 200 && testVmPool.ledger.reservations !== testVmPool.idle.count; i++) await sleep(10);
-  expect(testVmPool.ledger.reservations).toBe(testVmPool.idle.count);
-  expect(testVmPool.ledger.reservedBytes).toBe(testVmPool.idle.bytes);
 }
 
 describe("a recycled VM instance gives the next tenant nothing of the last one", () => {
@@ -187,7 +180,7 @@ describe("recycling keeps VMs apart and the ledger exact", () => {
     results.forEach((r, i) => expect(r).toMatchObject({ status: "completed", value: `cell-${i}` }));
     const again = await Promise.all(turns.map((t) => run(t, "return typeof mine")));
     for (const r of again) expect(r).toMatchObject({ status: "completed", value: "undefined" });
-    await onlySparesHeld();
+    await expectOnlyIdleHeld();
   });
 
   it("turns with the same MCP server share its setup image across tenants; nothing one tenant's cells do reaches the other's", async () => {
@@ -220,7 +213,7 @@ describe("recycling keeps VMs apart and the ledger exact", () => {
     }
     // Each cell's VM drew its own Math.random.
     expect(new Set(seen).size).toBe(seen.length);
-    await onlySparesHeld();
+    await expectOnlyIdleHeld();
   });
 
   it("after cells that completed, failed, parked, faulted and grew, only the spares hold room in the ledger", async () => {
@@ -235,7 +228,7 @@ describe("recycling keeps VMs apart and the ledger exact", () => {
     let done = parked;
     for (let i = 0; i < 20 && done.status === "waiting"; i++) done = await wait(p.session, p.turnId, done.runId, p.token);
     expect(done).toMatchObject({ status: "completed", value: 2 });
-    await onlySparesHeld();
+    await expectOnlyIdleHeld();
     expect(testVmPool.spareCount).toBeLessThanOrEqual(2);
   });
 });

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, inject, it, vi } from "vitest";
 import { GuestVm, VmPool } from "../../src/runtime";
 import { exec, openTurn, sessionId, sleep, TOKEN_A, TOKEN_B, wait } from "./helpers";
-import { testVmPool } from "./session-controls";
+import { expectOnlyIdleHeld, testVmPool } from "./session-controls";
 import { decide, pendingApprovals, startExec } from "./approval-helpers";
 
 // Setup images (a VM kept right after a turn's tool globals were installed, copied for later cells of
@@ -43,13 +43,6 @@ async function turn(token: string, body: Record<string, unknown> = {}): Promise<
 
 const run = (t: Turn, code: string) => exec(t.session, t.turnId, code, {}, t.token);
 
-/** No cell VM alive: what the ledger holds is the spares' and the kept setup images'. */
-async function onlyIdleHeld(): Promise<void> {
-  for (let i = 0; i < 200 && testVmPool.ledger.reservations !== testVmPool.idle.count; i++) await sleep(10);
-  expect(testVmPool.ledger.reservations).toBe(testVmPool.idle.count);
-  expect(testVmPool.ledger.reservedBytes).toBe(testVmPool.idle.bytes);
-}
-
 describe("setup images never hand a tenant another turn's tool globals", () => {
   it("the same MCP server with and without an allow list: interleaved cells of both tenants each see only their own tools", async () => {
     const everything = { everything: { url: inject("mcpEverythingUrl") } };
@@ -78,7 +71,7 @@ describe("setup images never hand a tenant another turn's tool globals", () => {
       await sleep(30);
     }
     expect(testVmPool.images.size.images).toBeGreaterThanOrEqual(1);
-    await onlyIdleHeld();
+    await expectOnlyIdleHeld();
   });
 });
 
@@ -122,7 +115,7 @@ describe("a parked run restored into a spare's used instance", () => {
     expect(into.length).toBeGreaterThanOrEqual(1);
     expect(bInstances).toContain(into[0]);
     expect(bound.slice(from)).toContain(into[0]);
-    await onlyIdleHeld();
+    await expectOnlyIdleHeld();
   });
 });
 
@@ -164,6 +157,6 @@ describe("a cell woken after an operator's decision, restored into a spare's use
     const into = restoredInto.filter((x) => x !== null);
     expect(into.length).toBeGreaterThanOrEqual(1);
     expect(bInstances).toContain(into[0]);
-    await onlyIdleHeld();
+    await expectOnlyIdleHeld();
   });
 });
