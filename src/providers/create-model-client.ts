@@ -20,6 +20,10 @@ import {
 import { maxOutputTokensFor, wireModel } from "./wire-model";
 import { chainStages, toolArgumentCoalescing } from "./tool-argument-coalescing";
 import { usageRepairStage } from "./wire-usage";
+import { leanChatCompletionsParts } from "./lean-chat-stream";
+
+/** PROTOTYPE switch (experiments flip it to compare both readers in one build). */
+export const LEAN_READER = { enabled: true };
 
 /**
  * Anthropic: no `eager_input_streaming` on tools (tool input arrives whole per block, JSON-checked by
@@ -69,7 +73,9 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
   // Usage with counts of the wrong type counts 0 instead of failing the chunk it came in, and a tool
   // call's argument deltas reach the wire client as one event (both in the bound's pass).
   const stage = () => chainStages(usageRepairStage(model.api), toolArgumentCoalescing(model.api));
-  const transport = observedFetch(opts.fetch ?? globalThis.fetch.bind(globalThis), clock, opts.observer, stage);
+  // PROTOTYPE: a Chat Completions stream is read by one loop of ours (lean-chat-stream.ts).
+  const lean = model.api === "openai-completions" && LEAN_READER.enabled;
+  const transport = observedFetch(opts.fetch ?? globalThis.fetch.bind(globalThis), clock, opts.observer, stage, lean);
   const fail = (error: unknown) =>
     toProviderError(error, {
       ended,
@@ -89,7 +95,7 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
   const textMask = new SentSecretStream(secrets);
   const offered = new Set(request.tools.map((t) => t.name));
 
-  let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart> | undefined;
+  let reader: { read(): Promise<ReadableStreamReadResult<LanguageModelV4StreamPart>>; cancel(): Promise<unknown> } | undefined;
   try {
     let result;
     try {
@@ -107,7 +113,15 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
     } catch (error) {
       throw fail(error);
     }
-    reader = result.stream.getReader();
+    const claimed = transport.claimed();
+    if (claimed !== undefined) {
+      result.stream.cancel().catch(() => {});
+      const parts = leanChatCompletionsParts({ ...claimed, onEvent: opts.observer?.sseEvent, onOverflow: transport.overflow });
+      reader = {
+        read: () => parts.next() as Promise<ReadableStreamReadResult<LanguageModelV4StreamPart>>,
+        cancel: () => parts.return(undefined),
+      };
+    } else reader = result.stream.getReader();
     let finish: Extract<LanguageModelV4StreamPart, { type: "finish" }> | undefined;
     for (;;) {
       let next: ReadableStreamReadResult<LanguageModelV4StreamPart>;

@@ -14,7 +14,13 @@ export type ObservedFetch = {
   status(): number | undefined;
   /** The byte bound the answer's body ran past (the body was cut there), if it did. */
   overflowed(): number | undefined;
+  /** A successful event stream taken over (`claim`): its body, headers and URL; the wire client got an empty body. */
+  claimed(): ClaimedStream | undefined;
+  /** The claimed body's reader ran past this bound. */
+  overflow(limit: number): void;
 };
+
+export type ClaimedStream = { body: ReadableStream<Uint8Array>; headers: Record<string, string>; url: string };
 
 /**
  * Wraps the fetch a wire-format client uses, once per model call: counts the request body's bytes and
@@ -30,8 +36,15 @@ export type ObservedFetch = {
  * `eventStage`: what rewrites a successful event stream's bytes (the wire client's usage repair),
  * run in the same pass over each chunk as the bound (after it, and after the observer's tap).
  */
-export function observedFetch(base: typeof fetch, clock: Clock, observer?: TransportObserver, eventStage?: () => ChunkStage): ObservedFetch {
+export function observedFetch(
+  base: typeof fetch,
+  clock: Clock,
+  observer?: TransportObserver,
+  eventStage?: () => ChunkStage,
+  claim = false,
+): ObservedFetch {
   let bytes = 0;
+  let claimed: ClaimedStream | undefined;
   let sent = false;
   let status: number | undefined;
   const wrapped = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
@@ -49,6 +62,11 @@ export function observedFetch(base: typeof fetch, clock: Clock, observer?: Trans
     // a success cut short would be silently incomplete, so it fails instead.
     const onEvent = observer?.sseEvent;
     const events = isEventStream(response);
+    if (claim && events && response.status < 400) {
+      // PROTOTYPE: the caller reads this body itself (lean-chat-stream.ts); the wire client parses nothing.
+      claimed = { body: response.body, headers: Object.fromEntries(response.headers), url };
+      return new Response("", { status: response.status, statusText: response.statusText, headers: response.headers });
+    }
     const stage = response.status < 400 && events ? eventStage?.() : undefined;
     const tapped = onEvent !== undefined && events;
     let body =
@@ -63,7 +81,15 @@ export function observedFetch(base: typeof fetch, clock: Clock, observer?: Trans
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
   let overflowed: number | undefined;
-  return { fetch: wrapped as typeof fetch, requestBytes: () => bytes, sent: () => sent, status: () => status, overflowed: () => overflowed };
+  return {
+    fetch: wrapped as typeof fetch,
+    requestBytes: () => bytes,
+    sent: () => sent,
+    status: () => status,
+    overflowed: () => overflowed,
+    claimed: () => claimed,
+    overflow: (limit) => (overflowed = limit),
+  };
 }
 
 /**

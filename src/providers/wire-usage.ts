@@ -117,11 +117,15 @@ export function repairUsageData(api: Api, data: string): string {
     return data; // not JSON: the wire client reports the broken stream
   }
   if (!isObject(parsed)) return data;
-  let changed = false;
-  if (api === "openai-completions") changed = repairOpenAiUsage(parsed);
-  else if (parsed.type === "message_start" && isObject(parsed.message)) changed = repairAnthropicUsage(parsed.message, "input_tokens");
-  else if (parsed.type === "message_delta") changed = repairAnthropicUsage(parsed, "output_tokens");
-  return changed ? JSON.stringify(parsed) : data;
+  return repairUsageValue(api, parsed) ? JSON.stringify(parsed) : data;
+}
+
+/** `repairUsageData` on an event already parsed (in place); true when it changed. */
+export function repairUsageValue(api: Api, parsed: Json): boolean {
+  if (api === "openai-completions") return repairOpenAiUsage(parsed);
+  if (parsed.type === "message_start" && isObject(parsed.message)) return repairAnthropicUsage(parsed.message, "input_tokens");
+  if (parsed.type === "message_delta") return repairAnthropicUsage(parsed, "output_tokens");
+  return false;
 }
 
 const USAGE_KEY = '"usage"';
