@@ -3,6 +3,7 @@ import { StreamingToolCallTracker, generateId, safeParseJSON } from "@ai-sdk/pro
 import { createParser } from "eventsource-parser";
 import { MAX_PROVIDER_RESPONSE_BYTES } from "../limits";
 import { repairUsageValue } from "./wire-usage";
+import { openAiContinuationText } from "./tool-argument-coalescing";
 
 /**
  * PROTOTYPE (issue 22, "a thin turn"): a Chat Completions event stream read in one loop, instead
@@ -52,6 +53,14 @@ export async function* leanChatCompletionsParts(ctx: LeanStreamContext): AsyncGe
   // One event: its parts pushed to `out`; false when it was an error part (the caller stops there).
   const handle = async (data: string): Promise<boolean> => {
     if (data === "[DONE]") return true;
+    // An argument delta in the exact shape vendors send is valid by construction (the regular
+    // expression of tool-argument-coalescing.ts): its text goes to the call without a chunk parse.
+    const piece = openAiContinuationText(data);
+    if (piece !== undefined) {
+      output = true;
+      tracker.processDelta({ index: piece.index, function: { arguments: piece.text } } as never);
+      return true;
+    }
     let value: unknown;
     try {
       value = JSON.parse(data);

@@ -115,6 +115,12 @@ const ANTHROPIC_CONTINUATION = new RegExp(
   String.raw`^\{"type":"content_block_delta","index":(${INT}),"delta":\{"type":"input_json_delta","partial_json":(${STR})\}\}$`,
 );
 
+/** A Chat Completions continuation recognized by its exact text: its tool index and argument text (no whole-chunk parse). */
+export function openAiContinuationText(data: string): { index: number; text: string } | undefined {
+  const m = OPENAI_CONTINUATION.exec(data);
+  return m ? { index: Number(m[1]), text: JSON.parse(m[2]!) as string } : undefined;
+}
+
 function openAiContinuation(data: string): Piece | undefined {
   const m = OPENAI_CONTINUATION.exec(data);
   if (!m) return undefined;
