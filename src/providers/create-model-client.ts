@@ -20,7 +20,6 @@ import {
 import { maxOutputTokensFor, wireModel } from "./wire-model";
 import { chainStages, toolArgumentCoalescing } from "./tool-argument-coalescing";
 import { usageRepairStage } from "./wire-usage";
-import { leanChatCompletionsParts } from "./lean-chat-stream";
 
 /** PROTOTYPE switch (experiments flip it to compare both readers in one build). */
 export const LEAN_READER = { enabled: true };
@@ -116,6 +115,8 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
     const claimed = transport.claimed();
     if (claimed !== undefined) {
       result.stream.cancel().catch(() => {});
+      // Imported with the first call, like the wire clients (wire-model.ts): no startup cost for the Worker.
+      const { leanChatCompletionsParts } = await import("./lean-chat-stream");
       const parts = leanChatCompletionsParts({ ...claimed, onEvent: opts.observer?.sseEvent, onOverflow: transport.overflow });
       reader = {
         read: () => parts.next() as Promise<ReadableStreamReadResult<LanguageModelV4StreamPart>>,
