@@ -6,7 +6,7 @@ import { repairUsageValue } from "./wire-usage";
 import { openAiContinuationText } from "./tool-argument-coalescing";
 
 /**
- * PROTOTYPE (issue 22, "a thin turn"): a Chat Completions event stream read in one loop, instead
+ * A Chat Completions event stream read in one loop (issue 22, "a thin turn"), instead
  * of the byte cap, usage-repair and coalescing TransformStreams, then the AI SDK's decoder, event
  * parser, JSON/zod and parts streams (and its tee looking for an early error). It yields the parts
  * the SDK's `doStream` would (text deltas, tool calls, error, finish) so createModelClient's loop is

@@ -35,6 +35,8 @@ export type ClaimedStream = { body: ReadableStream<Uint8Array>; headers: Record<
  *
  * `eventStage`: what rewrites a successful event stream's bytes (the wire client's usage repair),
  * run in the same pass over each chunk as the bound (after it, and after the observer's tap).
+ * `claim`: a successful event stream is not handed to the wire client (it gets an empty body) but
+ * kept for the caller (`claimed()`), who reads, bounds and taps it itself.
  */
 export function observedFetch(
   base: typeof fetch,
@@ -63,7 +65,7 @@ export function observedFetch(
     const onEvent = observer?.sseEvent;
     const events = isEventStream(response);
     if (claim && events && response.status < 400) {
-      // PROTOTYPE: the caller reads this body itself (lean-chat-stream.ts); the wire client parses nothing.
+      // The caller reads this body itself (lean-chat-stream.ts, which bounds it); the wire client parses nothing.
       claimed = { body: response.body, headers: Object.fromEntries(response.headers), url };
       return new Response("", { status: response.status, statusText: response.statusText, headers: response.headers });
     }
