@@ -23,9 +23,10 @@ import { usageRepairStage } from "./wire-usage";
 
 /**
  * Chat Completions streams are read by lean-chat-stream.ts (about 1 ms of CPU less per model call
- * than the AI SDK's stream pipeline: bench/experiments/chat-cpu-ab.ts). Off only in the test that
- * runs every stream through both readers and requires the same events and failures
- * (test/unit/providers/lean-chat-stream.test.ts): the SDK's pipeline is the reference.
+ * than the AI SDK's stream pipeline: bench/experiments/chat-cpu-ab.ts), Messages streams by
+ * lean-messages-stream.ts. Off only in the tests that run every stream through both readers and
+ * require the same events and failures (test/unit/providers/lean-chat-stream.test.ts,
+ * lean-messages-stream.test.ts): the SDK's pipeline is the reference.
  */
 export const LEAN_READER = { enabled: true };
 
@@ -77,8 +78,8 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
   // Usage with counts of the wrong type counts 0 instead of failing the chunk it came in, and a tool
   // call's argument deltas reach the wire client as one event (both in the bound's pass).
   const stage = () => chainStages(usageRepairStage(model.api), toolArgumentCoalescing(model.api));
-  // A Chat Completions stream is read by one loop of ours (lean-chat-stream.ts); the SDK still sends the request.
-  const lean = model.api === "openai-completions" && LEAN_READER.enabled;
+  // A Chat Completions or Messages stream is read by one loop of ours (lean-*-stream.ts); the SDK still sends the request.
+  const lean = LEAN_READER.enabled;
   const transport = observedFetch(opts.fetch ?? globalThis.fetch.bind(globalThis), clock, opts.observer, stage, lean);
   const fail = (error: unknown) =>
     toProviderError(error, {
@@ -121,8 +122,11 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
     if (claimed !== undefined) {
       result.stream.cancel().catch(() => {});
       // Imported with the first call, like the wire clients (wire-model.ts): no startup cost for the Worker.
-      const { leanChatCompletionsParts } = await import("./lean-chat-stream");
-      const parts = leanChatCompletionsParts({ ...claimed, onEvent: opts.observer?.sseEvent, onOverflow: transport.overflow });
+      const read =
+        model.api === "openai-completions"
+          ? (await import("./lean-chat-stream")).leanChatCompletionsParts
+          : (await import("./lean-messages-stream")).leanMessagesParts;
+      const parts = read({ ...claimed, onEvent: opts.observer?.sseEvent, onOverflow: transport.overflow });
       reader = {
         read: () => parts.next() as Promise<ReadableStreamReadResult<LanguageModelV4StreamPart>>,
         cancel: () => parts.return(undefined),
