@@ -1,8 +1,7 @@
 import { APICallError, JSONParseError, TypeValidationError, type LanguageModelV4StreamPart, type LanguageModelV4Usage } from "@ai-sdk/provider";
 import { StreamingToolCallTracker, generateId, safeParseJSON } from "@ai-sdk/provider-utils";
-import { createParser } from "eventsource-parser";
-import { MAX_PROVIDER_RESPONSE_BYTES } from "../limits";
 import { repairUsageValue } from "./wire-usage";
+import { sseEventData, type LeanStreamContext } from "./lean-sse";
 import { openAiContinuationText } from "./tool-argument-coalescing";
 
 /**
@@ -24,16 +23,6 @@ const optStr = (v: unknown) => nullish(v) || typeof v === "string";
 const optNum = (v: unknown) => nullish(v) || num(v);
 const arrayOf = (v: unknown, each: (x: unknown) => boolean) => Array.isArray(v) && v.every(each);
 
-export type LeanStreamContext = {
-  body: ReadableStream<Uint8Array>;
-  headers: Record<string, string>;
-  url: string;
-  /** The observer's per-event tap (its failure never breaks the call). */
-  onEvent?: (data: string) => void;
-  /** Told when the body ran past the byte bound (the call then fails naming it). */
-  onOverflow: (limit: number) => void;
-};
-
 /** The Chat Completions stream of one call as the SDK's parts (only those createModelClient reads). */
 export async function* leanChatCompletionsParts(ctx: LeanStreamContext): AsyncGenerator<LanguageModelV4StreamPart> {
   const out: LanguageModelV4StreamPart[] = [];
@@ -41,10 +30,6 @@ export async function* leanChatCompletionsParts(ctx: LeanStreamContext): AsyncGe
     generateId,
     typeValidation: "if-present",
   });
-  const events: string[] = [];
-  const parser = createParser({ onEvent: (e) => events.push(e.data) });
-  const decoder = new TextDecoder();
-  let seen = 0;
   let rawUsage: Json | undefined;
   let rawFinish: string | undefined;
   let refusal = false;
@@ -117,45 +102,18 @@ export async function* leanChatCompletionsParts(ctx: LeanStreamContext): AsyncGe
     return true;
   };
 
-  const reader = ctx.body.getReader();
-  try {
-    for (;;) {
-      const next = await reader.read();
-      if (next.done) break;
-      seen += next.value.byteLength;
-      if (seen > MAX_PROVIDER_RESPONSE_BYTES) {
-        ctx.onOverflow(MAX_PROVIDER_RESPONSE_BYTES);
-        throw new RangeError(`the provider's answer is larger than ${MAX_PROVIDER_RESPONSE_BYTES} bytes`);
-      }
-      parser.feed(decoder.decode(next.value, { stream: true }));
-      for (const data of events.splice(0)) {
-        if (ctx.onEvent) tap(ctx.onEvent, data);
-        const ok = await handle(data);
-        yield* out.splice(0);
-        if (!ok) return;
-      }
-    }
-    const rest = decoder.decode();
-    if (rest !== "") parser.feed(rest);
-    // An event without its closing blank line is dropped, as the SDK's event parser drops it.
-    tracker.flush();
+  for await (const data of sseEventData(ctx)) {
+    const ok = await handle(data);
     yield* out.splice(0);
-    yield {
-      type: "finish",
-      finishReason: rawFinish === undefined ? { unified: "interrupted", raw: undefined } : { unified: finishOf(rawFinish, refusal), raw: rawFinish },
-      usage: chatUsage(rawUsage),
-    };
-  } finally {
-    reader.cancel().catch(() => {});
+    if (!ok) return;
   }
-}
-
-function tap(onEvent: (data: string) => void, data: string): void {
-  try {
-    onEvent(data);
-  } catch {
-    // An observer is a debug aid: its failure must not break the call it watches.
-  }
+  tracker.flush();
+  yield* out.splice(0);
+  yield {
+    type: "finish",
+    finishReason: rawFinish === undefined ? { unified: "interrupted", raw: undefined } : { unified: finishOf(rawFinish, refusal), raw: rawFinish },
+    usage: chatUsage(rawUsage),
+  };
 }
 
 function isOutputChoice(choice: Json): boolean {

@@ -7,10 +7,8 @@ import {
   type LanguageModelV4Usage,
 } from "@ai-sdk/provider";
 import { createProviderStreamError, safeParseJSON } from "@ai-sdk/provider-utils";
-import { createParser } from "eventsource-parser";
-import { MAX_PROVIDER_RESPONSE_BYTES } from "../limits";
 import { repairUsageValue } from "./wire-usage";
-import type { LeanStreamContext } from "./lean-chat-stream";
+import { sseEventData, type LeanStreamContext } from "./lean-sse";
 
 /**
  * An Anthropic Messages event stream read in one loop (issue 22, "a thin turn"), the counterpart of
@@ -51,10 +49,6 @@ type Usage = {
 /** The Messages stream of one call as the SDK's parts (only those createModelClient reads). */
 export async function* leanMessagesParts(ctx: LeanStreamContext): AsyncGenerator<LanguageModelV4StreamPart> {
   const out: LanguageModelV4StreamPart[] = [];
-  const events: string[] = [];
-  const parser = createParser({ onEvent: (e) => events.push(e.data) });
-  const decoder = new TextDecoder();
-  let seen = 0;
   const blocks = new Map<number, Block>();
   const usage: Usage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, iterations: null };
   let rawUsage: Json | undefined;
@@ -290,47 +284,20 @@ export async function* leanMessagesParts(ctx: LeanStreamContext): AsyncGenerator
     }
   };
 
-  const reader = ctx.body.getReader();
-  try {
-    for (;;) {
-      const next = await reader.read();
-      if (next.done) break;
-      seen += next.value.byteLength;
-      if (seen > MAX_PROVIDER_RESPONSE_BYTES) {
-        ctx.onOverflow(MAX_PROVIDER_RESPONSE_BYTES);
-        throw new RangeError(`the provider's answer is larger than ${MAX_PROVIDER_RESPONSE_BYTES} bytes`);
-      }
-      parser.feed(decoder.decode(next.value, { stream: true }));
-      for (const data of events.splice(0)) {
-        if (ctx.onEvent) tap(ctx.onEvent, data);
-        const ok = await handle(data);
-        yield* out.splice(0);
-        if (!ok) return;
-      }
-    }
-    const rest = decoder.decode();
-    if (rest !== "") parser.feed(rest);
-    // An event without its closing blank line is dropped, as the SDK's event parser drops it.
-    if (hasOutput && !streamError) {
-      yield {
-        type: "finish",
-        finishReason: { unified: "interrupted", raw: undefined },
-        usage: lastFinish?.usage ?? {
-          inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
-          outputTokens: { total: undefined, text: undefined, reasoning: undefined },
-        },
-      };
-    }
-  } finally {
-    reader.cancel().catch(() => {});
+  for await (const data of sseEventData(ctx)) {
+    const ok = await handle(data);
+    yield* out.splice(0);
+    if (!ok) return;
   }
-}
-
-function tap(onEvent: (data: string) => void, data: string): void {
-  try {
-    onEvent(data);
-  } catch {
-    // An observer is a debug aid: its failure must not break the call it watches.
+  if (hasOutput && !streamError) {
+    yield {
+      type: "finish",
+      finishReason: { unified: "interrupted", raw: undefined },
+      usage: lastFinish?.usage ?? {
+        inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+        outputTokens: { total: undefined, text: undefined, reasoning: undefined },
+      },
+    };
   }
 }
 

@@ -1,0 +1,55 @@
+import { createParser } from "eventsource-parser";
+import { MAX_PROVIDER_RESPONSE_BYTES } from "../limits";
+
+/** A successful event-stream answer a lean reader takes over from the wire client (observed-fetch.ts `claim`). */
+export type LeanStreamContext = {
+  body: ReadableStream<Uint8Array>;
+  headers: Record<string, string>;
+  url: string;
+  /** The observer's per-event tap (its failure never breaks the call). */
+  onEvent?: (data: string) => void;
+  /** Told when the body ran past the byte bound (the call then fails naming it). */
+  onOverflow: (limit: number) => void;
+};
+
+/**
+ * The `data` of each server-sent event of the body, in order, as the AI SDK's event parser gives
+ * them (eventsource-parser): the body bounded at MAX_PROVIDER_RESPONSE_BYTES, each event shown to
+ * the tap before the reader sees it. An event without its closing blank line is dropped, as the
+ * SDK drops it. The body is cancelled when the reader stops early.
+ */
+export async function* sseEventData(ctx: LeanStreamContext): AsyncGenerator<string> {
+  const events: string[] = [];
+  const parser = createParser({ onEvent: (e) => events.push(e.data) });
+  const decoder = new TextDecoder();
+  let seen = 0;
+  const reader = ctx.body.getReader();
+  try {
+    for (;;) {
+      const next = await reader.read();
+      if (next.done) break;
+      seen += next.value.byteLength;
+      if (seen > MAX_PROVIDER_RESPONSE_BYTES) {
+        ctx.onOverflow(MAX_PROVIDER_RESPONSE_BYTES);
+        throw new RangeError(`the provider's answer is larger than ${MAX_PROVIDER_RESPONSE_BYTES} bytes`);
+      }
+      parser.feed(decoder.decode(next.value, { stream: true }));
+      for (const data of events.splice(0)) {
+        if (ctx.onEvent) tap(ctx.onEvent, data);
+        yield data;
+      }
+    }
+    const rest = decoder.decode();
+    if (rest !== "") parser.feed(rest);
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}
+
+function tap(onEvent: (data: string) => void, data: string): void {
+  try {
+    onEvent(data);
+  } catch {
+    // An observer is a debug aid: its failure must not break the call it watches.
+  }
+}
