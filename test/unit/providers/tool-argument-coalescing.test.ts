@@ -8,6 +8,7 @@ import { usageRepairStage } from "../../../src/providers/wire-usage";
 import { wireModel } from "../../../src/providers/wire-model";
 import type { ModelEvent, ResolvedModel } from "../../../src/providers";
 import { anthropicEvents, fragments, openaiEvents, planAnswer } from "../../support/fake-provider/answers.mjs";
+import { modelFor } from "./reader-comparison";
 
 // A tool call's argument deltas reach the AI SDK as one event: the wire client's result (tool
 // calls, text, usage, finish reason, and the arguments its deltas add up to) is the same as from
@@ -65,16 +66,7 @@ async function staged(api: Api, parts: Uint8Array[]): Promise<string> {
 
 const dataEvents = (text: string) => text.split("\n").filter((l) => l.startsWith("data:")).length;
 
-const model = (api: Api): ResolvedModel => ({
-  ref: "p/m",
-  provider: "p",
-  id: "m",
-  wireModel: "m",
-  api,
-  baseUrl: "https://p.example/v1",
-  apiKey: "sk-test-0123456789abcdef",
-  contextWindow: 100_000,
-});
+const model = modelFor;
 
 /**
  * The AI SDK's parts for a stream: every part but the argument deltas and raw chunks, and each call's
