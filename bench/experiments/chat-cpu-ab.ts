@@ -2,7 +2,7 @@
  * CPU of one `/chat` model round trip inside workerd, A/B across builds: each root's bench worker
  * is built and served by its own Miniflare (no inspector), then in interleaved rounds every root
  * runs section 8's task with `--extra` more `exec` round trips and without; the workerd process's
- * CPU (utime + stime from /proc, 10 ms ticks, so many calls per round) per call is taken, and the
+ * CPU (the scheduler's nanosecond counters of its threads, /proc/<pid>/task/N/schedstat) per call is taken, and the
  * difference ÷ extra is the marginal round trip's CPU. The profiler inflates wasm and console work;
  * this does not, and workerd's frozen clock does not matter to it. Linux only.
  *
@@ -17,6 +17,7 @@ import { startFakeProvider } from "../harness/fake-provider.ts";
 import { startToolsServer } from "../harness/measure-mcp.ts";
 import { chatOnce } from "../harness/chat-calls.ts";
 import { serveChatWorker } from "./chat-worker.ts";
+import { abReport } from "./ab-report.ts";
 
 const HERE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
@@ -44,9 +45,17 @@ function workerdPids(): Set<number> {
   }
   return out;
 }
+/** CPU time of all the process's threads so far, from the scheduler's nanosecond counters (schedstat). */
 const cpuMs = (pid: number) => {
-  const s = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(s[11]) + Number(s[12])) * 10;
+  let ns = 0;
+  for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(fs.readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // the thread ended
+    }
+  }
+  return ns / 1e6;
 };
 
 type Served = { root: string; mf: any; pid: number; once: (extra: number) => Promise<unknown> };
@@ -82,12 +91,10 @@ try {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
   for (const s of served) {
     const { long, short } = per.get(s)!;
-    const marginal = long.map((l, i) => (l - short[i]!) / EXTRA);
-    console.log(
-      `${s.root}: workerd CPU per /chat call ${median(short).toFixed(2)} ms (task), ${median(long).toFixed(2)} ms (+${EXTRA} round trips); ` +
-        `per marginal round trip ${median(marginal).toFixed(2)} ms (rounds: ${marginal.map((m) => m.toFixed(2)).join(" ")})`,
-    );
+    console.log(`${s.root}: workerd CPU per /chat call ${median(short).toFixed(2)} ms (task), ${median(long).toFixed(2)} ms (+${EXTRA} round trips)`);
   }
+  const marginal = served.map((s) => per.get(s)!.long.map((l, i) => (l - per.get(s)!.short[i]!) / EXTRA));
+  for (const line of abReport("workerd CPU per marginal round trip", roots, marginal)) console.log(line);
 } finally {
   for (const s of served) await s.mf.dispose();
   await stopServer(tools);

@@ -16,6 +16,7 @@ import { startFakeProvider } from "../harness/fake-provider.ts";
 import { startToolsServer } from "../harness/measure-mcp.ts";
 import { chatOnce, sum, type ChatSample } from "../harness/chat-calls.ts";
 import { serveChatWorker } from "./chat-worker.ts";
+import { abReport } from "./ab-report.ts";
 
 const HERE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
@@ -61,13 +62,12 @@ try {
       marginal.get(s)!.push((median(long) - median(short)) / EXTRA);
     }
   }
-  for (const s of served) {
-    const m = marginal.get(s)!;
-    const sorted = [...m].sort((a, b) => a - b);
-    console.log(
-      `${s.root}: marginal round trip ${median(m).toFixed(2)} ms (IQR ${sorted[Math.floor(m.length / 4)]!.toFixed(2)}–${sorted[Math.floor((3 * m.length) / 4)]!.toFixed(2)}; rounds ${m.map((x) => x.toFixed(2)).join(" ")})`,
-    );
-  }
+  for (const line of abReport(
+    "marginal round trip",
+    roots,
+    served.map((s) => marginal.get(s)!),
+  ))
+    console.log(line);
 } finally {
   for (const s of served) await s.mf.dispose();
   await stopServer(tools);

@@ -109,8 +109,8 @@ export interface RecordedBodies {
 }
 
 /** The floor: the same bodies replayed by a plain Worker to a fresh script of the same turns. */
-export async function floorOnce(d: ChatDeps, surface: ChatSurface, wire: ChatWire, recorded: RecordedBodies): Promise<ChatSample> {
-  const script = await d.provider.script(taskSteps(surface, wire));
+export async function floorOnce(d: ChatDeps, surface: ChatSurface, wire: ChatWire, recorded: RecordedBodies, extra = 0): Promise<ChatSample> {
+  const script = await d.provider.script(taskSteps(surface, wire, extra));
   const { path, headers } = wireRequest(wire);
   const bodies = recorded.bodies.map((b) => b.split(recorded.marker).join(script.marker));
   const staged = { id: script.id, url: `${d.provider.base}${path}`, headers, bodies };

@@ -85,10 +85,12 @@ export interface ChatFigures {
   vsFloor: Record<ChatSurface, { perTurn: Summary; ownPerTurn: Summary; ownPerTurnOver: Summary; roundTripOver: Summary }>;
   /**
    * The marginal model round trip, code mode: per round, (the long task's − the task's) gateway time
-   * less tool time (wall − provider − MCP server − outer tool calls), ÷ the extra round trips; and
-   * that less the plain Worker's time per call (`over`). No turn opening and no cell in it.
+   * less tool time (wall − provider − MCP server − outer tool calls), ÷ the extra round trips; the
+   * plain Worker's marginal call the same way (its replay of the long task's bodies less its replay
+   * of the task's, ÷ the extra calls: no HTTP edge in it either); and the first less the second
+   * (`over`). No turn opening in them.
    */
-  marginal: { extra: number; perRoundTrip: Summary; over: Summary };
+  marginal: { extra: number; perRoundTrip: Summary; floorPerCall: Summary; over: Summary };
   /** Per round, code mode ÷ direct: the whole call, the gateway's own time, per turn. */
   codeVsDirect: { wall: Summary; gateway: Summary; perTurn: Summary };
   /**
@@ -121,13 +123,18 @@ export async function measureChat(d: ChatDeps, plan: Plan["chat"], log: (msg: st
     }
   }
   log(`[8] chat: prompt bytes ${bytes.map((b) => `${b.wire}/${b.surface} ${b.promptBytes} B in ${b.roundTrips}`).join(", ")}`);
+  // The long task's bodies, for the plain Worker's own marginal round trip.
+  let longRecords: FakeRecord[] = [];
+  await chatOnce(d, sessions.codeMode, "codeMode", plan.wire, (r) => (longRecords = r), EXTRA_ROUND_TRIPS);
+  const longMarker = /\[script:[A-Za-z0-9_-]+\]/.exec(JSON.stringify(longRecords[0]!.body))![0];
+  const floorLongBodies: RecordedBodies = { marker: longMarker, bodies: longRecords.map((r) => JSON.stringify(r.body)) };
 
   // 2. Overhead: four measures in interleaved rounds; samples kept only after the warm-up.
   const samples = Object.fromEntries(CHAT_MEASURES.map((m) => [m, [] as ChatSample[]])) as Record<ChatMeasure, ChatSample[]>;
   const opens: Array<{ wallMs: number; mcpMs: number }> = [];
   const longs: ChatSample[] = [];
   let timing = false;
-  const step = (m: ChatMeasure): Step<ChatMeasure | "open" | "long"> => ({
+  const step = (m: ChatMeasure): Step<ChatMeasure | "open" | "long" | "floorLong"> => ({
     name: m,
     perRound: plan.perRound,
     warmup: plan.warmup,
@@ -142,7 +149,7 @@ export async function measureChat(d: ChatDeps, plan: Plan["chat"], log: (msg: st
       return s.wallMs;
     },
   });
-  const open: Step<ChatMeasure | "open" | "long"> = {
+  const open: Step<ChatMeasure | "open" | "long" | "floorLong"> = {
     name: "open",
     perRound: plan.perRound,
     warmup: plan.warmup,
@@ -152,7 +159,7 @@ export async function measureChat(d: ChatDeps, plan: Plan["chat"], log: (msg: st
       return o.wallMs;
     },
   };
-  const long: Step<ChatMeasure | "open" | "long"> = {
+  const long: Step<ChatMeasure | "open" | "long" | "floorLong"> = {
     name: "long",
     perRound: plan.perRound,
     warmup: plan.warmup,
@@ -163,7 +170,19 @@ export async function measureChat(d: ChatDeps, plan: Plan["chat"], log: (msg: st
       return s.wallMs;
     },
   };
-  const steps: Array<Step<ChatMeasure | "open" | "long">> = [...CHAT_MEASURES.map(step), open, long];
+  const floorLongs: ChatSample[] = [];
+  const floorLong: Step<ChatMeasure | "open" | "long" | "floorLong"> = {
+    name: "floorLong",
+    perRound: plan.perRound,
+    warmup: plan.warmup,
+    run: async () => {
+      const s = await floorOnce(d, "codeMode", plan.wire, floorLongBodies, EXTRA_ROUND_TRIPS);
+      if (s.turns !== roundTrips("codeMode", EXTRA_ROUND_TRIPS)) throw new Error(`plain Worker, long task: ${s.turns} calls`);
+      if (timing) floorLongs.push(s);
+      return s.wallMs;
+    },
+  };
+  const steps: Array<Step<ChatMeasure | "open" | "long" | "floorLong">> = [...CHAT_MEASURES.map(step), open, long, floorLong];
   log(
     `[8] chat: warm-up, then ${plan.rounds} interleaved rounds of /chat (code mode, direct, code mode with ${EXTRA_ROUND_TRIPS} more round trips), the plain-Worker floor (same bodies) and the turn opening alone`,
   );
@@ -173,8 +192,10 @@ export async function measureChat(d: ChatDeps, plan: Plan["chat"], log: (msg: st
     plan.rounds,
     steps.map((s) => ({ ...s, warmup: 0 })),
   );
-  log(`[8] chat: ${CHAT_MEASURES.map((m) => `${samples[m].length} ${m}`).join(", ")}, ${longs.length} long, ${opens.length} open — all verified`);
-  return figures(plan, bytes, samples, opens, longs);
+  log(
+    `[8] chat: ${CHAT_MEASURES.map((m) => `${samples[m].length} ${m}`).join(", ")}, ${longs.length} long, ${floorLongs.length} plain-Worker long, ${opens.length} open — all verified`,
+  );
+  return figures(plan, bytes, samples, opens, longs, floorLongs);
 }
 
 function figures(
@@ -183,6 +204,7 @@ function figures(
   samples: Record<ChatMeasure, ChatSample[]>,
   opens: Array<{ wallMs: number; mcpMs: number }>,
   longs: ChatSample[],
+  floorLongs: ChatSample[],
 ): ChatFigures {
   const openRounds = (f: (o: { wallMs: number; mcpMs: number }) => number): MetricFigures => {
     const rounds = Array.from({ length: plan.rounds }, (_, r) => opens.slice(r * plan.perRound, (r + 1) * plan.perRound).map(f));
@@ -210,13 +232,18 @@ function figures(
     longs.slice(r * plan.perRound, (r + 1) * plan.perRound).map(METRIC.ownLessTools),
   );
   const perRoundTrip = perRound(longRounds, byRound("chatCode", "ownLessTools"), (long, task) => (long - task) / EXTRA_ROUND_TRIPS);
-  const floorPerCall = roundMedians(byRound("floorCode", "perTurn"));
+  // The plain Worker's marginal call the same way: its long replay less its short one, ÷ the extra calls.
+  const floorLongRounds: RoundSamples = Array.from({ length: plan.rounds }, (_, r) =>
+    floorLongs.slice(r * plan.perRound, (r + 1) * plan.perRound).map(METRIC.ownLessTools),
+  );
+  const floorPerCall = perRound(floorLongRounds, byRound("floorCode", "ownLessTools"), (long, task) => (long - task) / EXTRA_ROUND_TRIPS);
   return {
     plan,
     bytes,
     marginal: {
       extra: EXTRA_ROUND_TRIPS,
       perRoundTrip: summarize(perRoundTrip),
+      floorPerCall: summarize(floorPerCall),
       over: summarize(perRoundTrip.map((v, r) => v - floorPerCall[r]!)),
     },
     measures: Object.fromEntries(CHAT_MEASURES.map((m) => [m, metrics(m)])) as ChatFigures["measures"],
