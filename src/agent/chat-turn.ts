@@ -323,7 +323,7 @@ function loop(host: ChatPort, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
   const redaction = host.env.redaction(c.spec);
   const limits = modelResultLimits(c.model.contextWindow);
   const visible = new Set(c.tools.map((t) => t.name));
-  const clientTools = new Set([...clientToolNames(c.spec.catalog)].filter((name) => visible.has(name)));
+  const clientTools = new Set([...new Catalog(c.spec.catalog).clientToolNames()].filter((name) => visible.has(name)));
   const client = createModelClient(c.model, {
     timeoutMs: PROVIDER_TIMEOUT_MS,
     observer: host.env.observer({ tenant: c.tenantId, sessionId: c.sessionId, turnId: c.turnId, requestId: c.requestId }),
@@ -447,17 +447,6 @@ function loop(host: ChatPort, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
   });
 }
 
-/** A turn's client tool names, per catalog (a turn's catalog never changes): not rebuilt per tool result. */
-const clientNamesOf = new WeakMap<TurnSpec["catalog"], ReadonlySet<string>>();
-function clientToolNames(catalog: TurnSpec["catalog"]): ReadonlySet<string> {
-  let names = clientNamesOf.get(catalog);
-  if (!names) {
-    names = new Catalog(catalog).clientToolNames();
-    clientNamesOf.set(catalog, names);
-  }
-  return names;
-}
-
 function toolRun(host: ChatPort, c: LoopCtx, call: ModelToolCall, outer: OuterReply, limits: ReturnType<typeof modelResultLimits>): ToolRun {
   if (!outer.reply.ok) {
     const text = outer.reply.reason === "not_found" ? `error: ${call.name} is not one of this turn's tools` : `error: ${outer.reply.message}`;
@@ -472,7 +461,7 @@ function toolRun(host: ChatPort, c: LoopCtx, call: ModelToolCall, outer: OuterRe
       detail: `result projected to ${facing.limit} bytes for ${c.model.ref}`,
     });
   // Only client calls go to the caller; a cell parked on slow host tools goes back to the model (it calls wait).
-  const clientNames = clientToolNames(c.spec.catalog);
+  const clientNames = new Catalog(c.spec.catalog).clientToolNames();
   const calls = body.status === "waiting" ? (body.pendingToolCalls ?? []).filter((p) => clientNames.has(p.tool)) : [];
   const runId = body.status === "waiting" ? (body as { runId?: string }).runId : undefined;
   // Tool Search has no `wait` for the model: its call is answered later, by the client's result

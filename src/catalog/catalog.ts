@@ -2,6 +2,8 @@ import { inputHint, outputHint } from "./schema-hints";
 import { SearchIndex } from "./search-index";
 import type { CatalogEntry, CatalogProjection, NamespaceEntry, ToolCatalogMetadata } from "./types";
 
+const clientNames = new WeakMap<CatalogProjection, ReadonlySet<string>>();
+
 /**
  * A turn's catalog at run time: lookup by callable name (the only key the guest has),
  * guest metadata, search. Built from the stored projection; never sees ids leave.
@@ -26,9 +28,14 @@ export class Catalog {
     return this.projection.entries.find((e) => e.source === "client" && e.toolName === name);
   }
 
-  /** The names of the turn's client tools. */
-  clientToolNames(): Set<string> {
-    return new Set(this.projection.entries.filter((e) => e.source === "client").map((e) => e.toolName));
+  /** The names of the turn's client tools (per projection: a turn's catalog never changes). */
+  clientToolNames(): ReadonlySet<string> {
+    let names = clientNames.get(this.projection);
+    if (!names) {
+      names = new Set(this.projection.entries.filter((e) => e.source === "client").map((e) => e.toolName));
+      clientNames.set(this.projection, names);
+    }
+    return names;
   }
 
   /** Entries the guest may see generically (MCP lives only under `MCP`). */

@@ -218,7 +218,7 @@ export class OuterCalls {
   }
 
   /** Values masked wherever the session stores or logs text: provider keys, MCP headers, gateway tokens. */
-  secretsOf(spec: TurnSpec | undefined): string[] {
+  secretsOf(spec: TurnSpec | undefined): readonly string[] {
     const config = this.p.config();
     return registeredSecrets(this.p.env() as unknown as Record<string, unknown>, config.ok ? config.config : undefined, spec);
   }
@@ -481,9 +481,17 @@ export class OuterCalls {
 }
 
 /** The turn's own tools by policy name: what a sub-agent may be given at most (client tools stay with the client). */
-function turnToolNames(spec: TurnSpec): string[] {
-  return [...spec.catalog.entries, ...spec.catalog.direct].filter((e) => e.source !== "client").map((e) => e.toolName);
+/** The turn's tools a sub-agent may be given (per catalog: a turn's catalog never changes, and every cell asks). */
+function turnToolNames(spec: TurnSpec): readonly string[] {
+  let names = turnTools.get(spec.catalog);
+  if (!names) {
+    names = [...spec.catalog.entries, ...spec.catalog.direct].filter((e) => e.source !== "client").map((e) => e.toolName);
+    turnTools.set(spec.catalog, names);
+  }
+  return names;
 }
+
+const turnTools = new WeakMap<TurnSpec["catalog"], readonly string[]>();
 
 function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
   return AbortSignal.any([a, b]);
