@@ -34,11 +34,12 @@ import { usageRepairStage } from "./wire-usage";
 export const LEAN_READER = { enabled: true };
 
 /**
- * With the lean reader, the request too is built and sent by us (lean-chat-request.ts,
- * lean-messages-request.ts, lean-wire.ts), not by the SDK's `doStream` (its prompt conversion,
- * option parsing, header merging and response pipeline: issue 22). Off only in the tests that
- * send every request both ways and require the same bytes and failures
- * (test/unit/providers/lean-request.test.ts): the SDK's request is the reference.
+ * With the lean reader, a Chat Completions request too is built and sent by us
+ * (lean-chat-request.ts, lean-wire.ts), not by the SDK's `doStream` (its prompt conversion, option
+ * parsing, header merging and response pipeline: issue 22). Messages requests, and the model ids
+ * the SDK shapes requests for, are still the SDK's. Off only in the tests that send every request
+ * both ways and require the same bytes and failures (test/unit/providers/lean-chat-request.test.ts):
+ * the SDK's request is the reference.
  */
 export const LEAN_WIRE = { enabled: true };
 
@@ -180,6 +181,7 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
         cancel: () => parts.return(undefined),
       };
     }
+    // Every branch above set one; this only tells the type checker.
     if (reader === undefined) throw new Error("unreachable: no reader");
     let finish: Extract<LanguageModelV4StreamPart, { type: "finish" }> | undefined;
     for (;;) {

@@ -7,7 +7,7 @@ import { wireHeaders, type ErrorMessageOf, type WireRequest } from "./lean-wire"
  * The Chat Completions request the AI SDK's `.chat()` model sends for one of our calls (issue 22,
  * "a thin turn"), built directly: the same URL, headers and JSON text, key for key, without its
  * provider-option parsing, model-catalog lookup, schema normalisation and prompt conversion.
- * test/unit/providers/lean-request.test.ts sends a corpus of calls both ways and requires the
+ * test/unit/providers/lean-chat-request.test.ts sends a corpus of calls both ways and requires the
  * captured requests to be identical.
  *
  * Only what applies to our inputs is rebuilt; `undefined` hands the call back to the SDK where it

@@ -3,11 +3,11 @@ import { VERSION as PROVIDER_UTILS_VERSION, getRuntimeEnvironmentUserAgent, secu
 import type { ProviderApi } from "../config";
 
 /**
- * Sending a model request ourselves (lean-chat-request.ts, lean-messages-request.ts build it) the
+ * Sending a model request ourselves (lean-chat-request.ts builds it) the
  * way the AI SDK's `postJsonToApi` does, and failing the way it fails: every failure is the error
  * the SDK would have thrown (its APICallError, the abort, the raw network error), so
  * toProviderError stays the one mapping to a ProviderError and the codes, messages, statuses and
- * retry-after hints do not change with the switch (test/unit/providers/lean-request.test.ts).
+ * retry-after hints do not change with the switch (test/unit/providers/lean-chat-request.test.ts).
  */
 
 /** One request as the SDK would send it: POST, these headers, this JSON text. */
