@@ -15,8 +15,11 @@ import {
   type ModelRequest,
   type ModelUsage,
   type ResolvedModel,
+  type Sampling,
   type TransportObserver,
 } from "./types";
+import type { ClaimedStream } from "./observed-fetch";
+import type { ErrorMessageOf, WireRequest } from "./lean-wire";
 import { maxOutputTokensFor, wireModel } from "./wire-model";
 import { chainStages, toolArgumentCoalescing } from "./tool-argument-coalescing";
 import { usageRepairStage } from "./wire-usage";
@@ -29,6 +32,29 @@ import { usageRepairStage } from "./wire-usage";
  * lean-messages-stream.test.ts): the SDK's pipeline is the reference.
  */
 export const LEAN_READER = { enabled: true };
+
+/**
+ * With the lean reader, a Chat Completions request too is built and sent by us
+ * (lean-chat-request.ts, lean-wire.ts), not by the SDK's `doStream` (its prompt conversion, option
+ * parsing, header merging and response pipeline: issue 22). Messages requests, and the model ids
+ * the SDK shapes requests for, are still the SDK's. Off only in the tests that send every request
+ * both ways and require the same bytes and failures (test/unit/providers/lean-chat-request.test.ts):
+ * the SDK's request is the reference.
+ */
+export const LEAN_WIRE = { enabled: true };
+
+/** The wire's own request for this call, or undefined when its builder leaves the call to the SDK. */
+async function leanRequest(
+  model: ResolvedModel,
+  request: ModelRequest,
+  sampling: Sampling,
+  wire: (name: string) => string,
+): Promise<{ request: WireRequest; messageOf: ErrorMessageOf } | undefined> {
+  if (model.api !== "openai-completions") return undefined;
+  const { chatCompletionsRequest, chatCompletionsErrorMessage } = await import("./lean-chat-request");
+  const built = chatCompletionsRequest(model, request.messages, request.tools, sampling, wire);
+  return built && { request: built, messageOf: chatCompletionsErrorMessage };
+}
 
 /**
  * Anthropic: no `eager_input_streaming` on tools (tool input arrives whole per block, JSON-checked by
@@ -78,7 +104,7 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
   // Usage with counts of the wrong type counts 0 instead of failing the chunk it came in, and a tool
   // call's argument deltas reach the wire client as one event (both in the bound's pass).
   const stage = () => chainStages(usageRepairStage(model.api), toolArgumentCoalescing(model.api));
-  // A Chat Completions or Messages stream is read by one loop of ours (lean-*-stream.ts); the SDK still sends the request.
+  // A Chat Completions or Messages stream is read by one loop of ours (lean-*-stream.ts).
   const lean = LEAN_READER.enabled;
   const transport = observedFetch(opts.fetch ?? globalThis.fetch.bind(globalThis), clock, opts.observer, stage, lean);
   const fail = (error: unknown) =>
@@ -102,36 +128,61 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
 
   let reader: { read(): Promise<ReadableStreamReadResult<LanguageModelV4StreamPart>>; cancel(): Promise<unknown> } | undefined;
   try {
-    let result;
-    try {
-      result = await (
-        await wireModel(model, transport.fetch)
-      ).doStream({
-        prompt: toLanguageModelPrompt(request.messages, model.api, names.toWire),
-        ...(request.tools.length > 0 ? { tools: toLanguageModelTools(request.tools, names.toWire) } : {}),
-        maxOutputTokens: maxOutputTokensFor(model, request.maxOutputTokens),
-        ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-        ...(request.topP !== undefined ? { topP: request.topP } : {}),
-        abortSignal: controller.signal,
-        providerOptions: WIRE_OPTIONS,
-      });
-    } catch (error) {
-      throw fail(error);
+    const sampling = {
+      maxOutputTokens: maxOutputTokensFor(model, request.maxOutputTokens),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.topP !== undefined ? { topP: request.topP } : {}),
+    };
+    // The request built and sent by us (lean-*-request.ts), unless the wire's builder hands it to the SDK.
+    const own = lean && LEAN_WIRE.enabled ? await leanRequest(model, request, sampling, names.toWire) : undefined;
+    let claimed: (ClaimedStream & { tapped: boolean }) | undefined;
+    if (own !== undefined) {
+      let response: Response;
+      try {
+        response = await (await import("./lean-wire")).sendWireRequest(transport.fetch, own.request, controller.signal, own.messageOf);
+      } catch (error) {
+        throw fail(error);
+      }
+      const events = transport.claimed();
+      if (events !== undefined) claimed = { ...events, tapped: true };
+      else if (response.body === null) throw fail((await import("./lean-wire")).emptyBodyError(response, own.request.url));
+      // A 2xx that is no event stream is parsed as one all the same, as the SDK does (observed-fetch.ts bounded it; nothing taps it).
+      else claimed = { body: response.body, headers: Object.fromEntries(response.headers), url: own.request.url, tapped: false };
+    } else {
+      let result;
+      try {
+        result = await (
+          await wireModel(model, transport.fetch)
+        ).doStream({
+          prompt: toLanguageModelPrompt(request.messages, model.api, names.toWire),
+          ...(request.tools.length > 0 ? { tools: toLanguageModelTools(request.tools, names.toWire) } : {}),
+          ...sampling,
+          abortSignal: controller.signal,
+          providerOptions: WIRE_OPTIONS,
+        });
+      } catch (error) {
+        throw fail(error);
+      }
+      const events = transport.claimed();
+      if (events !== undefined) {
+        result.stream.cancel().catch(() => {});
+        claimed = { ...events, tapped: true };
+      } else reader = result.stream.getReader();
     }
-    const claimed = transport.claimed();
     if (claimed !== undefined) {
-      result.stream.cancel().catch(() => {});
       // Imported with the first call, like the wire clients (wire-model.ts): no startup cost for the Worker.
       const read =
         model.api === "openai-completions"
           ? (await import("./lean-chat-stream")).leanChatCompletionsParts
           : (await import("./lean-messages-stream")).leanMessagesParts;
-      const parts = read({ ...claimed, onEvent: opts.observer?.sseEvent, onOverflow: transport.overflow });
+      const parts = read({ ...claimed, onEvent: claimed.tapped ? opts.observer?.sseEvent : undefined, onOverflow: transport.overflow });
       reader = {
         read: () => parts.next() as Promise<ReadableStreamReadResult<LanguageModelV4StreamPart>>,
         cancel: () => parts.return(undefined),
       };
-    } else reader = result.stream.getReader();
+    }
+    // Every branch above set one; this only tells the type checker.
+    if (reader === undefined) throw new Error("unreachable: no reader");
     let finish: Extract<LanguageModelV4StreamPart, { type: "finish" }> | undefined;
     for (;;) {
       let next: ReadableStreamReadResult<LanguageModelV4StreamPart>;
