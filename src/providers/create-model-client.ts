@@ -126,7 +126,8 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
   const textMask = new SentSecretStream(secrets);
   const offered = new Set(request.tools.map((t) => t.name));
 
-  let reader: { read(): Promise<ReadableStreamReadResult<LanguageModelV4StreamPart>>; cancel(): Promise<unknown> } | undefined;
+  // The answer's parts, a batch at a time (the lean readers give one per network chunk; the SDK's stream one part each).
+  let reader: { read(): Promise<IteratorResult<LanguageModelV4StreamPart[]>>; cancel(): Promise<unknown> } | undefined;
   try {
     const sampling = {
       maxOutputTokens: maxOutputTokensFor(model, request.maxOutputTokens),
@@ -167,7 +168,16 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
       if (events !== undefined) {
         result.stream.cancel().catch(() => {});
         claimed = { ...events, tapped: true };
-      } else reader = result.stream.getReader();
+      } else {
+        const parts = result.stream.getReader();
+        reader = {
+          read: async () => {
+            const next = await parts.read();
+            return next.done ? { done: true, value: undefined } : { done: false, value: [next.value] };
+          },
+          cancel: () => parts.cancel(),
+        };
+      }
     }
     if (claimed !== undefined) {
       // Imported with the first call, like the wire clients (wire-model.ts): no startup cost for the Worker.
@@ -176,32 +186,30 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
           ? (await import("./lean-chat-stream")).leanChatCompletionsParts
           : (await import("./lean-messages-stream")).leanMessagesParts;
       const parts = read({ ...claimed, onEvent: claimed.tapped ? opts.observer?.sseEvent : undefined, onOverflow: transport.overflow });
-      reader = {
-        read: () => parts.next() as Promise<ReadableStreamReadResult<LanguageModelV4StreamPart>>,
-        cancel: () => parts.return(undefined),
-      };
+      reader = { read: () => parts.next(), cancel: () => parts.return(undefined) };
     }
     // Every branch above set one; this only tells the type checker.
     if (reader === undefined) throw new Error("unreachable: no reader");
     let finish: Extract<LanguageModelV4StreamPart, { type: "finish" }> | undefined;
     for (;;) {
-      let next: ReadableStreamReadResult<LanguageModelV4StreamPart>;
+      let next: IteratorResult<LanguageModelV4StreamPart[]>;
       try {
         next = await reader.read();
       } catch (error) {
         throw fail(error);
       }
       if (next.done) break;
-      const part = next.value;
-      if (part.type === "text-delta") {
-        const shown = part.delta === "" ? "" : textMask.push(part.delta);
-        if (shown !== "") yield { type: "text-delta", text: shown };
-      } else if (part.type === "tool-call") {
-        yield { type: "tool-call", call: maskedToolCall(part.toolCallId, names.fromWire(part.toolName), part.input, secrets, offered) };
-      } else if (part.type === "error") {
-        throw fail(part.error);
-      } else if (part.type === "finish") {
-        finish = part;
+      for (const part of next.value) {
+        if (part.type === "text-delta") {
+          const shown = part.delta === "" ? "" : textMask.push(part.delta);
+          if (shown !== "") yield { type: "text-delta", text: shown };
+        } else if (part.type === "tool-call") {
+          yield { type: "tool-call", call: maskedToolCall(part.toolCallId, names.fromWire(part.toolName), part.input, secrets, offered) };
+        } else if (part.type === "error") {
+          throw fail(part.error);
+        } else if (part.type === "finish") {
+          finish = part;
+        }
       }
     }
     // The caller or the deadline may have fired while the last chunk was in flight.

@@ -1,7 +1,7 @@
 import { APICallError, JSONParseError, TypeValidationError, type LanguageModelV4StreamPart, type LanguageModelV4Usage } from "@ai-sdk/provider";
 import { StreamingToolCallTracker, generateId, safeParseJSON } from "@ai-sdk/provider-utils";
 import { repairUsageValue } from "./wire-usage";
-import { sseEventData, type LeanStreamContext } from "./lean-sse";
+import { sseEventBatches, type LeanStreamContext } from "./lean-sse";
 import { openAiContinuationText } from "./tool-argument-coalescing";
 
 /**
@@ -23,8 +23,11 @@ const optStr = (v: unknown) => nullish(v) || typeof v === "string";
 const optNum = (v: unknown) => nullish(v) || num(v);
 const arrayOf = (v: unknown, each: (x: unknown) => boolean) => Array.isArray(v) && v.every(each);
 
-/** The Chat Completions stream of one call as the SDK's parts (only those createModelClient reads). */
-export async function* leanChatCompletionsParts(ctx: LeanStreamContext): AsyncGenerator<LanguageModelV4StreamPart> {
+/**
+ * The Chat Completions stream of one call as the SDK's parts (only those createModelClient reads),
+ * in one batch per network chunk that produced any.
+ */
+export async function* leanChatCompletionsParts(ctx: LeanStreamContext): AsyncGenerator<LanguageModelV4StreamPart[]> {
   const out: LanguageModelV4StreamPart[] = [];
   const tracker = new StreamingToolCallTracker({ enqueue: (part: LanguageModelV4StreamPart) => out.push(part) } as never, {
     generateId,
@@ -36,7 +39,7 @@ export async function* leanChatCompletionsParts(ctx: LeanStreamContext): AsyncGe
   let output = false;
 
   // One event: its parts pushed to `out`; false when it was an error part (the caller stops there).
-  const handle = async (data: string): Promise<boolean> => {
+  const handle = (data: string): boolean | Promise<boolean> => {
     if (data === "[DONE]") return true;
     // An argument delta in the exact shape vendors send is valid by construction (the regular
     // expression of tool-argument-coalescing.ts): its text goes to the call without a chunk parse.
@@ -55,12 +58,17 @@ export async function* leanChatCompletionsParts(ctx: LeanStreamContext): AsyncGe
     }
     // secure-json-parse (the SDK's parser) refuses prototype keys; only such texts pay for its check.
     if (data.includes("__proto__") || data.includes("constructor")) {
-      const secure = await safeParseJSON({ text: data });
-      if (!secure.success) {
+      return safeParseJSON({ text: data }).then((secure) => {
+        if (secure.success) return accept(value, data);
         out.push({ type: "error", error: secure.error });
         return false;
-      }
+      });
     }
+    return accept(value, data);
+  };
+
+  // A parsed chunk: its parts pushed to `out`; false when it was an error part.
+  const accept = (value: unknown, data: string): boolean => {
     if (isObject(value) && data.includes('"usage"')) repairUsageValue("openai-completions", value);
     if (!validChunk(value)) {
       if (validErrorChunk(value)) {
@@ -102,18 +110,23 @@ export async function* leanChatCompletionsParts(ctx: LeanStreamContext): AsyncGe
     return true;
   };
 
-  for await (const data of sseEventData(ctx)) {
-    const ok = await handle(data);
-    yield* out.splice(0);
+  for await (const batch of sseEventBatches(ctx)) {
+    let ok = true;
+    for (const data of batch) {
+      const handled = handle(data);
+      ok = typeof handled === "boolean" ? handled : await handled;
+      if (!ok) break;
+    }
+    if (out.length > 0) yield out.splice(0);
     if (!ok) return;
   }
   tracker.flush();
-  yield* out.splice(0);
-  yield {
+  out.push({
     type: "finish",
     finishReason: rawFinish === undefined ? { unified: "interrupted", raw: undefined } : { unified: finishOf(rawFinish, refusal), raw: rawFinish },
     usage: chatUsage(rawUsage),
-  };
+  });
+  yield out.splice(0);
 }
 
 function isOutputChoice(choice: Json): boolean {

@@ -8,7 +8,7 @@ import {
 } from "@ai-sdk/provider";
 import { createProviderStreamError, safeParseJSON } from "@ai-sdk/provider-utils";
 import { repairUsageValue } from "./wire-usage";
-import { sseEventData, type LeanStreamContext } from "./lean-sse";
+import { sseEventBatches, type LeanStreamContext } from "./lean-sse";
 
 /**
  * An Anthropic Messages event stream read in one loop (issue 22, "a thin turn"), the counterpart of
@@ -46,8 +46,8 @@ type Usage = {
   iterations: Array<{ type: string; input_tokens: number; output_tokens: number }> | null;
 };
 
-/** The Messages stream of one call as the SDK's parts (only those createModelClient reads). */
-export async function* leanMessagesParts(ctx: LeanStreamContext): AsyncGenerator<LanguageModelV4StreamPart> {
+/** The Messages stream of one call as the SDK's parts (only those createModelClient reads), in one batch per network chunk that produced any. */
+export async function* leanMessagesParts(ctx: LeanStreamContext): AsyncGenerator<LanguageModelV4StreamPart[]> {
   const out: LanguageModelV4StreamPart[] = [];
   const blocks = new Map<number, Block>();
   const usage: Usage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, iterations: null };
@@ -99,7 +99,7 @@ export async function* leanMessagesParts(ctx: LeanStreamContext): AsyncGenerator
   };
 
   // One event: its parts pushed to `out`; false once the call has failed (the caller stops there).
-  const handle = async (data: string): Promise<boolean> => {
+  const handle = (data: string): boolean | Promise<boolean> => {
     if (broken || data === "[DONE]") return true;
     let value: unknown;
     try {
@@ -110,12 +110,17 @@ export async function* leanMessagesParts(ctx: LeanStreamContext): AsyncGenerator
     }
     // secure-json-parse (the SDK's parser) refuses prototype keys; only such texts pay for its check.
     if (data.includes("__proto__") || data.includes("constructor")) {
-      const secure = await safeParseJSON({ text: data });
-      if (!secure.success) {
+      return safeParseJSON({ text: data }).then((secure) => {
+        if (secure.success) return accept(value, data);
         fail(secure.error);
         return false;
-      }
+      });
     }
+    return accept(value, data);
+  };
+
+  // A parsed event: its parts pushed to `out`; false once the call has failed.
+  const accept = (value: unknown, data: string): boolean => {
     if (isObject(value) && data.includes('"usage"')) repairUsageValue("anthropic-messages", value);
     if (!validEvent(value)) {
       fail(new TypeValidationError({ value, cause: new Error("not a Messages event") }));
@@ -284,20 +289,27 @@ export async function* leanMessagesParts(ctx: LeanStreamContext): AsyncGenerator
     }
   };
 
-  for await (const data of sseEventData(ctx)) {
-    const ok = await handle(data);
-    yield* out.splice(0);
+  for await (const batch of sseEventBatches(ctx)) {
+    let ok = true;
+    for (const data of batch) {
+      const handled = handle(data);
+      ok = typeof handled === "boolean" ? handled : await handled;
+      if (!ok) break;
+    }
+    if (out.length > 0) yield out.splice(0);
     if (!ok) return;
   }
   if (hasOutput && !streamError) {
-    yield {
-      type: "finish",
-      finishReason: { unified: "interrupted", raw: undefined },
-      usage: lastFinish?.usage ?? {
-        inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
-        outputTokens: { total: undefined, text: undefined, reasoning: undefined },
+    yield [
+      {
+        type: "finish",
+        finishReason: { unified: "interrupted", raw: undefined },
+        usage: lastFinish?.usage ?? {
+          inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+          outputTokens: { total: undefined, text: undefined, reasoning: undefined },
+        },
       },
-    };
+    ];
   }
 }
 

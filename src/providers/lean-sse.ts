@@ -13,13 +13,14 @@ export type LeanStreamContext = {
 };
 
 /**
- * The `data` of each server-sent event of the body, in order, as the AI SDK's event parser gives
- * them (eventsource-parser): the body bounded at MAX_PROVIDER_RESPONSE_BYTES, each event shown to
- * the tap before the reader sees it. An event without its closing blank line is dropped, as the
- * SDK drops it. The body is cancelled when the reader stops early.
+ * The `data` of the server-sent events of the body, in order, as the AI SDK's event parser gives
+ * them (eventsource-parser), one batch per network chunk that completed any (a reader then pays one
+ * await per chunk, not one per event): the body bounded at MAX_PROVIDER_RESPONSE_BYTES, each event
+ * shown to the tap before the reader sees it. An event without its closing blank line is dropped,
+ * as the SDK drops it. The body is cancelled when the reader stops early.
  */
-export async function* sseEventData(ctx: LeanStreamContext): AsyncGenerator<string> {
-  const events: string[] = [];
+export async function* sseEventBatches(ctx: LeanStreamContext): AsyncGenerator<string[]> {
+  let events: string[] = [];
   const parser = createParser({ onEvent: (e) => events.push(e.data) });
   const decoder = new TextDecoder();
   let seen = 0;
@@ -34,10 +35,11 @@ export async function* sseEventData(ctx: LeanStreamContext): AsyncGenerator<stri
         throw new RangeError(`the provider's answer is larger than ${MAX_PROVIDER_RESPONSE_BYTES} bytes`);
       }
       parser.feed(decoder.decode(next.value, { stream: true }));
-      for (const data of events.splice(0)) {
-        if (ctx.onEvent) tap(ctx.onEvent, data);
-        yield data;
-      }
+      if (events.length === 0) continue;
+      const batch = events;
+      events = [];
+      if (ctx.onEvent) for (const data of batch) tap(ctx.onEvent, data);
+      yield batch;
     }
     const rest = decoder.decode();
     if (rest !== "") parser.feed(rest);
