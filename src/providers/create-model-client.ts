@@ -36,8 +36,9 @@ export const LEAN_READER = { enabled: true };
 /**
  * With the lean reader, a Chat Completions request too is built and sent by us
  * (lean-chat-request.ts, lean-wire.ts), not by the SDK's `doStream` (its prompt conversion, option
- * parsing, header merging and response pipeline: issue 22). Messages requests, and the model ids
- * the SDK shapes requests for, are still the SDK's. Off only in the tests that send every request
+ * parsing, header merging and response pipeline: issue 22), for every model family (the SDK's
+ * per-family rules are rebuilt: openai-chat-family.ts). Messages requests are still the SDK's.
+ * Off only in the tests that send every request
  * both ways and require the same bytes and failures (test/unit/providers/lean-chat-request.test.ts):
  * the SDK's request is the reference.
  */
