@@ -125,6 +125,8 @@ export function fakeProviderCatalogs(baseUrl: string) {
         { id: "gpt-fake", compat: tested, cost: { input: 2, output: 8, cacheRead: 0.5, cacheWrite: 0 } },
         { id: "gpt-fake-nocost", compat: tested },
         { id: "gpt-fake-small", compat: tested, contextWindow: 8000, maxTokens: 1000, cost: { input: 2, output: 8 } },
+        // Ids of families the AI SDK shapes requests for, which we build the same way (test/e2e/provider-model-families.test.ts).
+        { id: "o3", compat: tested },
       ],
     },
     fakeant: {
@@ -135,6 +137,7 @@ export function fakeProviderCatalogs(baseUrl: string) {
         { id: "claude-fake", compat: tested, cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } },
         // A Messages-compatible model that is not a current Claude: the wire client sends its sampling settings.
         { id: "messages-fake", compat: tested },
+        { id: "claude-sonnet-4-5", compat: tested },
       ],
     },
     "fakeoai-badkey": { api: "openai-completions", baseUrl, apiKey: "env:FAKE_BAD_KEY", models: [{ id: "gpt-fake", compat: tested }] },

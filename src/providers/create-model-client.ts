@@ -36,10 +36,11 @@ export const LEAN_READER = { enabled: true };
 /**
  * With the lean reader, a Chat Completions request too is built and sent by us
  * (lean-chat-request.ts, lean-wire.ts), not by the SDK's `doStream` (its prompt conversion, option
- * parsing, header merging and response pipeline: issue 22). Messages requests, and the model ids
- * the SDK shapes requests for, are still the SDK's. Off only in the tests that send every request
- * both ways and require the same bytes and failures (test/unit/providers/lean-chat-request.test.ts):
- * the SDK's request is the reference.
+ * parsing, header merging and response pipeline: issue 22), and so is a Messages request
+ * (lean-messages-request.ts), for every model family (the SDK's per-family rules are rebuilt:
+ * openai-chat-family.ts, anthropic-model-family.ts). Off only in the tests that send every request
+ * both ways and require the same bytes and failures (test/unit/providers/lean-chat-request.test.ts,
+ * lean-messages-request.test.ts): the SDK's request is the reference.
  */
 export const LEAN_WIRE = { enabled: true };
 
@@ -50,7 +51,11 @@ async function leanRequest(
   sampling: Sampling,
   wire: (name: string) => string,
 ): Promise<{ request: WireRequest; messageOf: ErrorMessageOf } | undefined> {
-  if (model.api !== "openai-completions") return undefined;
+  if (model.api === "anthropic-messages") {
+    const { messagesRequest, messagesErrorMessage } = await import("./lean-messages-request");
+    const built = messagesRequest(model, request.messages, request.tools, sampling, wire);
+    return built && { request: built, messageOf: messagesErrorMessage };
+  }
   const { chatCompletionsRequest, chatCompletionsErrorMessage } = await import("./lean-chat-request");
   const built = chatCompletionsRequest(model, request.messages, request.tools, sampling, wire);
   return built && { request: built, messageOf: chatCompletionsErrorMessage };

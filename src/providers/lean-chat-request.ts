@@ -2,21 +2,20 @@ import type { ModelTool } from "../turns";
 import { isPlainObject } from "./to-language-model-prompt";
 import type { ModelMessage, ResolvedModel, Sampling } from "./types";
 import { wireHeaders, type ErrorMessageOf, type WireRequest } from "./lean-wire";
+import { chatFamilyRules } from "./openai-chat-family";
+import { openAIToolSchema } from "./openai-tool-schema";
 
 /**
  * The Chat Completions request the AI SDK's `.chat()` model sends for one of our calls (issue 22,
  * "a thin turn"), built directly: the same URL, headers and JSON text, key for key, without its
- * provider-option parsing, model-catalog lookup, schema normalisation and prompt conversion.
- * test/unit/providers/lean-chat-request.test.ts sends a corpus of calls both ways and requires the
- * captured requests to be identical.
+ * provider-option parsing, model-catalog lookup and prompt conversion.
+ * test/unit/providers/lean-chat-request.test.ts sends a corpus of calls both ways, for an id of
+ * every model family the SDK shapes, and requires the captured requests to be identical.
  *
- * Only what applies to our inputs is rebuilt; `undefined` hands the call back to the SDK where it
- * would shape the request in ways not rebuilt here:
- * - a model id of a family the SDK knows (`o<N>`, `gpt-<N>[.<M>][-…]`, `gpt-4o…`: the exact
- *   expressions of its model catalog): reasoning models get `developer` system messages,
- *   `max_completion_tokens`, dropped sampling settings, `reasoning_effort`;
- * - a tool schema the SDK would rewrite (`propertyNames`, `pattern`, `allOf`), or a blank base URL
- *   (the SDK refuses it before sending).
+ * The SDK's per-family rules that reach our inputs are openai-chat-family.ts; its tool-schema
+ * normalisation is openai-tool-schema.ts. `undefined` hands the call back to the SDK only where
+ * the SDK would fail it before sending: a blank base URL, or a tool schema its normalisation
+ * throws on (a non-string `propertyNames` schema, `null` where a subschema belongs).
  */
 export function chatCompletionsRequest(
   model: ResolvedModel,
@@ -25,15 +24,21 @@ export function chatCompletionsRequest(
   sampling: Sampling,
   wire: (name: string) => string,
 ): WireRequest | undefined {
-  if (SDK_KNOWN_MODEL.some((re) => re.test(model.wireModel)) || model.baseUrl.trim() === "") return undefined;
+  if (model.baseUrl.trim() === "") return undefined;
   const wireTools = tools.length > 0 ? toolDefinitions(tools, wire) : undefined;
   if (wireTools === null) return undefined;
+  const family = chatFamilyRules(model.wireModel);
+  const effortNone = family.effortNoneWithTools && wireTools !== undefined;
+  // Reasoning models take no sampling settings, except at effort "none" (openai-chat-family.ts).
+  const samples = !family.reasoning || effortNone;
   // Key order is the SDK's (getArgs' baseArgs, then tools, then the stream fields); absent fields are left out as JSON.stringify leaves out undefined.
   const body: Record<string, unknown> = { model: model.wireModel };
-  if (sampling.maxOutputTokens !== undefined) body.max_tokens = sampling.maxOutputTokens;
-  if (sampling.temperature !== undefined) body.temperature = sampling.temperature;
-  if (sampling.topP !== undefined) body.top_p = sampling.topP;
-  body.messages = chatMessages(messages, wire);
+  if (!family.reasoning && sampling.maxOutputTokens !== undefined) body.max_tokens = sampling.maxOutputTokens;
+  if (samples && family.temperature && sampling.temperature !== undefined) body.temperature = sampling.temperature;
+  if (samples && sampling.topP !== undefined) body.top_p = sampling.topP;
+  if (family.reasoning && sampling.maxOutputTokens !== undefined) body.max_completion_tokens = sampling.maxOutputTokens;
+  if (effortNone) body.reasoning_effort = "none";
+  body.messages = chatMessages(messages, wire, family.reasoning ? "developer" : "system");
   if (wireTools !== undefined) body.tools = wireTools;
   body.stream = true;
   body.stream_options = { include_usage: true };
@@ -44,38 +49,30 @@ export function chatCompletionsRequest(
   };
 }
 
-/** The SDK's model-family expressions (getOSeriesVersion, getGptVersion, gpt-4o): ids it shapes requests for. */
-const SDK_KNOWN_MODEL = [/^o\d+(?:-|$)/, /^gpt-\d+(?:\.\d+)?(?:-.+)?$/, /^gpt-4o(?:-|$)/];
-
-/**
- * Keywords normalizeOpenAIJsonSchema rewrites (drops `propertyNames` and lookaround patterns,
- * inlines a lone `allOf` reference); any schema holding one goes through the SDK.
- */
-const REWRITTEN_KEYWORDS = /"(?:propertyNames|pattern|allOf)"/;
-
-/** Tool definitions per tools array and wire names (a /chat call sends the same array every round); null: the SDK's to build. */
+/** Tool definitions per tools array and wire names (a /chat call sends the same array every round); null: the SDK's to fail. */
 function toolDefinitions(tools: readonly ModelTool[], wire: (name: string) => string): unknown[] | null {
   const names = tools.map((t) => wire(t.name));
   const hit = definitions.get(tools);
   if (hit && hit.names.every((n, i) => n === names[i])) return hit.out;
-  let out: unknown[] | null = tools.map((tool, i) => ({
-    type: "function",
-    function: { name: names[i], description: tool.description, parameters: tool.parameters },
-  }));
-  if (REWRITTEN_KEYWORDS.test(JSON.stringify(out))) out = null;
+  const schemas = tools.map((tool) => openAIToolSchema(tool.parameters));
+  const out = schemas.includes(null)
+    ? null
+    : tools.map((tool, i) => ({ type: "function", function: { name: names[i], description: tool.description, parameters: schemas[i] } }));
   definitions.set(tools, { names, out });
   return out;
 }
 const definitions = new WeakMap<readonly ModelTool[], { names: string[]; out: unknown[] | null }>();
 
 /** convertToOpenAIChatMessages for our messages (to-language-model-prompt.ts has the same rules for the SDK path). */
-function chatMessages(messages: readonly ModelMessage[], wire: (name: string) => string): unknown[] {
+function chatMessages(messages: readonly ModelMessage[], wire: (name: string) => string, systemRole: "system" | "developer"): unknown[] {
   const out: unknown[] = [];
   for (const m of messages) {
     switch (m.role) {
       case "system":
+        out.push({ role: systemRole, content: m.content });
+        break;
       case "user":
-        out.push({ role: m.role, content: m.content });
+        out.push({ role: "user", content: m.content });
         break;
       case "assistant": {
         const calls = (m.toolCalls ?? []).map((call) => ({

@@ -134,18 +134,74 @@ const REQUESTS: Case[] = [
       tools: [],
     },
   ],
-  // Left to the SDK (its model catalog shapes them): the same request whichever switch.
-  ["a reasoning model id (SDK-built)", model({ wireModel: "gpt-5" }), { messages: multiRound, tools: [exec], temperature: 0.5, maxOutputTokens: 10 }],
-  ["a gpt-4o id (SDK-built)", model({ wireModel: "gpt-4o-mini" }), { messages: multiRound, tools: [exec], temperature: 0.5 }],
-  ["an o-series id (SDK-built)", model({ wireModel: "o3" }), { messages: multiRound, tools: [exec] }],
-  [
-    "a schema the SDK rewrites (SDK-built)",
-    model(),
-    {
-      messages: [{ role: "user", content: "hi" }],
-      tools: [{ name: "p", description: "d", parameters: { type: "object", properties: { s: { type: "string", pattern: "^(?=a)" } } } }],
+];
+
+/** A representative id of every family the SDK's catalog shapes, the ids its rules single out, and ids it does not know. */
+const FAMILY_IDS = [
+  "gpt-4o",
+  "gpt-4o-mini",
+  "gpt-4.1",
+  "gpt-5",
+  "gpt-5-mini",
+  "o1",
+  "o3",
+  "o3-mini",
+  "o4-mini",
+  "gpt-5-chat-latest",
+  "gpt-5.1-chat-latest",
+  "gpt-5.2",
+  "gpt-5.6",
+  "gpt-6-sol",
+  "gpt-4o-search-preview",
+  "gpt-4o-mini-search-preview-2025-03-11",
+  "gpt-3.5-turbo",
+  "o3-pro-2025-06-10",
+  "llama-3.1-70b",
+];
+
+/** Tool schemas the SDK's normalisation rewrites (or walks into), from MCP servers as they come. */
+const schemaTool = (name: string, parameters: Record<string, unknown>): ModelTool => ({ name, description: `schema ${name}`, parameters });
+const SCHEMAS: ModelTool[] = [
+  schemaTool("propertyNames", { type: "object", propertyNames: { pattern: "^[a-z]+$" }, additionalProperties: { type: "number" } }),
+  schemaTool("lookaround", {
+    type: "object",
+    properties: {
+      a: { type: "string", pattern: "^(?=x)" },
+      b: { type: "string", pattern: "^(?<!y)z" },
+      c: { type: "string", pattern: "^[(?=]a" },
+      d: { type: "string", pattern: "^\\(?=x" },
+      e: { type: "string", pattern: "^ab+$" },
+      f: { type: "string", pattern: "^[(?=]a(?<=b)" },
     },
-  ],
+  }),
+  schemaTool("allOfRoot", {
+    allOf: [{ $ref: "#/$defs/node" }],
+    $defs: { node: { type: "object", properties: { next: { allOf: [{ $ref: "#/$defs/node" }] } } } },
+  }),
+  schemaTool("allOfDefinitions", {
+    allOf: [{ $ref: "#/definitions/a~1b" }],
+    definitions: { "a/b": { type: "object", propertyNames: { type: "string" } } },
+  }),
+  schemaTool("allOfMissing", { type: "object", allOf: [{ $ref: "#/$defs/none" }] }),
+  schemaTool("allOfTwo", { type: "object", allOf: [{ $ref: "#/$defs/a" }, { required: ["x"] }], $defs: { a: { pattern: "(?!a)" } } }),
+  schemaTool("everywhere", {
+    type: "object",
+    properties: { list: { type: "array", items: [{ pattern: "(?=1)" }, true], additionalItems: { propertyNames: {} } } },
+    patternProperties: { "^x": { pattern: "(?<=a)" } },
+    dependencies: { a: ["b"], c: { propertyNames: { maxLength: 3 } } },
+    if: { properties: { k: { const: 1 } } },
+    then: { not: { pattern: "(?!b)" } },
+    else: { anyOf: [{ contains: { pattern: "(?=c)" } }], oneOf: [false] },
+  }),
+  schemaTool("malformed", { type: "object", properties: { n: 5, s: "str", t: true, arr: [1, 2] }, items: "x" }),
+];
+
+/** Tool schemas the SDK's normalisation throws on: the call fails before anything is sent. */
+const THROWING_SCHEMAS: ModelTool[] = [
+  schemaTool("booleanNames", { type: "object", propertyNames: false }),
+  schemaTool("numberNames", { type: "object", propertyNames: { type: "number" } }),
+  schemaTool("nullProperty", { type: "object", properties: { a: null } }),
+  schemaTool("allOfObject", { type: "object", allOf: { $ref: "#/$defs/a" } }),
 ];
 
 describe("the Chat Completions request we send is the SDK's, byte for byte", () => {
@@ -158,16 +214,81 @@ describe("the Chat Completions request we send is the SDK's, byte for byte", () 
       expect(lean).toEqual(sdk);
     });
   }
+});
 
-  it("calls of unknown model ids are built by us; SDK-known families and rewritten schemas are left to the SDK", () => {
-    const built = REQUESTS.map(([name, m, r]) => [name, chatCompletionsRequest(m, r.messages, r.tools, r, (n) => n) !== undefined]);
-    expect(built.filter(([, own]) => !own).map(([name]) => name)).toEqual([
-      "a reasoning model id (SDK-built)",
-      "a gpt-4o id (SDK-built)",
-      "an o-series id (SDK-built)",
-      "a schema the SDK rewrites (SDK-built)",
-    ]);
+describe("for every model family the SDK shapes, the request we send is the SDK's", () => {
+  for (const id of FAMILY_IDS) {
+    it(`${id}: the whole corpus, byte for byte`, async () => {
+      for (const [name, m, request] of REQUESTS) {
+        const sdk = await callWith(false, { ...m, wireModel: id }, request, ok);
+        const lean = await callWith(true, { ...m, wireModel: id }, request, ok);
+        expect(sdk.error, name).toBeUndefined();
+        expect(lean, name).toEqual(sdk);
+      }
+    });
+  }
+
+  it("every family's request is built by us, none handed back", () => {
+    for (const id of FAMILY_IDS)
+      for (const [, m, r] of REQUESTS) expect(chatCompletionsRequest({ ...m, wireModel: id }, r.messages, r.tools, r, (n) => n)).toBeDefined();
   });
+
+  it("the rules show on the wire: developer and max_completion_tokens for reasoning models, effort none with tools from gpt-5.6", () => {
+    const body = (id: string, tools: ModelTool[]) =>
+      JSON.parse(
+        chatCompletionsRequest(model({ wireModel: id }), multiRound, tools, { temperature: 0.5, topP: 0.9, maxOutputTokens: 10 }, (n) => n)!.body,
+      );
+    const o3 = body("o3", [exec]);
+    expect([o3.messages[0].role, o3.max_completion_tokens, o3.max_tokens, o3.temperature, o3.top_p]).toEqual([
+      "developer",
+      10,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    const gpt4o = body("gpt-4o", [exec]);
+    expect([gpt4o.messages[0].role, gpt4o.max_tokens, gpt4o.temperature, gpt4o.top_p]).toEqual(["system", 10, 0.5, 0.9]);
+    const gpt56 = body("gpt-5.6", [exec]);
+    expect([gpt56.reasoning_effort, gpt56.temperature, gpt56.max_completion_tokens]).toEqual(["none", 0.5, 10]);
+    expect(body("gpt-5.6", []).reasoning_effort).toBeUndefined();
+    expect(body("gpt-4o-search-preview", []).temperature).toBeUndefined();
+  });
+});
+
+describe("tool schemas the SDK rewrites are rewritten the same way", () => {
+  for (const id of ["gpt-4o", "o3", "unknown-model"]) {
+    it(`${id}: propertyNames, lookaround patterns, singleton allOf references and malformed subschemas, byte for byte`, async () => {
+      const request = { messages: [{ role: "user" as const, content: "hi" }], tools: SCHEMAS };
+      const sdk = await callWith(false, model({ wireModel: id }), request, ok);
+      const lean = await callWith(true, model({ wireModel: id }), request, ok);
+      expect(sdk.error).toBeUndefined();
+      expect(lean).toEqual(sdk);
+      expect(chatCompletionsRequest(model({ wireModel: id }), request.messages, request.tools, {}, (n) => n)).toBeDefined();
+    });
+  }
+
+  it("the rewrite shows on the wire (a schema sent as it came would fail this)", () => {
+    const sent = JSON.parse(chatCompletionsRequest(model(), [{ role: "user", content: "hi" }], SCHEMAS, {}, (n) => n)!.body);
+    const params = (name: string) => sent.tools.find((t: { function: { name: string } }) => t.function.name === name).function.parameters;
+    expect(params("propertyNames").propertyNames).toBeUndefined();
+    const patterns = Object.values(params("lookaround").properties).map((p) => (p as { pattern?: string }).pattern);
+    expect(patterns).toEqual([undefined, undefined, "^[(?=]a", "^\\(?=x", "^ab+$", undefined]);
+    expect(params("allOfRoot").type).toBe("object");
+    expect(params("allOfRoot").properties.next).toEqual({ $ref: "#/$defs/node" });
+    expect(params("malformed").properties).toEqual({ n: {}, s: { 0: "s", 1: "t", 2: "r" }, t: true, arr: { 0: 1, 1: 2 } });
+  });
+
+  for (const tool of THROWING_SCHEMAS) {
+    it(`a schema the SDK refuses (${tool.name}) is left to it and fails the same way, nothing sent`, async () => {
+      const request = { messages: [{ role: "user" as const, content: "hi" }], tools: [exec, tool] };
+      expect(chatCompletionsRequest(model(), request.messages, request.tools, {}, (n) => n)).toBeUndefined();
+      const sdk = await callWith(false, model(), request, ok);
+      const lean = await callWith(true, model(), request, ok);
+      expect(sdk.error).toBeDefined();
+      expect(sdk.sent).toEqual([]);
+      expect(lean).toEqual(sdk);
+    });
+  }
 });
 
 const hi = { messages: [{ role: "user" as const, content: "hi" }], tools: [exec] };
