@@ -18,6 +18,7 @@ import { startToolsServer } from "../harness/measure-mcp.ts";
 import { chatOnce } from "../harness/chat-calls.ts";
 import { serveChatWorker } from "./chat-worker.ts";
 import { abReport } from "./ab-report.ts";
+import { cpuMs } from "../harness/measure-startup.ts";
 
 const HERE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
@@ -45,18 +46,6 @@ function workerdPids(): Set<number> {
   }
   return out;
 }
-/** CPU time of all the process's threads so far, from the scheduler's nanosecond counters (schedstat). */
-const cpuMs = (pid: number) => {
-  let ns = 0;
-  for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(fs.readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
-    } catch {
-      // the thread ended
-    }
-  }
-  return ns / 1e6;
-};
 
 type Served = { root: string; mf: any; pid: number; once: (extra: number) => Promise<unknown> };
 const served: Served[] = [];

@@ -82,7 +82,7 @@ function workerdPid(known: ReadonlySet<number>): number {
 }
 
 /** CPU time (ms) every thread of `pid` has run so far. */
-function cpuMs(pid: number): number {
+export function cpuMs(pid: number): number {
   let ns = 0;
   for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
     try {

@@ -1,7 +1,7 @@
 import { APICallError, JSONParseError, TypeValidationError, type LanguageModelV4StreamPart, type LanguageModelV4Usage } from "@ai-sdk/provider";
 import { StreamingToolCallTracker, generateId, safeParseJSON } from "@ai-sdk/provider-utils";
 import { repairUsageValue } from "./wire-usage";
-import { sseEventBatches, type LeanStreamContext } from "./lean-sse";
+import { handledBatches, type LeanStreamContext } from "./lean-sse";
 import { openAiContinuationText } from "./tool-argument-coalescing";
 
 /**
@@ -110,16 +110,7 @@ export async function* leanChatCompletionsParts(ctx: LeanStreamContext): AsyncGe
     return true;
   };
 
-  for await (const batch of sseEventBatches(ctx)) {
-    let ok = true;
-    for (const data of batch) {
-      const handled = handle(data);
-      ok = typeof handled === "boolean" ? handled : await handled;
-      if (!ok) break;
-    }
-    if (out.length > 0) yield out.splice(0);
-    if (!ok) return;
-  }
+  if (!(yield* handledBatches(ctx, out, handle))) return;
   tracker.flush();
   out.push({
     type: "finish",

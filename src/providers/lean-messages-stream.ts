@@ -8,7 +8,7 @@ import {
 } from "@ai-sdk/provider";
 import { createProviderStreamError, safeParseJSON } from "@ai-sdk/provider-utils";
 import { repairUsageValue } from "./wire-usage";
-import { sseEventBatches, type LeanStreamContext } from "./lean-sse";
+import { handledBatches, type LeanStreamContext } from "./lean-sse";
 
 /**
  * An Anthropic Messages event stream read in one loop (issue 22, "a thin turn"), the counterpart of
@@ -289,16 +289,7 @@ export async function* leanMessagesParts(ctx: LeanStreamContext): AsyncGenerator
     }
   };
 
-  for await (const batch of sseEventBatches(ctx)) {
-    let ok = true;
-    for (const data of batch) {
-      const handled = handle(data);
-      ok = typeof handled === "boolean" ? handled : await handled;
-      if (!ok) break;
-    }
-    if (out.length > 0) yield out.splice(0);
-    if (!ok) return;
-  }
+  if (!(yield* handledBatches(ctx, out, handle))) return;
   if (hasOutput && !streamError) {
     yield [
       {

@@ -48,6 +48,30 @@ export async function* sseEventBatches(ctx: LeanStreamContext): AsyncGenerator<s
   }
 }
 
+/**
+ * The body's events through `handle` (which pushes the parts each gives to `out`), yielding those
+ * parts a batch per network chunk; false once `handle` refused an event (its parts are yielded
+ * first, nothing after it is read), true at the body's end.
+ */
+export async function* handledBatches<P>(
+  ctx: LeanStreamContext,
+  out: P[],
+  handle: (data: string) => boolean | Promise<boolean>,
+): AsyncGenerator<P[], boolean> {
+  for await (const batch of sseEventBatches(ctx)) {
+    let ok = true;
+    for (const data of batch) {
+      const handled = handle(data);
+      // Only an event naming a prototype key waits (for the SDK's secure parse).
+      ok = typeof handled === "boolean" ? handled : await handled;
+      if (!ok) break;
+    }
+    if (out.length > 0) yield out.splice(0);
+    if (!ok) return false;
+  }
+  return true;
+}
+
 function tap(onEvent: (data: string) => void, data: string): void {
   try {
     onEvent(data);
