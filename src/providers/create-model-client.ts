@@ -140,7 +140,13 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
       ...(request.topP !== undefined ? { topP: request.topP } : {}),
     };
     // The request built and sent by us (lean-*-request.ts), unless the wire's builder hands it to the SDK.
-    const own = lean && LEAN_WIRE.enabled ? await leanRequest(model, request, sampling, names.toWire) : undefined;
+    // A request it cannot build (a key `Headers` refuses) fails as the SDK's does: a ProviderError, before anything is sent.
+    let own: Awaited<ReturnType<typeof leanRequest>>;
+    try {
+      own = lean && LEAN_WIRE.enabled ? await leanRequest(model, request, sampling, names.toWire) : undefined;
+    } catch (error) {
+      throw fail(error);
+    }
     let claimed: (ClaimedStream & { tapped: boolean }) | undefined;
     if (own !== undefined) {
       let response: Response;

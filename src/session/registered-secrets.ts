@@ -26,7 +26,8 @@ export function registeredSecrets(env: Record<string, unknown>, config: GatewayC
   // Each with the forms a peer may echo (a header's token without its scheme); longest first, so
   // a secret that contains another is masked whole. Asked for several times per tool call with the
   // same values: the list is kept for the last set seen.
-  const key = [...out].join("\u0000");
+  // JSON, not a join: a separator a value may hold would let two different sets share a list.
+  const key = JSON.stringify([...out]);
   if (key !== last.key) last = { key, list: sentSecretList(out) };
   return last.list;
 }
