@@ -53,7 +53,7 @@ export function chatCompletionsRequest(
 function toolDefinitions(tools: readonly ModelTool[], wire: (name: string) => string): unknown[] | null {
   const names = tools.map((t) => wire(t.name));
   const hit = definitions.get(tools);
-  if (hit && hit.names.every((n, i) => n === names[i])) return hit.out;
+  if (hit && hit.names.length === names.length && hit.names.every((n, i) => n === names[i])) return hit.out;
   const schemas = tools.map((tool) => openAIToolSchema(tool.parameters));
   const out = schemas.includes(null)
     ? null

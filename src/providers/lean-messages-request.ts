@@ -66,7 +66,7 @@ export function messagesRequest(
 function toolDefinitions(tools: readonly ModelTool[], wire: (name: string) => string): unknown[] {
   const names = tools.map((t) => wire(t.name));
   const hit = definitions.get(tools);
-  if (hit && hit.names.every((n, i) => n === names[i])) return hit.out;
+  if (hit && hit.names.length === names.length && hit.names.every((n, i) => n === names[i])) return hit.out;
   const out = tools.map((tool, i) => ({ name: names[i], description: tool.description, input_schema: tool.parameters }));
   definitions.set(tools, { names, out });
   return out;

@@ -74,7 +74,7 @@ export function toLanguageModelTools(tools: readonly ModelTool[], wire: (name: s
   const names = tools.map((tool) => wire(tool.name));
   // A /chat call sends the same tools (one array) on every model round trip: converted once.
   const hit = converted.get(tools);
-  if (hit && hit.every((t, i) => t.name === names[i])) return hit;
+  if (hit && hit.length === names.length && hit.every((t, i) => t.name === names[i])) return hit;
   const out = tools.map((tool, i): LanguageModelV4FunctionTool => ({
     type: "function",
     name: names[i]!,

@@ -485,7 +485,8 @@ export class OuterCalls {
 function turnToolNames(spec: TurnSpec): readonly string[] {
   let names = turnTools.get(spec.catalog);
   if (!names) {
-    names = [...spec.catalog.entries, ...spec.catalog.direct].filter((e) => e.source !== "client").map((e) => e.toolName);
+    // Frozen: every tool call of the turn gets this one array.
+    names = Object.freeze([...spec.catalog.entries, ...spec.catalog.direct].filter((e) => e.source !== "client").map((e) => e.toolName));
     turnTools.set(spec.catalog, names);
   }
   return names;
