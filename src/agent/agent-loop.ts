@@ -25,6 +25,8 @@ export type ToolRun = {
 
 export type LoopDeps = {
   client: ModelClient;
+  /** Nobody is shown the model's text as it streams (a JSON answer): its answers are read whole. */
+  wholeAnswers?: boolean;
   /** Exactly the turn's model-facing tools. */
   tools: ModelTool[];
   signal: AbortSignal;
@@ -239,7 +241,8 @@ async function callModel(deps: LoopDeps, messages: ModelMessage[]): Promise<{ te
   let text = "";
   const calls: ModelToolCall[] = [];
   let finished = false;
-  for await (const event of deps.client.stream({ ...deps.state.sampling, messages, tools: deps.tools, signal: deps.signal })) {
+  const request = { ...deps.state.sampling, messages, tools: deps.tools, signal: deps.signal, ...(deps.wholeAnswers ? { whole: true } : {}) };
+  for await (const event of deps.client.stream(request)) {
     if (event.type === "text-delta") {
       text += event.text;
       deps.emit({ type: "text", delta: event.text });

@@ -168,6 +168,7 @@ async function drive(
       signal: abort.signal,
       maxAssistantTurns: req.maxAssistantTurns,
       emit,
+      answerOnly: req.answerOnly === true,
     };
     let end: LoopEnd | undefined;
     if (deferred.length > 0) {
@@ -317,6 +318,8 @@ type LoopCtx = {
   signal: AbortSignal;
   maxAssistantTurns: number;
   emit: Emit;
+  /** The caller asked for the JSON answer only: no event but the turn and the answer leaves. */
+  answerOnly: boolean;
 };
 
 function loop(host: ChatPort, c: LoopCtx, messages: ModelMessage[]): Promise<LoopEnd> {
@@ -345,6 +348,7 @@ function loop(host: ChatPort, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
   return runAgentLoop(
     {
       client,
+      wholeAnswers: c.answerOnly,
       tools: c.tools,
       signal: c.signal,
       maxAssistantTurns: c.maxAssistantTurns,

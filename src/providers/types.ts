@@ -41,6 +41,8 @@ export type ModelRequest = Sampling & {
   /** Exactly the turn's model-facing tools (empty: a no-tool call). */
   tools: ModelTool[];
   signal: AbortSignal;
+  /** The caller takes the answer whole (text deltas are shown to nobody as they come): the stream may be read in large pieces. */
+  whole?: boolean;
 };
 
 /**

@@ -43,7 +43,9 @@ const FINISH = {
 
 /** A script step made concrete: text deltas, tool calls with ids and argument text, usage, finish. */
 export function planAnswer(wire, step, ids) {
-  const deltas = step.text === undefined ? [] : Array.isArray(step.text) ? step.text : [step.text];
+  const given = step.text === undefined ? [] : Array.isArray(step.text) ? step.text : [step.text];
+  // A long answer made here, not sent in the script: `times` more deltas of `text` (a provider past a byte bound).
+  const deltas = step.repeatText ? [...given, ...Array.from({ length: step.repeatText.times }, () => step.repeatText.text)] : given;
   const toolCalls = (step.toolCalls ?? []).map((call) => ({
     id: call.id ?? ids.next(wire === "openai" ? "call_" : "toolu_"),
     name: call.name,

@@ -5,6 +5,8 @@
 export type FakeStep =
   | {
       text?: string | string[];
+      /** After `text`, `times` more text deltas of `text` (a long answer the script need not carry). */
+      repeatText?: { text: string; times: number };
       toolCalls?: { id?: string; name: string; input: unknown }[];
       usage?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number };
       /**
