@@ -196,7 +196,12 @@ async function* streamCall(model: ResolvedModel, opts: ModelClientOptions, reque
         model.api === "openai-completions"
           ? (await import("./lean-chat-stream")).leanChatCompletionsParts
           : (await import("./lean-messages-stream")).leanMessagesParts;
-      const parts = read({ ...claimed, onEvent: claimed.tapped ? opts.observer?.sseEvent : undefined, onOverflow: transport.overflow, whole: request.whole === true });
+      const parts = read({
+        ...claimed,
+        onEvent: claimed.tapped ? opts.observer?.sseEvent : undefined,
+        onOverflow: transport.overflow,
+        whole: request.whole === true,
+      });
       reader = { read: () => parts.next(), cancel: () => parts.return(undefined) };
     }
     // Every branch above set one; this only tells the type checker.
