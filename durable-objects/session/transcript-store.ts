@@ -21,7 +21,8 @@ const NESTED_RESERVE = 200;
 const SIZES_LIMIT = 64;
 
 /** What a turn's writes need to know of what it stores, read from SQL once and kept up to date by those writes. */
-type TurnSizes = { events?: number; stateBytes?: number; transcriptBytes?: number };
+/** `omitted`: the turn's `omitted` counter row (null: none yet), read once: a turn past its bound counts every later event in it. */
+type TurnSizes = { events?: number; stateBytes?: number; transcriptBytes?: number; omitted?: { seq: number; count: number } | null };
 
 /**
  * A turn's agent record in the session's SQLite: its /chat state, its transcript (the messages
@@ -166,16 +167,27 @@ export class TranscriptStore implements TranscriptPort {
       );
       return;
     }
-    const omitted = this.sql.one<{ seq: number; body: string }>("SELECT seq, body FROM trajectory WHERE turn_id = ? AND kind = 'omitted'", turnId);
+    // Found by a scan of the turn's events once, then kept (a rolled-back write clears it with the rest: `forget`).
+    if (sizes.omitted === undefined) {
+      const row = this.sql.one<{ seq: number; body: string }>("SELECT seq, body FROM trajectory WHERE turn_id = ? AND kind = 'omitted'", turnId);
+      sizes.omitted = row ? { seq: row.seq, count: (JSON.parse(row.body) as { count: number }).count } : null;
+    }
+    const omitted = sizes.omitted;
     if (omitted) {
-      const count = (JSON.parse(omitted.body) as { count: number }).count + 1;
-      this.sql.run("UPDATE trajectory SET body = ? WHERE seq = ?", JSON.stringify({ count }), omitted.seq);
+      this.sql.run("UPDATE trajectory SET body = ? WHERE seq = ?", JSON.stringify({ count: omitted.count + 1 }), omitted.seq);
+      omitted.count++;
     } else {
       // The bound's last slot (see `room`): the table never holds more than MAX_TRAJECTORY_EVENTS rows.
       // Charged once at the size of a large count: the counter grows in place.
-      this.insertEvent(turnId, rowBytes("omitted", JSON.stringify({ count: Number.MAX_SAFE_INTEGER })), () =>
-        this.sql.run("INSERT INTO trajectory (turn_id, at, kind, body) VALUES (?, ?, 'omitted', ?)", turnId, at, JSON.stringify({ count: 1 })),
-      );
+      this.insertEvent(turnId, rowBytes("omitted", JSON.stringify({ count: Number.MAX_SAFE_INTEGER })), () => {
+        const row = this.sql.one<{ seq: number }>(
+          "INSERT INTO trajectory (turn_id, at, kind, body) VALUES (?, ?, 'omitted', ?) RETURNING seq",
+          turnId,
+          at,
+          JSON.stringify({ count: 1 }),
+        );
+        if (row) sizes.omitted = { seq: row.seq, count: 1 };
+      });
     }
   }
 
