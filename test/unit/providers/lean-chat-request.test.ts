@@ -3,6 +3,7 @@ import { chatCompletionsRequest } from "../../../src/providers/lean-chat-request
 import type { ModelMessage, ModelRequest, ResolvedModel } from "../../../src/providers";
 import type { ModelTool } from "../../../src/turns";
 import { modelFor } from "./reader-comparison";
+import { CHAT_OK, chatSse, streamed } from "./wire-fixtures";
 import { callWith, never, respond, restoreLeanWire, type Answer } from "./request-comparison";
 
 // The Chat Completions request we build and send (lean-chat-request.ts, lean-wire.ts) against the
@@ -23,16 +24,7 @@ const wait: ModelTool = { name: "wait", description: "resume", parameters: { typ
 const odd: ModelTool = { name: "srv__my.tool (v2)", description: "an MCP tool with a name providers refuse", parameters: { type: "object" } };
 const odd2: ModelTool = { name: "srv__my.tool (v3)", description: "another", parameters: { type: "object", properties: {} } };
 
-const sse = (...data: unknown[]) => data.map((d) => `data: ${typeof d === "string" ? d : JSON.stringify(d)}\n\n`).join("");
-const chunk = (delta: unknown, finish: string | null = null) => ({
-  id: "c1",
-  object: "chat.completion.chunk",
-  created: 1,
-  model: "m",
-  choices: [{ index: 0, delta, finish_reason: finish }],
-});
-const OK_STREAM = sse(chunk({ role: "assistant", content: "ok" }), chunk({}, "stop"), "[DONE]");
-const ok: Answer = async () => new Response(OK_STREAM, { status: 200, headers: { "content-type": "text/event-stream" } });
+const ok: Answer = streamed(chatSse(...CHAT_OK, "[DONE]"));
 
 const multiRound: ModelMessage[] = [
   { role: "system", content: "You are terse." },

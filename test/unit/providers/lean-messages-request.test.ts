@@ -3,6 +3,7 @@ import { messagesRequest } from "../../../src/providers/lean-messages-request";
 import type { ModelMessage, ModelRequest, ResolvedModel } from "../../../src/providers";
 import type { ModelTool } from "../../../src/turns";
 import { modelFor } from "./reader-comparison";
+import { MESSAGES_OK, messagesSse, streamed } from "./wire-fixtures";
 import { callWith, never, respond, restoreLeanWire, type Answer } from "./request-comparison";
 
 // The Messages request we build and send (lean-messages-request.ts, lean-wire.ts) against the AI
@@ -22,27 +23,8 @@ const exec: ModelTool = {
 const wait: ModelTool = { name: "wait", description: "resume", parameters: { type: "object", properties: { runId: { type: "string" } } } };
 const odd: ModelTool = { name: "srv__my.tool (v2)", description: "an MCP tool with a name providers refuse", parameters: { type: "object" } };
 
-const sse = (...data: Array<Record<string, unknown>>) => data.map((d) => `event: ${d.type}\ndata: ${JSON.stringify(d)}\n\n`).join("");
-const OK_STREAM = sse(
-  {
-    type: "message_start",
-    message: {
-      id: "msg_1",
-      type: "message",
-      role: "assistant",
-      model: "m",
-      content: [],
-      stop_reason: null,
-      usage: { input_tokens: 5, output_tokens: 1 },
-    },
-  },
-  { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
-  { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "ok" } },
-  { type: "content_block_stop", index: 0 },
-  { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 2 } },
-  { type: "message_stop" },
-);
-const ok: Answer = async () => new Response(OK_STREAM, { status: 200, headers: { "content-type": "text/event-stream" } });
+const sse = messagesSse;
+const ok: Answer = streamed(messagesSse(...MESSAGES_OK));
 
 const multiRound: ModelMessage[] = [
   { role: "system", content: "You are terse." },

@@ -7,37 +7,15 @@ import { expectSameReading, modelFor, readWith, restoreLeanReader } from "./read
 // no event stream, lying usage, the key echoed in an error frame or a tool call, a body past the
 // bound that is no event stream. Whole and cut a byte at a time: the same events and failure.
 
+import { CHAT_OK, chatChunk, chatSse, MESSAGES_OK, MESSAGES_START } from "./wire-fixtures";
+
 restoreLeanReader();
-const sse = (...data: unknown[]) => data.map((d) => `data: ${typeof d === "string" ? d : JSON.stringify(d)}\n\n`).join("");
 const KEY = modelFor("openai-completions").apiKey;
-const chunk = (delta: unknown, finish: string | null = null) => ({
-  id: "c1",
-  object: "chat.completion.chunk",
-  created: 1,
-  model: "m",
-  choices: [{ index: 0, delta, finish_reason: finish }],
-});
-const OK = [chunk({ role: "assistant", content: "ok" }), chunk({}, "stop")];
-const start = {
-  type: "message_start",
-  message: {
-    id: "msg_1",
-    type: "message",
-    role: "assistant",
-    model: "m",
-    content: [],
-    stop_reason: null,
-    usage: { input_tokens: 5, output_tokens: 1 },
-  },
-};
-const ANSWER = [
-  start,
-  { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
-  { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "ok" } },
-  { type: "content_block_stop", index: 0 },
-  { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 2 } },
-  { type: "message_stop" },
-];
+const sse = chatSse;
+const chunk = chatChunk;
+const OK = CHAT_OK;
+const ANSWER = MESSAGES_OK;
+const start = MESSAGES_START;
 
 const CHAT: Array<[string, string, Record<string, string>?]> = [
   ["chunks after [DONE]", sse(chunk({ content: "a" }), "[DONE]", chunk({ content: "late" }), chunk({}, "stop"))],
