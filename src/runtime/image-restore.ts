@@ -100,11 +100,21 @@ export function resetToImage(vm: QuickJS, snapshot: Snapshot, options: QuickJSOp
   if (have > pages) return false;
   for (const key of keys) if (!INSTANCE_FIELDS.has(key)) fields[key] = fresh[key];
   if (have < pages) memory.grow(pages - have);
-  // The whole image (a 1.6 MB copy into memory the instance already holds, ~0.07 ms in workerd):
-  // comparing first to skip equal pages costs as much as copying them.
+  // The whole image, written without comparing (comparing first to skip equal pages costs as much as
+  // copying them): its zero pages (the 1 MiB stack region is most of it) as a fill, which writes without
+  // reading a source, the rest as a copy (a 1.6 MB image: ~1.1 MB filled, ~0.5 MB copied).
   const dst = new Uint8Array(memory.buffer);
-  dst.set(snapshot.memory);
-  dst.fill(0, snapshot.memory.byteLength);
+  const image = snapshot.memory;
+  let runs = zeroRuns.get(image);
+  if (!runs) {
+    runs = pageRuns(image);
+    zeroRuns.set(image, runs);
+  }
+  for (let i = 0; i < runs.length; i += 3) {
+    if (runs[i + 2] === 1) dst.fill(0, runs[i], runs[i + 1]);
+    else dst.set(image.subarray(runs[i], runs[i + 1]), runs[i]);
+  }
+  dst.fill(0, image.byteLength);
   const exports = vm._getExports() as unknown as {
     qjs_set_runtime_and_context(runtime: number, context: number): void;
     __stack_pointer: WebAssembly.Global;
@@ -113,6 +123,29 @@ export function resetToImage(vm: QuickJS, snapshot: Snapshot, options: QuickJSOp
   exports.__stack_pointer.value = snapshot.stackPointer;
   internals.applyLimits(vm, internals.normalizeOptions(options));
   return true;
+}
+
+/** Per image: [start, end, zero (1) or not (0), …] covering it, in 4 KiB pages (see `resetToImage`). */
+const zeroRuns = new WeakMap<Uint8Array, number[]>();
+
+function pageRuns(image: Uint8Array): number[] {
+  const aligned = image.byteOffset % 4 === 0;
+  const words = aligned ? new Uint32Array(image.buffer, image.byteOffset, image.byteLength >> 2) : null;
+  const isZero = (from: number, to: number): boolean => {
+    let i = from;
+    if (words) for (; i + 4 <= to; i += 4) if (words[i >> 2] !== 0) return false;
+    for (; i < to; i++) if (image[i] !== 0) return false;
+    return true;
+  };
+  const runs: number[] = [];
+  for (let start = 0; start < image.byteLength; start += PAGE_BYTES) {
+    const end = Math.min(image.byteLength, start + PAGE_BYTES);
+    const zero = isZero(start, end) ? 1 : 0;
+    const last = runs.length - 3;
+    if (last >= 0 && runs[last + 2] === zero) runs[last + 1] = end;
+    else runs.push(start, end, zero);
+  }
+  return runs;
 }
 
 function differingRuns(image: Uint8Array, fresh: Uint8Array): number[] {

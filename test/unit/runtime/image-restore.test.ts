@@ -109,6 +109,31 @@ describe("resetting a used VM to the image in place", () => {
     }
   });
 
+  it("clears what deep recursion left in the stack region, which the image holds as zero pages (filled, not copied)", async () => {
+    const { snapshot } = await pristineVm();
+    const used = await restoreImage(snapshot, { ...options, interruptHandler: () => false });
+    const zeroPages = (bytes: Uint8Array) => {
+      const pages = new Set<number>();
+      for (let p = 0; p < snapshot.memory.length / 4096; p++) if (bytes.subarray(p * 4096, (p + 1) * 4096).every((b) => b === 0)) pages.add(p);
+      return pages;
+    };
+    const imageZero = zeroPages(snapshot.memory);
+    expect(imageZero.size).toBeGreaterThan(100);
+    used.evalCode("function deep(n) { const s = 'tenant-a:' + n; return n === 0 ? s.length : deep(n - 1) + s.length; } deep(400)").dispose();
+    // The cell wrote into pages that are zero in the image: a reset that skipped them would leave that behind.
+    const after = new Uint8Array(used._getMemory().buffer);
+    const dirtied = [...imageZero].filter((p) => after.subarray(p * 4096, (p + 1) * 4096).some((b) => b !== 0));
+    expect(dirtied.length).toBeGreaterThan(10);
+    expect(resetToImage(used, snapshot, options)).toBe(true);
+    const fresh = await restoreImage(snapshot, options);
+    try {
+      expectSameMemory(fresh, used);
+    } finally {
+      fresh.dispose();
+      used.dispose();
+    }
+  });
+
   it("refuses a VM whose memory grew past the image's, and a disposed one", async () => {
     const { snapshot } = await pristineVm();
     const grown = await restoreImage(snapshot, options);
