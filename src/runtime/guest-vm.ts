@@ -235,6 +235,7 @@ export class GuestVm {
         vm,
         image.snapshot,
         GuestVm.options(limits, () => guest),
+        true,
       )
     )
       return null;
