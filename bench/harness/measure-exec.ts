@@ -11,7 +11,7 @@ import type { Plan } from "./options.ts";
 import { runRounds, type Step } from "./rounds.ts";
 import { pooled, roundDifferences, roundMedians, roundP90Ratios, roundRatios, summarize, type Summary } from "./stats.ts";
 
-export const EXEC_MEASURES = ["exec", "execFetch", "healthz", "wait", "node", "bareVm"] as const;
+export const EXEC_MEASURES = ["exec", "execFetch", "healthz", "wait", "execPaced", "waitPaced", "node", "bareVm"] as const;
 export type ExecMeasure = (typeof EXEC_MEASURES)[number];
 export type ExecBaseline = "node" | "bareVm";
 
@@ -25,8 +25,10 @@ export interface ExecFigures {
   roundMedians: Record<ExecMeasure, number[]>;
   /** exec over the refused `wait` (a Durable Object round trip without a VM), per round: of the medians and of the p90s. */
   vsDurableObject: { median: Summary; p90: Summary };
+  /** The same, each request after a pause (`plan.pauseMs`), as between a model's calls: the previous request's deferred work is done. */
+  vsDurableObjectPaced: { median: Summary; p90: Summary };
   /** Differences of per-round medians (ms): where an exec's time goes. */
-  breakdown: { workerHttp: Summary; durableObject: Summary; cell: Summary; overBareVm: Summary };
+  breakdown: { workerHttp: Summary; durableObject: Summary; cell: Summary; cellPaced: Summary; overBareVm: Summary };
 }
 
 export async function measureExec(gw: Gateway, plan: Plan["exec"], childTimeoutMs: number, log: (msg: string) => void): Promise<ExecFigures> {
@@ -60,8 +62,24 @@ export async function measureExec(gw: Gateway, plan: Plan["exec"], childTimeoutM
     { name: "bareVm", perRound: plan.vmPerRound, warmup: plan.warmup, run: await bareVmCell(plan.code, plan.expected) },
     { name: "healthz", perRound: plan.floorPerRound, warmup: plan.warmup, run: healthz },
     // A Durable Object round trip without a VM: `wait` without a runId, refused after the turn lookup.
-    { name: "wait", perRound: plan.floorPerRound, warmup: plan.warmup, run: post("wait", {}, expectRefusedWait) },
+    // As many samples as exec: both p90s come from blocks of the same size.
+    { name: "wait", perRound: plan.execPerRound, warmup: plan.warmup, run: post("wait", {}, expectRefusedWait) },
+    // Both again, each request after a pause: what a model's calls, seconds apart, see. Back to back, each exec
+    // also pays for the previous one's work deferred past its answer (its VM's reset for the pool, timers, GC).
+    {
+      name: "execPaced",
+      perRound: plan.pacedPerRound,
+      warmup: 0,
+      run: paced(post("exec", { code: plan.code }, expectCompleted("exec", plan.expected))),
+    },
+    { name: "waitPaced", perRound: plan.pacedPerRound, warmup: 0, run: paced(post("wait", {}, expectRefusedWait)) },
   ];
+  function paced(run: () => Promise<number>): () => Promise<number> {
+    return async () => {
+      await new Promise((resolve) => setTimeout(resolve, plan.pauseMs));
+      return run();
+    };
+  }
   log(`[1] exec: warm-up, then ${plan.rounds} interleaved rounds`);
   const s = await runRounds(plan.rounds, steps);
   log(`[1] exec: ${EXEC_MEASURES.map((m) => `${s[m].flat().length} ${m}`).join(", ")} — all verified`);
@@ -74,11 +92,13 @@ export async function measureExec(gw: Gateway, plan: Plan["exec"], childTimeoutM
     measures,
     ratios: { node: against("node"), bareVm: against("bareVm") },
     vsDurableObject: { median: roundRatios(s.exec, s.wait), p90: roundP90Ratios(s.exec, s.wait) },
+    vsDurableObjectPaced: { median: roundRatios(s.execPaced, s.waitPaced), p90: roundP90Ratios(s.execPaced, s.waitPaced) },
     roundMedians: Object.fromEntries(EXEC_MEASURES.map((m) => [m, roundMedians(s[m])])) as Record<ExecMeasure, number[]>,
     breakdown: {
       workerHttp: summarize(roundMedians(s.healthz)),
       durableObject: roundDifferences(s.wait, s.healthz),
       cell: roundDifferences(s.exec, s.wait),
+      cellPaced: roundDifferences(s.execPaced, s.waitPaced),
       overBareVm: roundDifferences(s.exec, s.bareVm),
     },
   };

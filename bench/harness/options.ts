@@ -57,6 +57,9 @@ export interface Plan {
     rounds: number;
     execPerRound: number;
     floorPerRound: number;
+    /** Paced exec and refused wait: samples per round, and the pause before each (ms). */
+    pacedPerRound: number;
+    pauseMs: number;
     nodePerRound: number;
     vmPerRound: number;
     warmup: number;
@@ -129,6 +132,8 @@ export function planFor(quick: boolean): Plan {
       rounds: quick ? 3 : 15,
       execPerRound: quick ? 8 : 30,
       floorPerRound: quick ? 5 : 10,
+      pacedPerRound: quick ? 5 : 20,
+      pauseMs: 10,
       nodePerRound: quick ? 2 : 15,
       vmPerRound: quick ? 10 : 30,
       warmup: quick ? 5 : 20,
