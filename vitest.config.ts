@@ -106,6 +106,7 @@ const UNIT_IN_WORKERD = [
   "test/unit/runtime/guest-seed.test.ts",
   "test/unit/runtime/setup-images.test.ts",
   "test/unit/runtime/image-restore.test.ts",
+  "test/unit/runtime/image-reset-zero-pages.test.ts",
   "test/unit/runtime/memory-ledger.test.ts",
   "test/unit/snapshot-store/pristine-image.test.ts",
   "test/unit/snapshot-store/snapshot-codec.test.ts",

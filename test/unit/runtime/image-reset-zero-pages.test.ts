@@ -1,0 +1,107 @@
+import { describe, expect, it } from "vitest";
+import { QuickJS, type Snapshot } from "quickjs-wasi";
+import { QUICKJS_MODULE } from "../../../wasm/quickjs";
+import { pristineVm, resetToImage, restoreImage } from "../../../src/runtime";
+
+// resetToImage for the pool's images (`repeated`) writes the image's zero pages as a fill and copies
+// the rest, from page runs cached per image object. Images of unusual shapes, reset into instances a
+// cell dirtied: each reset must give exactly what QuickJS.restore of the same image gives.
+
+const options = { wasm: QUICKJS_MODULE, memoryLimit: 64 << 20 };
+const PAGE = 4096;
+
+type VmState = { memory: Uint8Array; stackPointer: number };
+
+function stateOf(vm: QuickJS): VmState {
+  const exports = vm._getExports() as unknown as { __stack_pointer: WebAssembly.Global };
+  return { memory: new Uint8Array(vm._getMemory().buffer), stackPointer: exports.__stack_pointer.value as number };
+}
+
+function expectSameState(theirs: QuickJS, ours: QuickJS): void {
+  const a = stateOf(theirs);
+  const b = stateOf(ours);
+  expect(b.memory.length).toBe(a.memory.length);
+  expect(Buffer.from(b.memory).equals(Buffer.from(a.memory))).toBe(true);
+  expect(b.stackPointer).toBe(a.stackPointer);
+}
+
+/** A VM of the pristine image whose stack region (zero pages in every image here) and heap a cell wrote to. */
+async function dirtied(): Promise<QuickJS> {
+  const { snapshot } = await pristineVm();
+  const vm = await restoreImage(snapshot, { ...options, maxStackSize: 256 * 1024, interruptHandler: () => false });
+  vm.evalCode(
+    "const M = ['QZX', 'SECRET'].join(''); function deep(n) { const s = M + n; return n === 0 ? s.length : deep(n - 1) + s.length; }" +
+      " try { deep(1e6); } catch (e) {} JSON.stringify(Array.from({ length: 300 }, (_, i) => M + i)).length",
+  ).dispose();
+  const memory = new Uint8Array(vm._getMemory().buffer);
+  let written = 0;
+  for (let p = 0; p < snapshot.memory.length / PAGE; p++) {
+    const page = (bytes: Uint8Array) => bytes.subarray(p * PAGE, (p + 1) * PAGE);
+    if (page(snapshot.memory).every((b) => b === 0) && page(memory).some((b) => b !== 0)) written++;
+  }
+  expect(written).toBeGreaterThan(16);
+  return vm;
+}
+
+/** Reset a dirtied VM to `image` (as the pool does) and compare it with QuickJS.restore of the same image. */
+async function expectResetLikeRestore(image: Snapshot, repeated = true): Promise<void> {
+  const used = await dirtied();
+  const theirs = await QuickJS.restore(image, options);
+  try {
+    expect(resetToImage(used, image, options, repeated)).toBe(true);
+    expectSameState(theirs, used);
+  } finally {
+    theirs.dispose();
+    used.dispose();
+  }
+}
+
+/** `bytes` laid at a byte offset of a larger buffer (a view a word-wise scan cannot take). */
+function atOffset(bytes: Uint8Array, offset: number): Uint8Array {
+  const view = new Uint8Array(bytes.length + offset).subarray(offset);
+  view.set(bytes);
+  return view;
+}
+
+describe("resetting a dirtied VM to images of unusual shapes, zero pages filled", () => {
+  it("an image whose bytes start at an odd offset of their buffer (scanned a byte at a time) gives what QuickJS.restore gives", async () => {
+    const { snapshot } = await pristineVm();
+    const odd = { ...snapshot, memory: atOffset(snapshot.memory, 1) };
+    expect(odd.memory.byteOffset % 4).not.toBe(0);
+    for (let round = 0; round < 2; round++) await expectResetLikeRestore(odd);
+  });
+
+  it("an image larger than the instance's memory, ending in a partial page of data or of zeros: the instance grows and gets exactly it", async () => {
+    const { snapshot } = await pristineVm();
+    const tailData = new Uint8Array(snapshot.memory.length + PAGE + 1000);
+    tailData.set(snapshot.memory);
+    tailData.fill(0xa5, snapshot.memory.length + PAGE);
+    const tailZeros = new Uint8Array(snapshot.memory.length + PAGE + 1000);
+    tailZeros.set(snapshot.memory);
+    tailZeros.fill(0xa5, snapshot.memory.length, snapshot.memory.length + 100);
+    for (const memory of [tailData, tailZeros]) {
+      expect(memory.length % PAGE).not.toBe(0);
+      await expectResetLikeRestore({ ...snapshot, memory });
+    }
+  });
+
+  it("the same image reset to again and again, as the pool's and as a parked run's, after a cell dirtied it each time", async () => {
+    const { snapshot } = await pristineVm();
+    for (const repeated of [true, false, true, true, false]) await expectResetLikeRestore(snapshot, repeated);
+  });
+
+  it("two image objects of different bytes keep their own page runs: a reset to one never uses the other's", async () => {
+    const { snapshot } = await pristineVm();
+    // Same length, a different set of zero pages: some of the pristine image's zero pages hold data here.
+    const other = snapshot.memory.slice();
+    const zeroPages: number[] = [];
+    for (let p = 0; p < other.length / PAGE; p++) if (other.subarray(p * PAGE, (p + 1) * PAGE).every((b) => b === 0)) zeroPages.push(p);
+    expect(zeroPages.length).toBeGreaterThan(100);
+    for (const p of zeroPages.filter((_, i) => i % 7 === 0)) other.fill(0x5a, p * PAGE + 8, p * PAGE + 64);
+    await expectResetLikeRestore(snapshot);
+    await expectResetLikeRestore({ ...snapshot, memory: other });
+    await expectResetLikeRestore(snapshot);
+    // The same bytes in another object: runs found for it, the same result.
+    await expectResetLikeRestore({ ...snapshot, memory: snapshot.memory.slice() });
+  });
+});
