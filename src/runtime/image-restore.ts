@@ -129,7 +129,11 @@ export function resetToImage(vm: QuickJS, snapshot: Snapshot, options: QuickJSOp
   return true;
 }
 
-/** Per image: [start, end, zero (1) or not (0), …] covering it, in 4 KiB pages (see `resetToImage`). */
+/**
+ * Per image: [start, end, zero (1) or not (0), …] covering it, in 4 KiB pages (see `resetToImage`).
+ * Keyed by the image's object, so an image must never change once reset to (stale runs would fill data
+ * pages with zeros): the pool's are private copies (buildPristineVm's slice, a snapshot's own copy).
+ */
 const zeroRuns = new WeakMap<Uint8Array, number[]>();
 
 function pageRuns(image: Uint8Array): number[] {
