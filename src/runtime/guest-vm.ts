@@ -229,16 +229,21 @@ export class GuestVm {
    */
   static reuse(vm: QuickJS, limits: GuestLimits, image: VmImage | undefined = pristineBuilt): GuestVm | null {
     let guest: GuestVm | undefined;
-    if (
-      !image ||
-      !resetToImage(
-        vm,
-        image.snapshot,
-        GuestVm.options(limits, () => guest),
-        true,
-      )
-    )
-      return null;
+    let reset = false;
+    try {
+      reset =
+        image !== undefined &&
+        resetToImage(
+          vm,
+          image.snapshot,
+          GuestVm.options(limits, () => guest),
+          true,
+        );
+    } catch (error) {
+      // Half written (a grow refused, say): never handed out; the caller drops it and frees its room, as for a refusal.
+      logRecord("host_error", { where: "vm.reuse", error });
+    }
+    if (!reset || !image) return null;
     guest = GuestVm.adopt(vm, image.controlToken, limits, GUEST_ABI_VERSION);
     return GuestVm.seeded(guest);
   }

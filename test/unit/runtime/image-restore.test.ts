@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { QuickJS, type Snapshot } from "quickjs-wasi";
 import { QUICKJS_MODULE } from "../../../wasm/quickjs";
 import { GuestVm, InterruptGuard, MemoryLedger, pristineVm, resetToImage, restoreImage, VmPool } from "../../../src/runtime";
+import { setLogSink } from "../../../src/observability";
 
 const options = { wasm: QUICKJS_MODULE, memoryLimit: 64 << 20 };
 const host = { request() {}, output() {}, cancel() {} };
@@ -182,5 +183,47 @@ describe("resetting a used VM to the image in place", () => {
     third.dispose();
     expect(pool.spareBytes).toBe(0);
     expect(ledger.reservedBytes).toBe(0);
+  });
+
+  it("a reset that throws part way never hands the instance out, and its room goes back to the isolate", async () => {
+    const ledger = new MemoryLedger({ budgetBytes: 64 << 20 });
+    const pool = new VmPool(ledger);
+    const lines: string[] = [];
+    const restoreSink = setLogSink((line) => void lines.push(line));
+    try {
+      const take = async () => {
+        const taken = await pool.take(8 << 20, {
+          deadline: Date.now() + 10_000,
+          clock: { now: () => Date.now() },
+          signal: new AbortController().signal,
+          owner: "t",
+        });
+        if (!taken.ok) throw new Error("no room");
+        return taken.vm.bind(guard(), host);
+      };
+      const first = await take();
+      first.installTools("[]");
+      first.start("globalThis.secret = 'tenant-a'; return 1;");
+      const instance = (first as unknown as { vm: QuickJS }).vm;
+      first.dispose();
+      expect(pool.spareReady).toBe(true);
+      // The used instance's memory fails once its reset has begun (as a refused grow would).
+      Object.defineProperty(instance._getMemory(), "buffer", {
+        get() {
+          throw new RangeError("memory unavailable");
+        },
+      });
+      const second = await take();
+      expect((second as unknown as { vm: QuickJS }).vm).not.toBe(instance);
+      second.installTools("[]");
+      second.start("return typeof secret;");
+      expect(second.valueJson()).toBe('"undefined"');
+      second.dispose();
+      pool.dropSpare();
+      expect(ledger.reservedBytes).toBe(0);
+      expect(lines.some((l) => l.includes("vm.reuse") && l.includes("memory unavailable"))).toBe(true);
+    } finally {
+      restoreSink();
+    }
   });
 });
