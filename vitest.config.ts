@@ -114,8 +114,9 @@ const UNIT_IN_WORKERD = [
 ];
 
 /**
- * Files that assert on an isolate's first-use state (the TypeScript compiler not loaded yet): they
- * get a fresh workerd runtime each. Every other workerd file shares one runtime per worker
+ * Files that assert on an isolate's first-use state (the TypeScript compiler not loaded yet) or on
+ * which VM instance its pool hands to the next cell (another file's leftover alarms and resumes would
+ * take them): they get a fresh workerd runtime each. Every other workerd file shares one runtime per worker
  * (`isolate: false`): starting Miniflare and shipping the modules again for each of ~80 files cost
  * more than half of the suite's time. Those files use their own sessions and tenants, so sharing the
  * runtime changes nothing they assert.
@@ -125,6 +126,7 @@ const FRESH_ISOLATE = [
   "test/unit/source/typescript-transform.test.ts",
   "test/unit/source/typescript-strip.test.ts",
   "test/e2e/source-budget.test.ts",
+  "test/e2e/vm-reset-zero-pages-hostile.test.ts",
 ];
 
 /** Gateway log lines go to memory, not the terminal (test/support/log-capture.ts); tests read them. */
@@ -191,6 +193,7 @@ export default defineConfig({
         test: {
           name: "fresh",
           setupFiles: [...LOG_CAPTURE, "./test/e2e/reset-session-controls.ts"],
+          globalSetup: MCP_EVERYTHING,
           include: FRESH_ISOLATE,
           testTimeout: 30_000,
         },
