@@ -83,6 +83,20 @@ function jsState(vm: QuickJS): Record<string, unknown> {
   return out;
 }
 
+/** A cell's VM from `pool` (8 MiB limit), bound to `budget`. */
+function takeFrom(pool: VmPool) {
+  return async (budget = guard()) => {
+    const taken = await pool.take(8 << 20, {
+      deadline: Date.now() + 10_000,
+      clock: { now: () => Date.now() },
+      signal: new AbortController().signal,
+      owner: "t",
+    });
+    if (!taken.ok) throw new Error("no room");
+    return taken.vm.bind(budget, host);
+  };
+}
+
 // An exec's VM goes back to the pool and is reset in place for the next cell: it must be exactly
 // the VM a fresh restore of the image gives, whatever the cell did in it.
 describe("resetting a used VM to the image in place", () => {
@@ -151,16 +165,7 @@ describe("resetting a used VM to the image in place", () => {
   it("the pool hands a cell's VM to the next cell reset: the earlier cell's globals are gone, and a faulted VM is never reused", async () => {
     const ledger = new MemoryLedger({ budgetBytes: 64 << 20 });
     const pool = new VmPool(ledger);
-    const take = async (budget = guard()) => {
-      const taken = await pool.take(8 << 20, {
-        deadline: Date.now() + 10_000,
-        clock: { now: () => Date.now() },
-        signal: new AbortController().signal,
-        owner: "t",
-      });
-      if (!taken.ok) throw new Error("no room");
-      return taken.vm.bind(budget, host);
-    };
+    const take = takeFrom(pool);
     const first = await take();
     first.installTools("[]");
     first.start("globalThis.secret = 'tenant-a'; Object.prototype.polluted = 1; return 1;");
@@ -191,16 +196,7 @@ describe("resetting a used VM to the image in place", () => {
     const lines: string[] = [];
     const restoreSink = setLogSink((line) => void lines.push(line));
     try {
-      const take = async () => {
-        const taken = await pool.take(8 << 20, {
-          deadline: Date.now() + 10_000,
-          clock: { now: () => Date.now() },
-          signal: new AbortController().signal,
-          owner: "t",
-        });
-        if (!taken.ok) throw new Error("no room");
-        return taken.vm.bind(guard(), host);
-      };
+      const take = takeFrom(pool);
       const first = await take();
       first.installTools("[]");
       first.start("globalThis.secret = 'tenant-a'; return 1;");
