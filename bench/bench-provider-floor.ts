@@ -13,9 +13,16 @@
  *                                clock (`Date.now()`, whole ms, as the session object times its
  *                                model calls), so both sides' per-call times compare
  *
- * Staged runs live in this isolate's memory (local workerd keeps one isolate for the whole run);
- * at most MAX_STAGED are kept, the oldest dropped first. Loopback URLs only.
+ *   POST /provider-floor/run?id=…&store=1                       the same replay in a Durable Object
+ *                                (`DurableFloor`) that stores each answer in its SQLite before the next
+ *                                call: the least a chat endpoint that keeps its rounds pays. The platform
+ *                                holds the next call until that write is committed (the output gate), as
+ *                                it holds the gateway's next model request until the round is stored.
+ *
+ * Staged runs live in this isolate's memory (local workerd keeps one isolate for the whole run, the
+ * Durable Object included); at most MAX_STAGED are kept, the oldest dropped first. Loopback URLs only.
  */
+import { DurableObject } from "cloudflare:workers";
 
 type Staged = { url: string; headers: Record<string, string>; bodies: string[] };
 
@@ -35,8 +42,16 @@ export async function prepareFloor(req: Request): Promise<Response> {
   return Response.json({ staged: b.bodies.length });
 }
 
-export async function runFloor(req: Request, url: URL): Promise<Response> {
+export type FloorEnv = { FLOOR: DurableObjectNamespace<DurableFloor> };
+
+export async function runFloor(req: Request, url: URL, env: FloorEnv): Promise<Response> {
   if (req.method !== "POST") return fail("POST only", 405);
+  if (url.searchParams.get("store") === "1") return env.FLOOR.get(env.FLOOR.idFromName("floor")).fetch(req);
+  return replay(url, (res) => res.arrayBuffer());
+}
+
+/** Replay a staged run's bodies one after the other; `read` reads each answer to its end. */
+async function replay(url: URL, read: (res: Response, call: number) => Promise<ArrayBuffer>): Promise<Response> {
   const id = url.searchParams.get("id") ?? "";
   const run = staged.get(id);
   if (!run) return fail(`no staged run ${JSON.stringify(id)}`, 404);
@@ -44,12 +59,35 @@ export async function runFloor(req: Request, url: URL): Promise<Response> {
   const statuses: number[] = [];
   const callMs: number[] = [];
   let bytesIn = 0;
-  for (const body of run.bodies) {
+  for (const [call, body] of run.bodies.entries()) {
     const started = Date.now();
     const res = await fetch(run.url, { method: "POST", headers: run.headers, body });
-    bytesIn += (await res.arrayBuffer()).byteLength;
+    bytesIn += (await read(res, call)).byteLength;
     callMs.push(Date.now() - started);
     statuses.push(res.status);
   }
   return Response.json({ statuses, bytesIn, callMs });
+}
+
+/**
+ * The durable floor: each answer is a row, written before the next call goes out. The table holds
+ * one run at a time (a run starts by deleting the previous one), so it stays as small as the
+ * gateway's tables, whose turns the harness deletes after each call.
+ */
+export class DurableFloor extends DurableObject {
+  private readonly sql = this.ctx.storage.sql;
+
+  constructor(ctx: DurableObjectState, env: unknown) {
+    super(ctx, env);
+    this.sql.exec("CREATE TABLE IF NOT EXISTS answers (call INTEGER PRIMARY KEY, answer TEXT NOT NULL)");
+  }
+
+  override async fetch(req: Request): Promise<Response> {
+    this.sql.exec("DELETE FROM answers");
+    return replay(new URL(req.url), async (res, call) => {
+      const text = await res.text();
+      this.sql.exec("INSERT INTO answers (call, answer) VALUES (?, ?)", call, text);
+      return new TextEncoder().encode(text).buffer;
+    });
+  }
 }

@@ -33,7 +33,7 @@
  *
  * Section 8 (bench/harness/measure-chat.ts) runs `/chat` on that gateway against the fake provider
  * server, and times against it a plain Worker calling the provider with the same bodies:
- *   POST /provider-floor/prepare, POST /provider-floor/run?id=…   (bench-provider-floor.ts)
+ *   POST /provider-floor/prepare, POST /provider-floor/run?id=…[&store=1]   (bench-provider-floor.ts)
  */
 import { QuickJS } from "quickjs-wasi";
 import quickjsModule from "quickjs-wasi/quickjs.wasm";
@@ -47,7 +47,8 @@ import { createGateway } from "../src/gateway";
 import type { GatewayEnv } from "../src/http";
 import { largeCatalogPlugin } from "../test/support/large-catalog";
 import { McpClient, MCP_CALL_TIMEOUT_MS } from "../src/mcp";
-import { prepareFloor, runFloor } from "./bench-provider-floor";
+import { prepareFloor, runFloor, type FloorEnv } from "./bench-provider-floor";
+export { DurableFloor } from "./bench-provider-floor";
 
 /** Section 6: the same 500-tool catalog under every surface (direct, Tool Search code/tools, code mode). */
 const TOOL_SEARCH_CATALOG_SIZE = 500;
@@ -210,7 +211,7 @@ function clockProbe() {
 }
 
 export default {
-  async fetch(req: Request, env: GatewayEnv, ctx: ExecutionContext): Promise<Response> {
+  async fetch(req: Request, env: GatewayEnv & FloorEnv, ctx: ExecutionContext): Promise<Response> {
     const url = new URL(req.url);
     if (url.pathname === "/healthz" || url.pathname.startsWith("/v1/")) return gateway.worker.fetch(req, env, ctx);
     const n = intParam(url, "n", 200, MAX_N);
@@ -225,7 +226,7 @@ export default {
         case "/provider-floor/prepare":
           return await prepareFloor(req);
         case "/provider-floor/run":
-          return await runFloor(req, url);
+          return await runFloor(req, url, env);
         case "/raw":
           return Response.json(await run(rawBatch, n, k, warmup));
         case "/raw-limits":
@@ -261,4 +262,4 @@ export default {
       return Response.json({ error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }, { status: 500 });
     }
   },
-} satisfies ExportedHandler<GatewayEnv>;
+} satisfies ExportedHandler<GatewayEnv & FloorEnv>;

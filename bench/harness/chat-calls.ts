@@ -3,7 +3,8 @@
  *   - `chatOnce`: one `/chat` call of the task on a fresh turn (then its trajectory is read, the
  *     turn deleted and the script forgotten, untimed);
  *   - `floorOnce`: the plain-Worker floor, the same request bodies replayed to a fresh script of
- *     the same model turns (bench/bench-provider-floor.ts; staged untimed, replayed timed);
+ *     the same model turns (bench/bench-provider-floor.ts; staged untimed, replayed timed); with
+ *     `store`, the durable floor: the replay in a Durable Object that stores each answer first;
  *   - `openOnce`: opening the same turn alone (`POST …/turns`: the MCP listing, the catalog, the
  *     stored turn), what every /chat call of a new turn does first.
  */
@@ -109,7 +110,14 @@ export interface RecordedBodies {
 }
 
 /** The floor: the same bodies replayed by a plain Worker to a fresh script of the same turns. */
-export async function floorOnce(d: ChatDeps, surface: ChatSurface, wire: ChatWire, recorded: RecordedBodies, extra = 0): Promise<ChatSample> {
+export async function floorOnce(
+  d: ChatDeps,
+  surface: ChatSurface,
+  wire: ChatWire,
+  recorded: RecordedBodies,
+  extra = 0,
+  store = false,
+): Promise<ChatSample> {
   const script = await d.provider.script(taskSteps(surface, wire, extra));
   const { path, headers } = wireRequest(wire);
   const bodies = recorded.bodies.map((b) => b.split(recorded.marker).join(script.marker));
@@ -118,7 +126,7 @@ export async function floorOnce(d: ChatDeps, surface: ChatSurface, wire: ChatWir
   if (prep.status !== 200) fail("/provider-floor/prepare", prep);
   const first = d.provider.tapped.length;
   const t0 = performance.now();
-  const r = await getJson(`${d.gw.base}/provider-floor/run?id=${script.id}`, { method: "POST" }, d.gw.timeoutMs);
+  const r = await getJson(`${d.gw.base}/provider-floor/run?id=${script.id}${store ? "&store=1" : ""}`, { method: "POST" }, d.gw.timeoutMs);
   const wallMs = performance.now() - t0;
   const statuses: number[] = r.json.statuses ?? [];
   if (r.status !== 200 || statuses.length !== bodies.length || !statuses.every((s) => s === 200) || r.json.callMs?.length !== bodies.length)

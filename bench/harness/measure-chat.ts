@@ -11,6 +11,10 @@
  *      object timed them) and the MCP server's own time (bench/mcp-tools-server.mjs `/__timings`).
  *      Against a floor: a plain Worker replaying the same request bodies to the same fake provider,
  *      one per turn, timing each call on the same clock (chat-calls.ts). Interleaved rounds.
+ *   3. The marginal model round trip (the long task less the task, ÷ its extra round trips), the
+ *      gateway's against the plain Worker's and against the durable floor's: the same replay in a
+ *      Durable Object that stores each answer before its next call (what the platform charges any
+ *      chat endpoint that keeps its rounds: the commit the next request waits for).
  */
 import { bytesOf, type ChatBytes } from "./chat-bytes.ts";
 import { chatOnce, floorOnce, openOnce, sum, type ChatDeps, type ChatSample, type RecordedBodies } from "./chat-calls.ts";
@@ -66,6 +70,8 @@ const METRIC: Record<ChatMetric, (s: ChatSample) => number> = {
   ownLessTools: (s) => s.wallMs - sum(s.providerCalls) - s.mcpMs - s.toolsMs,
 };
 
+type StepName = ChatMeasure | "open" | "long" | "floorLong" | "durable" | "durableLong";
+
 /** Extra model round trips of the long code-mode task (chat-task.ts `taskSteps`' `extra`). */
 export const EXTRA_ROUND_TRIPS = 12;
 
@@ -90,7 +96,16 @@ export interface ChatFigures {
    * of the task's, ÷ the extra calls: no HTTP edge in it either); and the first less the second
    * (`over`). No turn opening in them.
    */
-  marginal: { extra: number; perRoundTrip: Summary; floorPerCall: Summary; over: Summary };
+  marginal: {
+    extra: number;
+    perRoundTrip: Summary;
+    floorPerCall: Summary;
+    over: Summary;
+    /** The durable floor's marginal call (same bodies, each answer stored first); the gateway over it; it over the plain Worker. */
+    durablePerCall: Summary;
+    overDurable: Summary;
+    durableOverFloor: Summary;
+  };
   /** Per round, code mode ÷ direct: the whole call, the gateway's own time, per turn. */
   codeVsDirect: { wall: Summary; gateway: Summary; perTurn: Summary };
   /**
@@ -134,7 +149,7 @@ export async function measureChat(d: ChatDeps, plan: Plan["chat"], log: (msg: st
   const opens: Array<{ wallMs: number; mcpMs: number }> = [];
   const longs: ChatSample[] = [];
   let timing = false;
-  const step = (m: ChatMeasure): Step<ChatMeasure | "open" | "long" | "floorLong"> => ({
+  const step = (m: ChatMeasure): Step<StepName> => ({
     name: m,
     perRound: plan.perRound,
     warmup: plan.warmup,
@@ -149,7 +164,7 @@ export async function measureChat(d: ChatDeps, plan: Plan["chat"], log: (msg: st
       return s.wallMs;
     },
   });
-  const open: Step<ChatMeasure | "open" | "long" | "floorLong"> = {
+  const open: Step<StepName> = {
     name: "open",
     perRound: plan.perRound,
     warmup: plan.warmup,
@@ -159,7 +174,7 @@ export async function measureChat(d: ChatDeps, plan: Plan["chat"], log: (msg: st
       return o.wallMs;
     },
   };
-  const long: Step<ChatMeasure | "open" | "long" | "floorLong"> = {
+  const long: Step<StepName> = {
     name: "long",
     perRound: plan.perRound,
     warmup: plan.warmup,
@@ -170,21 +185,29 @@ export async function measureChat(d: ChatDeps, plan: Plan["chat"], log: (msg: st
       return s.wallMs;
     },
   };
-  const floorLongs: ChatSample[] = [];
-  const floorLong: Step<ChatMeasure | "open" | "long" | "floorLong"> = {
-    name: "floorLong",
+  // The floors' replays of the long task (and the durable floor's of the task): each a step of its own.
+  const replays = { floorLong: [] as ChatSample[], durable: [] as ChatSample[], durableLong: [] as ChatSample[] };
+  const replay = (name: keyof typeof replays, extra: number, store: boolean): Step<StepName> => ({
+    name,
     perRound: plan.perRound,
     warmup: plan.warmup,
     run: async () => {
-      const s = await floorOnce(d, "codeMode", plan.wire, floorLongBodies, EXTRA_ROUND_TRIPS);
-      if (s.turns !== roundTrips("codeMode", EXTRA_ROUND_TRIPS)) throw new Error(`plain Worker, long task: ${s.turns} calls`);
-      if (timing) floorLongs.push(s);
+      const s = await floorOnce(d, "codeMode", plan.wire, extra ? floorLongBodies : floorBodies.codeMode, extra, store);
+      if (s.turns !== roundTrips("codeMode", extra)) throw new Error(`${name}: ${s.turns} calls`);
+      if (timing) replays[name].push(s);
       return s.wallMs;
     },
-  };
-  const steps: Array<Step<ChatMeasure | "open" | "long" | "floorLong">> = [...CHAT_MEASURES.map(step), open, long, floorLong];
+  });
+  const steps: Array<Step<StepName>> = [
+    ...CHAT_MEASURES.map(step),
+    open,
+    long,
+    replay("floorLong", EXTRA_ROUND_TRIPS, false),
+    replay("durable", 0, true),
+    replay("durableLong", EXTRA_ROUND_TRIPS, true),
+  ];
   log(
-    `[8] chat: warm-up, then ${plan.rounds} interleaved rounds of /chat (code mode, direct, code mode with ${EXTRA_ROUND_TRIPS} more round trips), the plain-Worker floor (same bodies) and the turn opening alone`,
+    `[8] chat: warm-up, then ${plan.rounds} interleaved rounds of /chat (code mode, direct, code mode with ${EXTRA_ROUND_TRIPS} more round trips), the plain-Worker and durable floors (same bodies) and the turn opening alone`,
   );
   for (const s of steps) for (let i = 0; i < s.warmup; i++) await s.run();
   timing = true;
@@ -193,9 +216,9 @@ export async function measureChat(d: ChatDeps, plan: Plan["chat"], log: (msg: st
     steps.map((s) => ({ ...s, warmup: 0 })),
   );
   log(
-    `[8] chat: ${CHAT_MEASURES.map((m) => `${samples[m].length} ${m}`).join(", ")}, ${longs.length} long, ${floorLongs.length} plain-Worker long, ${opens.length} open — all verified`,
+    `[8] chat: ${CHAT_MEASURES.map((m) => `${samples[m].length} ${m}`).join(", ")}, ${longs.length} long, ${replays.floorLong.length} plain-Worker long, ${replays.durable.length}+${replays.durableLong.length} durable, ${opens.length} open — all verified`,
   );
-  return figures(plan, bytes, samples, opens, longs, floorLongs);
+  return figures(plan, bytes, samples, opens, longs, replays);
 }
 
 function figures(
@@ -204,7 +227,7 @@ function figures(
   samples: Record<ChatMeasure, ChatSample[]>,
   opens: Array<{ wallMs: number; mcpMs: number }>,
   longs: ChatSample[],
-  floorLongs: ChatSample[],
+  replays: { floorLong: ChatSample[]; durable: ChatSample[]; durableLong: ChatSample[] },
 ): ChatFigures {
   const openRounds = (f: (o: { wallMs: number; mcpMs: number }) => number): MetricFigures => {
     const rounds = Array.from({ length: plan.rounds }, (_, r) => opens.slice(r * plan.perRound, (r + 1) * plan.perRound).map(f));
@@ -228,15 +251,13 @@ function figures(
     ownPerTurnOver: roundDifferences(byRound(chat, "ownPerTurn"), byRound(floor, "perTurn")),
     roundTripOver: roundDifferences(byRound(chat, "roundTrip"), byRound(floor, "roundTrip")),
   });
-  const longRounds: RoundSamples = Array.from({ length: plan.rounds }, (_, r) =>
-    longs.slice(r * plan.perRound, (r + 1) * plan.perRound).map(METRIC.ownLessTools),
-  );
-  const perRoundTrip = perRound(longRounds, byRound("chatCode", "ownLessTools"), (long, task) => (long - task) / EXTRA_ROUND_TRIPS);
-  // The plain Worker's marginal call the same way: its long replay less its short one, ÷ the extra calls.
-  const floorLongRounds: RoundSamples = Array.from({ length: plan.rounds }, (_, r) =>
-    floorLongs.slice(r * plan.perRound, (r + 1) * plan.perRound).map(METRIC.ownLessTools),
-  );
-  const floorPerCall = perRound(floorLongRounds, byRound("floorCode", "ownLessTools"), (long, task) => (long - task) / EXTRA_ROUND_TRIPS);
+  const ownByRound = (xs: ChatSample[]): RoundSamples =>
+    Array.from({ length: plan.rounds }, (_, r) => xs.slice(r * plan.perRound, (r + 1) * plan.perRound).map(METRIC.ownLessTools));
+  const marginalOf = (long: RoundSamples, task: RoundSamples) => perRound(long, task, (l, t) => (l - t) / EXTRA_ROUND_TRIPS);
+  const perRoundTrip = marginalOf(ownByRound(longs), byRound("chatCode", "ownLessTools"));
+  // The floors' marginal calls the same way: a long replay less its short one, ÷ the extra calls.
+  const floorPerCall = marginalOf(ownByRound(replays.floorLong), byRound("floorCode", "ownLessTools"));
+  const durablePerCall = marginalOf(ownByRound(replays.durableLong), ownByRound(replays.durable));
   return {
     plan,
     bytes,
@@ -245,6 +266,9 @@ function figures(
       perRoundTrip: summarize(perRoundTrip),
       floorPerCall: summarize(floorPerCall),
       over: summarize(perRoundTrip.map((v, r) => v - floorPerCall[r]!)),
+      durablePerCall: summarize(durablePerCall),
+      overDurable: summarize(perRoundTrip.map((v, r) => v - durablePerCall[r]!)),
+      durableOverFloor: summarize(durablePerCall.map((v, r) => v - floorPerCall[r]!)),
     },
     measures: Object.fromEntries(CHAT_MEASURES.map((m) => [m, metrics(m)])) as ChatFigures["measures"],
     perCall: Object.fromEntries(CHAT_MEASURES.map((m) => [m, perCall(m)])) as ChatFigures["perCall"],

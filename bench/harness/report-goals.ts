@@ -173,7 +173,9 @@ export function goalRows(r: Results): Goal[] {
       measured:
         `${msSpread(m.over)} over the plain Worker's marginal call (the marginal round trip: the same task with ${m.extra} more \`exec\` round trips, ` +
         `gateway time less provider, MCP server and the cells' own time, the difference ÷ ${m.extra}: ${msSpread(m.perRoundTrip)}; the plain Worker's ` +
-        `the same way, its replay of the long task's bodies less its replay of the task's, ÷ ${m.extra}: ${msSpread(m.floorPerCall)}; differences per round)`,
+        `the same way, its replay of the long task's bodies less its replay of the task's, ÷ ${m.extra}: ${msSpread(m.floorPerCall)}; differences per round). ` +
+        `Of it, the commit each round trip waits for: a Durable Object that stores each answer before its next call pays ${msSpread(m.durableOverFloor)} over the plain Worker; ` +
+        `the gateway is ${msSpread(m.overDurable)} over that durable floor`,
       status: verdict(iqrBasis(m.over, "rounds"), { kind: "atMost", line: 2 }),
     });
     const trip = c.vsFloor.codeMode.roundTripOver;
