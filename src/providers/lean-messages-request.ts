@@ -1,7 +1,7 @@
 import type { ModelTool } from "../turns";
 import { isPlainObject } from "./to-language-model-prompt";
 import type { ModelMessage, ResolvedModel, Sampling } from "./types";
-import { wireHeaders, type ErrorMessageOf, type WireRequest } from "./lean-wire";
+import { jsonWithRaw, wireHeaders, type ErrorMessageOf, type WireRequest } from "./lean-wire";
 import { messagesFamilyRules } from "./anthropic-model-family";
 
 /**
@@ -41,16 +41,21 @@ export function messagesRequest(
   const prompt = messagesPrompt(messages, wire, betas);
   if (tools.length > 0 && family.structuredOutput) betas.add("structured-outputs-2025-11-13");
   // Key order is prepareRequest's (baseArgs, then tools, then stream); absent fields are left out as JSON.stringify leaves out undefined.
-  const body = {
-    model: model.wireModel,
-    max_tokens: family.known ? Math.min(maxTokens, family.maxOutputTokens) : maxTokens,
-    temperature,
-    top_p: topP,
-    system: prompt.system,
-    messages: prompt.messages,
-    tools: tools.length > 0 ? toolDefinitions(tools, wire) : undefined,
-    stream: true,
-  };
+  // The turn's tool definitions are sent as the text they were serialized to once.
+  const body = jsonWithRaw(
+    {
+      model: model.wireModel,
+      max_tokens: family.known ? Math.min(maxTokens, family.maxOutputTokens) : maxTokens,
+      temperature,
+      top_p: topP,
+      system: prompt.system,
+      messages: prompt.messages,
+    },
+    [
+      ["tools", tools.length > 0 ? toolDefinitions(tools, wire) : undefined],
+      ["stream", "true"],
+    ],
+  );
   const base = model.baseUrl.replace(/\/$/, "");
   const own: Record<string, string> = { "anthropic-version": "2023-06-01", "x-api-key": model.apiKey };
   if (betas.size > 0) own["anthropic-beta"] = [...betas].join(",");
@@ -58,20 +63,20 @@ export function messagesRequest(
     // The SDK adds the API version to the bare Anthropic origin.
     url: `${base === "https://api.anthropic.com" ? `${base}/v1` : base}/messages`,
     headers: wireHeaders("anthropic-messages", own),
-    body: JSON.stringify(body),
+    body,
   };
 }
 
-/** Tool definitions per tools array and wire names (a /chat call sends the same array every round). */
-function toolDefinitions(tools: readonly ModelTool[], wire: (name: string) => string): unknown[] {
+/** Tool definitions as JSON text, per tools array and wire names (a /chat call sends the same array every round: serialized once). */
+function toolDefinitions(tools: readonly ModelTool[], wire: (name: string) => string): string {
   const names = tools.map((t) => wire(t.name));
   const hit = definitions.get(tools);
-  if (hit && hit.names.length === names.length && hit.names.every((n, i) => n === names[i])) return hit.out;
-  const out = tools.map((tool, i) => ({ name: names[i], description: tool.description, input_schema: tool.parameters }));
-  definitions.set(tools, { names, out });
-  return out;
+  if (hit && hit.names.length === names.length && hit.names.every((n, i) => n === names[i])) return hit.json;
+  const json = JSON.stringify(tools.map((tool, i) => ({ name: names[i], description: tool.description, input_schema: tool.parameters })));
+  definitions.set(tools, { names, json });
+  return json;
 }
-const definitions = new WeakMap<readonly ModelTool[], { names: string[]; out: unknown[] }>();
+const definitions = new WeakMap<readonly ModelTool[], { names: string[]; json: string }>();
 
 type Block = Record<string, unknown>;
 type Turn = { role: "system" | "user" | "assistant"; content: Block[] };

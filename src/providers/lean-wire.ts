@@ -34,6 +34,24 @@ export function wireHeaders(api: ProviderApi, own: Record<string, string>): Reco
 }
 
 /** How a wire format's error body names its message (the SDK's error schema and `errorToMessage`). */
+/**
+ * The JSON text of an object: `head`'s members (JSON.stringify's, in its key order), then the
+ * `raw` members, each already JSON text (absent: left out, as JSON.stringify leaves out undefined).
+ * The same text JSON.stringify gives for the whole object, without serializing again the parts a
+ * call already holds as text (the tool definitions of a turn, the messages of earlier rounds).
+ */
+export function jsonWithRaw(head: Record<string, unknown>, raw: ReadonlyArray<readonly [key: string, json: string | undefined]>): string {
+  const open = JSON.stringify(head);
+  let text = open.slice(0, -1);
+  let empty = open === "{}";
+  for (const [key, json] of raw) {
+    if (json === undefined) continue;
+    text += `${empty ? "" : ","}${JSON.stringify(key)}:${json}`;
+    empty = false;
+  }
+  return `${text}}`;
+}
+
 export type ErrorMessageOf = (data: unknown) => string | undefined;
 
 /**
