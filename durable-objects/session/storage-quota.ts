@@ -156,7 +156,7 @@ export class StorageQuota implements QuotaPort {
    * never refused: that is how space is given back.
    */
   grow<T>(turnId: string | null, bytes: number, write: () => T, what = "this write", promised?: Promised): T {
-    return this.deps.transaction(() => {
+    return this.atomic(() => {
       if (bytes > 0) {
         const over = this.shortfall(bytes, promised);
         if (over > 0) {
@@ -175,7 +175,22 @@ export class StorageQuota implements QuotaPort {
    * that room was made; nothing else can write in between): charged, not checked a second time.
    */
   growWithinRoom<T>(turnId: string, bytes: number, write: () => T): T {
-    return this.deps.transaction(() => this.charged(turnId, bytes, write));
+    return this.atomic(() => this.charged(turnId, bytes, write));
+  }
+
+  /**
+   * A guarded write's own transaction, or, inside a `step`, the step's: a write is one statement
+   * (SQLite undoes a failed statement whole), and the checks and charges around it change nothing
+   * before it succeeds, so a savepoint of its own would only cost two statements more. A write of
+   * several statements that must stand or fall together inside a step takes `allOrNothing`.
+   */
+  private atomic<T>(fn: () => T): T {
+    return this.pending ? fn() : this.deps.transaction(fn);
+  }
+
+  /** Statements that stand or fall together, also inside a step (a savepoint of their own). */
+  allOrNothing<T>(fn: () => T): T {
+    return this.deps.transaction(fn);
   }
 
   private charged<T>(turnId: string | null, bytes: number, write: () => T): T {

@@ -127,7 +127,12 @@ export class TranscriptStore implements TranscriptPort {
       turnId,
       total,
       () => {
-        for (const r of rows) this.sql.run("INSERT INTO transcript (turn_id, message, bytes) VALUES (?, ?, ?)", turnId, r.text, r.bytes);
+        const insert = () => {
+          for (const r of rows) this.sql.run("INSERT INTO transcript (turn_id, message, bytes) VALUES (?, ?, ?)", turnId, r.text, r.bytes);
+        };
+        // Several messages stand or fall together, also inside a step.
+        if (rows.length > 1) this.quota.allOrNothing(insert);
+        else insert();
       },
       what,
       promised,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { sessionId, sessionProbe } from "./helpers";
-import { countedChatTurn, rows, trajectory } from "./chat-helpers";
+import { chat, countedChatTurn, rows, script, trajectory, user } from "./chat-helpers";
 
 // SQLite statements of a code-mode /chat turn, counted through the storage probe (deterministic,
 // unlike time). Was 21 for a turn answered at once and 16–17 per exec round trip: activity re-read
@@ -10,6 +10,22 @@ import { countedChatTurn, rows, trajectory } from "./chat-helpers";
 // turn's spec in a row of its own (turn_specs): the turn row, updated on every step, stays small.
 
 const CHARGE = "UPDATE turns SET stored_bytes";
+
+/**
+ * A turn row's charge less its transcript, trajectory and state: what the row charges for itself,
+ * the same for every turn when each step charged exactly what it wrote.
+ */
+async function ownBytes(session: string, turnId: string): Promise<number> {
+  const [r] = await rows<{ b: number }>(
+    session,
+    `SELECT stored_bytes
+       - (SELECT SUM(bytes) FROM transcript WHERE turn_id = '${turnId}')
+       - (SELECT SUM(64 + length(CAST(kind AS BLOB)) + length(CAST(body AS BLOB))) FROM trajectory WHERE turn_id = '${turnId}')
+       - (SELECT length(CAST(state AS BLOB)) FROM chat_turns WHERE turn_id = '${turnId}') AS b
+     FROM turns WHERE turn_id = '${turnId}'`,
+  );
+  return r!.b;
+}
 
 describe("a code-mode /chat turn's SQL statements", () => {
   it("opens a turn and answers in 14 statements, and runs each exec round trip in 13, with one charge per step", async () => {
@@ -30,6 +46,41 @@ describe("a code-mode /chat turn's SQL statements", () => {
     expect(three.log.filter((q) => q.includes("last_active_at") && q.startsWith("SELECT") && !q.includes("MIN(deadline)"))).toEqual([]);
   });
 
+  it("runs each exec round trip in 4 storage transactions: its two steps, the call's start and its end (a guarded write inside a step is part of the step's; was 9)", async () => {
+    const session = sessionId();
+    await countedChatTurn(session, 0);
+    const one = await countedChatTurn(session, 1);
+    const three = await countedChatTurn(session, 3);
+    expect((three.transactions - one.transactions) / 2).toBe(4);
+  });
+
+  it("a write that fails inside a step leaves the step's other writes, the charges and the usage whole", async () => {
+    const session = sessionId();
+    await countedChatTurn(session, 0);
+    const s = await script([{ toolCalls: [{ id: "x0", name: "exec", input: { code: "return 1;" } }] }, { text: "done" }]);
+    // The first trajectory row of the turn is the first model call's, written in the step that stores its reply.
+    await sessionProbe(session).failNextStatement("INSERT INTO trajectory", "string or blob too big: SQLITE_TOOBIG");
+    const r = await chat(session, { model: "fakeoai/gpt-fake", messages: user(s.marker) });
+    expect(r.json).toMatchObject({ status: "completed", message: { role: "assistant", content: "done" } });
+    const turnId = r.json.turnId as string;
+    // The event is counted as dropped; the reply's message and state were stored with it all the same.
+    const traj = (await trajectory(session, turnId)).json;
+    expect(traj.droppedEvents).toBe(1);
+    expect(traj.modelCalls.map((m: any) => m.n)).toEqual([2]);
+    expect(traj.calls.map((c: any) => [c.tool, c.status])).toEqual([["exec", "completed"]]);
+    const roles = await rows<{ role: string }>(
+      session,
+      `SELECT json_extract(message, '$.role') AS role FROM transcript WHERE turn_id = '${turnId}' ORDER BY seq`,
+    );
+    expect(roles.map((x) => x.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    // The turn row is charged exactly what its rows hold, and the usage kept in memory is what SQL sums.
+    const plain = await countedChatTurn(session, 0);
+    expect(await ownBytes(session, turnId)).toBe(await ownBytes(session, plain.turnId));
+    const [sum] = await rows<{ n: number; b: number }>(session, "SELECT COUNT(*) AS n, SUM(stored_bytes) AS b FROM turns");
+    const [tool] = await rows<{ value: string }>(session, "SELECT value FROM session_meta WHERE key = 'tool_bytes'");
+    expect(await sessionProbe(session).storageUsage()).toMatchObject({ turns: sum!.n, bytes: sum!.b + Number(tool!.value) });
+  });
+
   it("charges each turn row exactly what its rows hold, and keeps its trajectory and transcript whole", async () => {
     const session = sessionId();
     const plain = await countedChatTurn(session, 0);
@@ -47,18 +98,7 @@ describe("a code-mode /chat turn's SQL statements", () => {
     expect(roles.map((r) => r.role)).toEqual(["user", "assistant", "tool", "assistant", "tool", "assistant"]);
     // A turn row is charged its own row plus its transcript, trajectory and state: what is left after
     // those is the same for a turn answered at once and one with two rounds (charges per step add up exactly).
-    const own = async (turnId: string) => {
-      const [r] = await rows<{ b: number }>(
-        session,
-        `SELECT stored_bytes
-           - (SELECT SUM(bytes) FROM transcript WHERE turn_id = '${turnId}')
-           - (SELECT SUM(64 + length(CAST(kind AS BLOB)) + length(CAST(body AS BLOB))) FROM trajectory WHERE turn_id = '${turnId}')
-           - (SELECT length(CAST(state AS BLOB)) FROM chat_turns WHERE turn_id = '${turnId}') AS b
-         FROM turns WHERE turn_id = '${turnId}'`,
-      );
-      return r!.b;
-    };
-    expect(await own(two.turnId)).toBe(await own(plain.turnId));
+    expect(await ownBytes(session, two.turnId)).toBe(await ownBytes(session, plain.turnId));
     // The usage kept in memory is what SQL sums.
     const [sum] = await rows<{ n: number; b: number }>(session, "SELECT COUNT(*) AS n, SUM(stored_bytes) AS b FROM turns");
     const [tool] = await rows<{ value: string }>(session, "SELECT value FROM session_meta WHERE key = 'tool_bytes'");
