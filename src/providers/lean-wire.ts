@@ -33,7 +33,6 @@ export function wireHeaders(api: ProviderApi, own: Record<string, string>): Reco
   return Object.fromEntries(headers.entries());
 }
 
-/** How a wire format's error body names its message (the SDK's error schema and `errorToMessage`). */
 /**
  * The JSON text of an object: `head`'s members (JSON.stringify's, in its key order), then the
  * `raw` members, each already JSON text (absent: left out, as JSON.stringify leaves out undefined).
@@ -52,6 +51,7 @@ export function jsonWithRaw(head: Record<string, unknown>, raw: ReadonlyArray<re
   return `${text}}`;
 }
 
+/** How a wire format's error body names its message (the SDK's error schema and `errorToMessage`). */
 export type ErrorMessageOf = (data: unknown) => string | undefined;
 
 /**
