@@ -26,12 +26,24 @@ const SDK_AGENT: Record<ProviderApi, string> = { "openai-completions": "ai-sdk-o
  * order `Headers` iterates them (sorted), as `withUserAgentSuffix` returns them.
  */
 export function wireHeaders(api: ProviderApi, own: Record<string, string>): Record<string, string> {
-  const headers = new Headers(own);
-  headers.set("content-type", "application/json");
-  const agent = [SDK_AGENT[api], `ai-sdk-provider-utils/${PROVIDER_UTILS_VERSION}`, getRuntimeEnvironmentUserAgent()].filter(Boolean).join(" ");
-  headers.set("user-agent", agent);
-  return Object.fromEntries(headers.entries());
+  // The same for every call of a model (its key and version): built once, each call given its own copy.
+  const key = JSON.stringify([api, own]);
+  let built = builtHeaders.get(key);
+  if (!built) {
+    const headers = new Headers(own);
+    headers.set("content-type", "application/json");
+    const agent = [SDK_AGENT[api], `ai-sdk-provider-utils/${PROVIDER_UTILS_VERSION}`, getRuntimeEnvironmentUserAgent()].filter(Boolean).join(" ");
+    headers.set("user-agent", agent);
+    built = Object.fromEntries(headers.entries());
+    if (builtHeaders.size >= BUILT_HEADERS_KEPT) builtHeaders.delete(builtHeaders.keys().next().value!);
+    builtHeaders.set(key, built);
+  }
+  return { ...built };
 }
+
+/** Header sets kept (one per model key and wire in use; the oldest goes first). */
+const BUILT_HEADERS_KEPT = 32;
+const builtHeaders = new Map<string, Record<string, string>>();
 
 /**
  * The JSON text of an object: `head`'s members (JSON.stringify's, in its key order), then the

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { chatCompletionsRequest } from "../../../src/providers/lean-chat-request";
 import { messagesRequest } from "../../../src/providers/lean-messages-request";
-import { jsonWithRaw } from "../../../src/providers/lean-wire";
+import { jsonWithRaw, wireHeaders } from "../../../src/providers/lean-wire";
 import type { ModelMessage, ResolvedModel } from "../../../src/providers";
 import type { ModelTool } from "../../../src/turns";
 import { modelFor } from "./reader-comparison";
@@ -66,6 +66,17 @@ describe("request builders reuse what they serialized", () => {
       expect(reused.body).toBe(messagesRequest(messagesModel, fresh(transcript), fresh(tools), { maxOutputTokens: 100 }, wire)!.body);
       expect(JSON.parse(reused.body).tools.map((t: { name: string }) => t.name)).toEqual(tools.map((t) => wire(t.name)));
     }
+  });
+
+  it("headers are built once per model key and wire, and each call gets its own copy", () => {
+    const a = wireHeaders("openai-completions", { authorization: "Bearer key-one-0123456789" });
+    a["x-changed"] = "by the caller";
+    const again = wireHeaders("openai-completions", { authorization: "Bearer key-one-0123456789" });
+    expect(again).toEqual({ authorization: "Bearer key-one-0123456789", "content-type": "application/json", "user-agent": again["user-agent"] });
+    expect(wireHeaders("openai-completions", { authorization: "Bearer key-two-0123456789" }).authorization).toBe("Bearer key-two-0123456789");
+    const anthropic = wireHeaders("anthropic-messages", { "anthropic-version": "2023-06-01", "x-api-key": "key-one-0123456789" });
+    expect(anthropic["user-agent"]).toMatch(/^ai-sdk-anthropic\//);
+    expect(Object.keys(anthropic)).toEqual(["anthropic-version", "content-type", "user-agent", "x-api-key"]);
   });
 
   it("jsonWithRaw is JSON.stringify of the whole object, raw members in their place", () => {
