@@ -64,17 +64,20 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const sql = new Sql(ctx.storage);
       // Stores keep running totals of what they wrote (storage-quota.ts, transcript-store.ts): a
       // rolled-back transaction takes those writes back, so they sum again from SQL.
+      const forgetTotals = () => {
+        quota.forget();
+        transcript.forget();
+      };
       const transaction = <T>(fn: () => T): T => {
         try {
           return ctx.storage.transactionSync(fn);
         } catch (error) {
-          quota.forget();
-          transcript.forget();
+          forgetTotals();
           throw error;
         }
       };
       const ready = () => sessionStorage.ready;
-      const quota = new StorageQuota({ sql, transaction, limits: () => this.limits(), ready });
+      const quota = new StorageQuota({ sql, transaction, forgetTotals, limits: () => this.limits(), ready });
       const expiry = new SessionExpiry({ sql, now: () => clock.now(), limits: () => this.limits() });
       const approvals = new ApprovalBroker(sql, () => clock.now(), ready, quota);
       // The schema is created by the first turn, not here: an unknown session id stores nothing.

@@ -8,6 +8,8 @@ export type QuotaDeps = {
   sql: Sql;
   /** Run storage writes atomically (the session object's `transactionSync`). */
   transaction<T>(fn: () => T): T;
+  /** A write failed inside a step (whose transaction goes on): the stores' running totals sum again from SQL. */
+  forgetTotals(): void;
   limits(): SessionLimits;
   /** False while the session has no tables (nothing stored yet, or wiped). */
   ready(): boolean;
@@ -185,12 +187,19 @@ export class StorageQuota implements QuotaPort {
    * several statements that must stand or fall together inside a step takes `allOrNothing`.
    */
   private atomic<T>(fn: () => T): T {
-    return this.pending ? fn() : this.deps.transaction(fn);
+    if (!this.pending) return this.deps.transaction(fn);
+    try {
+      return fn();
+    } catch (error) {
+      // As a rolled-back savepoint would: what a failed write may have moved is summed again.
+      this.deps.forgetTotals();
+      throw error;
+    }
   }
 
-  /** Statements that stand or fall together, also inside a step (a savepoint of their own). */
+  /** Statements that stand or fall together, also inside a step (there, a savepoint of their own). */
   allOrNothing<T>(fn: () => T): T {
-    return this.deps.transaction(fn);
+    return this.pending ? this.deps.transaction(fn) : fn();
   }
 
   private charged<T>(turnId: string | null, bytes: number, write: () => T): T {

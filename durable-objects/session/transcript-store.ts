@@ -205,7 +205,7 @@ export class TranscriptStore implements TranscriptPort {
       const sizes = this.sizes.get(turnId);
       if (sizes?.events !== undefined) sizes.events++;
     } catch {
-      // Only a quota refusal can land here (room was made just before): the event is counted, not kept.
+      // A quota refusal (room was made just before) or a statement the platform refused: the event is counted, not kept.
       this.countDropped(turnId, 1);
     }
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { sessionId, sessionProbe } from "./helpers";
-import { chat, countedChatTurn, rows, script, trajectory, user } from "./chat-helpers";
+import { appendSteps, chat, countedChatTurn, rows, script, trajectory, user } from "./chat-helpers";
 
 // SQLite statements of a code-mode /chat turn, counted through the storage probe (deterministic,
 // unlike time). Was 21 for a turn answered at once and 16–17 per exec round trip: activity re-read
@@ -79,6 +79,42 @@ describe("a code-mode /chat turn's SQL statements", () => {
     const [sum] = await rows<{ n: number; b: number }>(session, "SELECT COUNT(*) AS n, SUM(stored_bytes) AS b FROM turns");
     const [tool] = await rows<{ value: string }>(session, "SELECT value FROM session_meta WHERE key = 'tool_bytes'");
     expect(await sessionProbe(session).storageUsage()).toMatchObject({ turns: sum!.n, bytes: sum!.b + Number(tool!.value) });
+  });
+
+  it("a reply the platform refuses to store ends the call with internal_error; its state and event stay, and a retry continues the turn", async () => {
+    const session = sessionId();
+    const plain = await countedChatTurn(session, 0);
+    // A turn stopped by the provider, continued: its first step stores the reply's event, state and message together.
+    const s = await script([{ error: { status: 500, message: "boom" } }]);
+    const first = await chat(session, { model: "fakeoai/gpt-fake", messages: user(s.marker) });
+    expect(first.json.error.code).toBe("provider_unavailable");
+    const turnId = first.json.turnId as string;
+    await appendSteps(s.id, [{ text: "hello" }, { text: "again" }]);
+    await sessionProbe(session).failNextStatement("INSERT INTO transcript", "string or blob too big: SQLITE_TOOBIG");
+    const failed = await chat(session, { turnId });
+    expect(failed.status).toBe(500);
+    expect(failed.json.error.code).toBe("internal_error");
+    // The message failed alone: the reply's model call is on record, the transcript still ends at the user's message.
+    const roles = async () =>
+      (
+        await rows<{ role: string }>(
+          session,
+          `SELECT json_extract(message, '$.role') AS role FROM transcript WHERE turn_id = '${turnId}' ORDER BY seq`,
+        )
+      ).map((x) => x.role);
+    expect(await roles()).toEqual(["user"]);
+    expect((await trajectory(session, turnId)).json.modelCalls.map((m: any) => m.n)).toEqual([1]);
+    const consistent = async () => {
+      expect(await ownBytes(session, turnId)).toBe(await ownBytes(session, plain.turnId));
+      const [sum] = await rows<{ n: number; b: number }>(session, "SELECT COUNT(*) AS n, SUM(stored_bytes) AS b FROM turns");
+      const [tool] = await rows<{ value: string }>(session, "SELECT value FROM session_meta WHERE key = 'tool_bytes'");
+      expect(await sessionProbe(session).storageUsage()).toMatchObject({ turns: sum!.n, bytes: sum!.b + Number(tool!.value) });
+    };
+    await consistent();
+    const retried = await chat(session, { turnId });
+    expect(retried.json).toMatchObject({ status: "completed", message: { role: "assistant", content: "again" } });
+    expect(await roles()).toEqual(["user", "assistant"]);
+    await consistent();
   });
 
   it("charges each turn row exactly what its rows hold, and keeps its trajectory and transcript whole", async () => {
