@@ -179,14 +179,19 @@ async function storedMemory(t: Turn, runId: string): Promise<Uint8Array> {
 }
 
 /**
- * Tenant B parks cells (their VMs then come back to the pool too) until one ran in `instance`; each
- * stored snapshot is checked for tenant A's marker and digits. Returns how many ran there.
+ * Tenant B parks cells of `code` (their VMs then come back to the pool too) until one ran in `instance`;
+ * each stored snapshot is checked for tenant A's marker and digits. Returns how many ran there.
  */
-async function parkInto(b: Turn, instance: object, tries = 5): Promise<number> {
+async function parkInto(
+  b: Turn,
+  instance: object,
+  tries = 5,
+  code = "globalThis.mine = 'B-own'; await yield_control(); return mine;",
+): Promise<number> {
   let hits = 0;
   for (let i = 0; i < tries && hits === 0; i++) {
     const from = bound.length;
-    const parked = await run(b, "globalThis.mine = 'B-own'; await yield_control(); return mine;");
+    const parked = await run(b, code);
     expect(parked).toMatchObject({ status: "waiting" });
     const memory = await storedMemory(b, parked.runId);
     expect(contains(memory, MARK_A)).toBe(false);
@@ -289,18 +294,7 @@ describe("setup images (a turn's MCP namespace) are reset to as exactly as the p
     }
     // The setup's image may have been made by an earlier file in this runtime (isolate: false): resets to it are what count.
     const instance = bound.at(-1)!;
-    let ranThere = false;
-    for (let i = 0; i < 4 && !ranThere; i++) {
-      const from = bound.length;
-      const parked = await run(b, "const n = Object.keys(MCP.everything).length; await yield_control(); return n;");
-      expect(parked).toMatchObject({ status: "waiting" });
-      const memory = await storedMemory(b, parked.runId);
-      expect(contains(memory, MARK_A)).toBe(false);
-      expect(contains(memory, DIGITS)).toBe(false);
-      ranThere = bound.slice(from).includes(instance);
-      await sleep(20);
-    }
-    expect(ranThere).toBe(true);
+    expect(await parkInto(b, instance, 4, "const n = Object.keys(MCP.everything).length; await yield_control(); return n;")).toBe(1);
     const toSetup = resets.filter((r) => r.setup);
     expect(toSetup.length).toBeGreaterThanOrEqual(1);
     expect(toSetup.some((r) => r.before.markA)).toBe(true);
