@@ -99,7 +99,13 @@ export class TranscriptStore implements TranscriptPort {
     this.quota.grow(
       turnId,
       bytes - old,
-      () => this.sql.run("INSERT OR REPLACE INTO chat_turns (turn_id, state) VALUES (?, ?)", turnId, text),
+      // Updated in place (an upsert, not a replace: no new row, its key's index entry untouched).
+      () =>
+        this.sql.run(
+          "INSERT INTO chat_turns (turn_id, state) VALUES (?, ?) ON CONFLICT (turn_id) DO UPDATE SET state = excluded.state",
+          turnId,
+          text,
+        ),
       "this turn's /chat state",
       promised,
     );

@@ -21,7 +21,15 @@ export type ToolRun = {
    * message now; the loop stops with `pending`, and the answer is appended when it exists.
    */
   deferred?: boolean;
+  /**
+   * Puts the call's end on record. The loop calls it in the step that stores the result (or on its
+   * own when no result is stored now, or that step failed).
+   */
+  record?(): void;
 };
+
+/** An outer call whose start is on record: `run` runs it through the session's tool path. */
+export type OpenedTool = { run(): Promise<ToolRun> };
 
 export type LoopDeps = {
   client: ModelClient;
@@ -44,8 +52,12 @@ export type LoopDeps = {
     call: ModelToolCall,
     callId: string,
   ): Promise<{ ok: true; input: unknown; admission?: DirectClientAdmission } | { ok: false; message: string }>;
-  /** Run one outer call through the same path as the tools route (exec/wait/Tool Search/direct). */
-  runTool(call: ModelToolCall): Promise<ToolRun>;
+  /**
+   * Put one outer call's start on record, to run it through the same path as the tools route
+   * (exec/wait/Tool Search/direct). The round's first call is opened in the step that stores the
+   * model's reply.
+   */
+  openTool(call: ModelToolCall): OpenedTool;
   /** Put on record (the trajectory) a call the loop answered itself, without running it. */
   notRun(call: ModelToolCall, reason: NotRunReason): void;
   /**
@@ -108,13 +120,28 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
     // cannot store ends the loop (QuotaExceeded) with the transcript at the last whole round and
     // the model call still on record. The conversation holds what was stored (exec source
     // redacted): the same replay within this call as after a pause, and no secret goes back to the provider.
+    // The round's first call, when it will run, starts in the same step (its start is on record
+    // with the reply that asked for it); it is decided here once, for the round below.
+    const first = reply.calls[0];
     const stored = step(deps, () => {
       deps.saveState();
+      let kept: ReturnType<LoopDeps["append"]>;
       try {
-        return { kept: deps.append(assistant, { reserve: placeholders }) };
+        kept = deps.append(assistant, { reserve: placeholders });
       } catch (error) {
         return { error };
       }
+      const reason = first ? notRunReason(deps, first, kept.full, undefined) : undefined;
+      const client = first !== undefined && reason === undefined && deps.isClientTool(first.name);
+      let opened: OpenedTool | undefined;
+      // A start that cannot be written here is tried again on its own when the call runs.
+      if (first && reason === undefined && !client)
+        try {
+          opened = deps.openTool(first);
+        } catch {
+          opened = undefined;
+        }
+      return { kept, first: { reason, client, opened } };
     });
     if ("error" in stored) throw stored.error;
     const { kept } = stored;
@@ -134,10 +161,11 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
     let saved = false as boolean | { error: unknown };
     for (const [i, call] of reply.calls.entries()) {
       deps.emit({ type: "tool_call_start", callId: call.id, name: call.name, input: deps.displayInput(call) });
-      const reason = notRunReason(deps, call, full, quotaRefusal);
+      const decided = i === 0 ? stored.first : undefined;
+      const reason = decided ? decided.reason : notRunReason(deps, call, full, quotaRefusal);
       let refused: ToolRun | undefined = reason !== undefined ? notRunResult(call, reason) : undefined;
       if (reason !== undefined) deps.notRun(call, reason);
-      else if (deps.isClientTool(call.name)) {
+      else if (decided ? decided.client : deps.isClientTool(call.name)) {
         // The caller answers a gateway id (a provider's id may repeat across rounds or be any length);
         // the call is on record under it from the start, its policy decision included.
         const callId = `ccall_${crypto.randomUUID()}`;
@@ -152,10 +180,11 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
         }
         refused = { content: `error: ${admitted.message}`, isError: true, status: "failed", untrusted: false };
       }
-      const run = refused ?? (await deps.runTool(call));
+      const run = refused ?? (await (decided?.opened ?? deps.openTool(call)).run());
       countToolCall(state, call.name, run.isError);
       if (run.pending) pending.push(...run.pending);
       if (run.deferred && run.pending?.length) {
+        run.record?.();
         deps.emit({ type: "tool_call_end", callId: call.id, name: call.name, status: run.status, untrusted: run.untrusted, result: run.content });
         continue;
       }
@@ -167,21 +196,36 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
         ...(run.isError ? { isError: true } : {}),
       };
       // The round's last result and the round's end are one step.
+      // The call's end goes on record with them.
       const last = i === reply.calls.length - 1;
-      const appended = step(deps, () => {
-        const a = deps.append(result, { instead: placeholders[i]! });
-        if (last) {
-          deps.endRound?.();
-          // A state the session cannot store does not take the stored result back with it.
-          try {
-            deps.saveState();
-            saved = true;
-          } catch (error) {
-            saved = { error };
+      let appended: ReturnType<LoopDeps["append"]>;
+      try {
+        appended = step(deps, () => {
+          run.record?.();
+          const a = deps.append(result, { instead: placeholders[i]! });
+          if (last) {
+            deps.endRound?.();
+            // A state the session cannot store does not take the stored result back with it.
+            try {
+              deps.saveState();
+              saved = true;
+            } catch (error) {
+              saved = { error };
+            }
           }
-        }
-        return a;
-      });
+          return a;
+        });
+      } catch (error) {
+        // The step's transaction undid its writes: the call's end goes on record on its own (left
+        // open, a reset would report the call lost). The step's failure is the one reported.
+        if (deps.step)
+          try {
+            run.record?.();
+          } catch {
+            // Reported through `error`.
+          }
+        throw error;
+      }
       messages.push(appended.message);
       if (appended.full) full = true;
       if (appended.refused !== undefined) quotaRefusal ??= appended.refused;

@@ -28,6 +28,13 @@ export type OuterCallContext = {
 
 export type OuterReply = { reply: SessionReply<unknown>; untrusted: boolean };
 
+/**
+ * An outer call whose start is on record (`tools.open`): `run` dispatches it, and the reply's
+ * `record` puts its end on record. The agent loop writes both inside the storage steps around the
+ * call (its model's reply, its result); `tools.run` does all three at once.
+ */
+export type OpenedCall = { run(): Promise<OuterReply & { record(): void }> };
+
 /** A tracked call of the session: cancelling the turn or the request aborts it; `untrack` ends it. */
 export type ChatCall = { signal: AbortSignal; abort(): void; untrack(): void };
 
@@ -82,6 +89,7 @@ export interface ChatPort {
   /** Outer calls through the session's one tool path, client tools through its policy, calls answered without running. */
   readonly tools: {
     run(tenantId: string, turnId: string, toolName: string, input: unknown, call: OuterCallContext): Promise<OuterReply>;
+    open(tenantId: string, turnId: string, toolName: string, input: unknown, call: OuterCallContext): OpenedCall;
     admitClient(
       tenantId: string,
       turnId: string,

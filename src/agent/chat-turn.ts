@@ -1,5 +1,5 @@
 import { Catalog } from "../catalog";
-import { runAgentLoop, type LoopEnd, type ToolRun } from "./agent-loop";
+import { runAgentLoop, type LoopEnd, type OpenedTool, type ToolRun } from "./agent-loop";
 import { encodeEvent, shownCall, type ChatAnswer, type ChatError, type ChatEvent, type PendingClientCall, type SubAgents } from "./chat-events";
 import { chatMeta, countToolCall, newChatState, type ChatState } from "./chat-state";
 import { modelFacingResult, modelResultLimits } from "./model-result";
@@ -405,8 +405,8 @@ function loop(host: ChatPort, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
         if (event.type === "tool_call_end") modelCallStarted = host.env.now();
         c.emit(event);
       },
-      runTool: async (call: ModelToolCall): Promise<ToolRun> => {
-        const outer = await host.tools.run(c.tenantId, c.turnId, call.name, call.input, {
+      openTool: (call: ModelToolCall): OpenedTool => {
+        const opened = host.tools.open(c.tenantId, c.turnId, call.name, call.input, {
           callId: call.id,
           via: "chat",
           parent: c.signal,
@@ -429,8 +429,13 @@ function loop(host: ChatPort, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
               durationMs: n.durationMs,
             }),
         });
-        modelCallStarted = host.env.now();
-        return toolRun(host, c, call, outer, limits);
+        return {
+          run: async () => {
+            const outer = await opened.run();
+            modelCallStarted = host.env.now();
+            return toolRun(host, c, call, outer, limits);
+          },
+        };
       },
     },
     messages,
@@ -451,19 +456,32 @@ function loop(host: ChatPort, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
   });
 }
 
-function toolRun(host: ChatPort, c: LoopCtx, call: ModelToolCall, outer: OuterReply, limits: ReturnType<typeof modelResultLimits>): ToolRun {
+/**
+ * The model-facing run of an outer call's reply. Its `record` puts the call's end on record (when
+ * `outer` has one still to write), then the projection of a result too large for the model's context.
+ */
+function toolRun(
+  host: ChatPort,
+  c: LoopCtx,
+  call: ModelToolCall,
+  outer: OuterReply & { record?(): void },
+  limits: ReturnType<typeof modelResultLimits>,
+): ToolRun {
   if (!outer.reply.ok) {
     const text = outer.reply.reason === "not_found" ? `error: ${call.name} is not one of this turn's tools` : `error: ${outer.reply.message}`;
-    return { content: text, isError: true, status: "failed", untrusted: false };
+    return { content: text, isError: true, status: "failed", untrusted: false, ...(outer.record ? { record: outer.record } : {}) };
   }
   const body = outer.reply.body as Partial<CodeModeResult> & { status?: string };
   const facing = modelFacingResult(body, limits, outer.untrusted ? { source: "mcp" } : undefined);
-  if (facing.reprojected)
-    host.records.event(c.turnId, host.env.now(), "limit", {
-      limit: "model_context",
-      callId: call.id,
-      detail: `result projected to ${facing.limit} bytes for ${c.model.ref}`,
-    });
+  const record = () => {
+    outer.record?.();
+    if (facing.reprojected)
+      host.records.event(c.turnId, host.env.now(), "limit", {
+        limit: "model_context",
+        callId: call.id,
+        detail: `result projected to ${facing.limit} bytes for ${c.model.ref}`,
+      });
+  };
   // Only client calls go to the caller; a cell parked on slow host tools goes back to the model (it calls wait).
   const clientNames = new Catalog(c.spec.catalog).clientToolNames();
   const calls = body.status === "waiting" ? (body.pendingToolCalls ?? []).filter((p) => clientNames.has(p.tool)) : [];
@@ -485,6 +503,7 @@ function toolRun(host: ChatPort, c: LoopCtx, call: ModelToolCall, outer: OuterRe
     untrusted: facing.untrusted,
     ...(pending ? { pending } : {}),
     ...(deferred ? { deferred } : {}),
+    record,
   };
 }
 
@@ -504,6 +523,7 @@ async function resumeDeferredCells(host: ChatPort, c: LoopCtx, deferred: Pending
     c.emit({ type: "tool_call_start", callId: call.id, name: call.name, input: call.input });
     const outer = await host.tools.run(c.tenantId, c.turnId, call.name, call.input, { callId: call.id, via: "chat", parent: c.signal });
     const run = toolRun(host, c, call, outer, limits);
+    run.record?.();
     c.emit({ type: "tool_call_end", callId: call.id, name: call.name, status: run.status, untrusted: run.untrusted, result: run.content });
     if (run.deferred && run.pending) {
       parked.push(...run.pending);

@@ -1,4 +1,4 @@
-export { runAgentLoop, type ToolRun, type LoopDeps, type LoopEnd, type NotRunReason } from "./agent-loop";
+export { runAgentLoop, type ToolRun, type OpenedTool, type LoopDeps, type LoopEnd, type NotRunReason } from "./agent-loop";
 export {
   shownCall,
   encodeEvent,
@@ -18,5 +18,14 @@ export { ZERO_USAGE, newChatState, addUsage, countToolCall, chatMeta, type ChatS
 export { modelResultLimits, modelFacingResult, type ResultLimits, type ModelFacing } from "./model-result";
 export { buildTrajectory, type TrajectoryRow, type NestedEntry, type OuterCall, type Trajectory } from "./trajectory";
 export { type ChatRequest } from "./chat-request";
-export { type OuterCallContext, type OuterReply, type ChatPort, type ChatCall, type ChatRecords, type NotRunCode, type Promised } from "./agent-port";
+export {
+  type OpenedCall,
+  type OuterCallContext,
+  type OuterReply,
+  type ChatPort,
+  type ChatCall,
+  type ChatRecords,
+  type NotRunCode,
+  type Promised,
+} from "./agent-port";
 export { runChat } from "./chat-turn";

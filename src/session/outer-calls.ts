@@ -32,7 +32,7 @@ import {
   type TurnDeps,
   type TurnSpec,
 } from "../turns";
-import { type OuterCallContext, type OuterReply } from "../agent";
+import { type OpenedCall, type OuterCallContext, type OuterReply } from "../agent";
 import { CallRegistry } from "./call-registry";
 import { OuterCallRecorder, resumedRunId, type CallScope } from "./outer-call-recorder";
 import type { StoredTurn } from "./ports";
@@ -76,8 +76,19 @@ export class OuterCalls {
    * turn's trajectory with its nested calls, snapshot lifecycle and limits hit.
    */
   async run(tenantId: string, turnId: string, toolName: string, input: unknown, call: OuterCallContext): Promise<OuterReply> {
+    const { record, ...reply } = await this.open(tenantId, turnId, toolName, input, call).run();
+    record();
+    return reply;
+  }
+
+  /**
+   * `run` in its three parts: the call's start goes on record now, `run()` dispatches it, and its
+   * reply's `record()` puts its end on record (the agent loop writes the start and the end in the
+   * storage steps of the model's reply and of the call's result, not in transactions of their own).
+   */
+  open(tenantId: string, turnId: string, toolName: string, input: unknown, call: OuterCallContext): OpenedCall {
     const turn = this.p.turns.get(tenantId, turnId);
-    if (!turn) return { reply: notFound("unknown turn"), untrusted: false };
+    if (!turn) return { run: () => Promise.resolve({ reply: notFound("unknown turn"), untrusted: false, record: () => {} }) };
     this.touched(turnId);
     const started = this.p.clock().now();
     const recorder = this.recorder(turn.spec, call, toolName);
@@ -103,11 +114,15 @@ export class OuterCalls {
       record: (callId, tool, decision, reason) => recorder.policy(callId, tool, decision, reason),
       ...(call.onUpdate ? { onUpdate: call.onUpdate } : {}),
     };
-    const reply = await this.dispatchTool(turn, toolName, input, scope);
-    // The run may have been marked while this wait ran (a network-derived call of the parked run finished meanwhile).
-    if (typeof resumed === "string" && this.p.transcript.isUntrusted(resumed)) recorder.untrusted = true;
-    recorder.end(reply, input, this.p.clock().now() - started);
-    return { reply, untrusted: recorder.untrusted };
+    return {
+      run: async () => {
+        const reply = await this.dispatchTool(turn, toolName, input, scope);
+        // The run may have been marked while this wait ran (a network-derived call of the parked run finished meanwhile).
+        if (typeof resumed === "string" && this.p.transcript.isUntrusted(resumed)) recorder.untrusted = true;
+        const durationMs = this.p.clock().now() - started;
+        return { reply, untrusted: recorder.untrusted, record: () => recorder.end(reply, input, durationMs) };
+      },
+    };
   }
 
   /** The trajectory and log writer of one outer call. */
@@ -480,7 +495,6 @@ export class OuterCalls {
   }
 }
 
-/** The turn's own tools by policy name: what a sub-agent may be given at most (client tools stay with the client). */
 /** The turn's tools a sub-agent may be given (per catalog: a turn's catalog never changes, and every cell asks). */
 function turnToolNames(spec: TurnSpec): readonly string[] {
   let names = turnTools.get(spec.catalog);

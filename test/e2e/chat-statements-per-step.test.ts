@@ -28,7 +28,7 @@ async function ownBytes(session: string, turnId: string): Promise<number> {
 }
 
 describe("a code-mode /chat turn's SQL statements", () => {
-  it("opens a turn and answers in 14 statements, and runs each exec round trip in 13, with one charge per step", async () => {
+  it("opens a turn and answers in 14 statements, and runs each exec round trip in 11, with one charge per step", async () => {
     const session = sessionId();
     await countedChatTurn(session, 0); // creates the schema
     const plain = await countedChatTurn(session, 0);
@@ -38,20 +38,68 @@ describe("a code-mode /chat turn's SQL statements", () => {
     expect(plain.log.filter((q) => q.startsWith("INSERT INTO turn_specs"))).toHaveLength(1);
     // No statement of a step rewrites the spec: per-step updates touch only the small turn row.
     expect(three.log.filter((q) => q.includes("turn_specs"))).toHaveLength(1);
-    expect((three.statements - one.statements) / 2).toBe(13);
-    // Per round trip: the model's reply (event, state, message), the call's start and end, and its result with the state.
+    expect((three.statements - one.statements) / 2).toBe(11);
+    // Per round trip: the model's reply (event, state, message) with the call's start, and the call's end with its result and the state.
     const charges = (c: { log: string[] }) => c.log.filter((q) => q.startsWith(CHARGE)).length;
-    expect((charges(three) - charges(one)) / 2).toBe(4);
+    expect((charges(three) - charges(one)) / 2).toBe(2);
     // Activity this object wrote is not read back on every call.
     expect(three.log.filter((q) => q.includes("last_active_at") && q.startsWith("SELECT") && !q.includes("MIN(deadline)"))).toEqual([]);
   });
 
-  it("runs each exec round trip in 4 storage transactions: its two steps, the call's start and its end (a guarded write inside a step is part of the step's; was 9)", async () => {
+  it("runs each exec round trip in 2 storage transactions: the reply with the call's start, the call's end with its result (was 9, then 4)", async () => {
     const session = sessionId();
     await countedChatTurn(session, 0);
     const one = await countedChatTurn(session, 1);
     const three = await countedChatTurn(session, 3);
-    expect((three.transactions - one.transactions) / 2).toBe(4);
+    expect((three.transactions - one.transactions) / 2).toBe(2);
+    // Still in this order on record: each model call, then the call it asked for from start to end.
+    const traj = await rows<{ kind: string }>(session, `SELECT kind FROM trajectory WHERE turn_id = '${three.turnId}' ORDER BY seq`);
+    expect(traj.map((r) => r.kind)).toEqual([
+      ...["model_call", "outer_start", "outer_end"],
+      ...["model_call", "outer_start", "outer_end"],
+      ...["model_call", "outer_start", "outer_end"],
+      "model_call",
+    ]);
+    expect(await rows(session, "SELECT * FROM open_calls")).toEqual([]);
+  });
+
+  it("updates a turn's /chat state in place: the same row from the turn's first step to its last", async () => {
+    const session = sessionId();
+    await countedChatTurn(session, 0);
+    const s = await script([{ toolCalls: [{ id: "x0", name: "exec", input: { code: "return 1;" } }] }, { text: "done" }]);
+    // (A replaced row would take a new rowid at every step.)
+    const before = await rows<{ r: number }>(session, "SELECT MAX(rowid) AS r FROM chat_turns");
+    const r = await chat(session, { model: "fakeoai/gpt-fake", messages: user(s.marker) });
+    expect(r.json).toMatchObject({ status: "completed" });
+    const [row] = await rows<{ r: number; status: string }>(
+      session,
+      `SELECT rowid AS r, json_extract(state, '$.status') AS status FROM chat_turns WHERE turn_id = '${r.json.turnId}'`,
+    );
+    expect(row).toEqual({ r: before[0]!.r + 1, status: "completed" });
+  });
+
+  it("a result step that fails still puts the call's end on record: no call is left open, the charges match SQL", async () => {
+    const session = sessionId();
+    const plain = await countedChatTurn(session, 0);
+    const s = await script([{ toolCalls: [{ id: "x0", name: "exec", input: { code: "return 1;" } }] }, { text: "done" }]);
+    // The turn's messages: the user's (opening), the model's reply (first step), the call's result (second step): that one fails.
+    await sessionProbe(session).failNextStatement("INSERT INTO transcript", "string or blob too big: SQLITE_TOOBIG", 2);
+    const r = await chat(session, { model: "fakeoai/gpt-fake", messages: user(s.marker) });
+    expect(r.status).toBe(500);
+    expect(r.json.error.code).toBe("internal_error");
+    const turnId = r.json.turnId as string;
+    expect(await rows(session, `SELECT * FROM open_calls WHERE turn_id = '${turnId}'`)).toEqual([]);
+    const traj = (await trajectory(session, turnId)).json;
+    expect(traj.calls.map((c: any) => [c.tool, c.status])).toEqual([["exec", "completed"]]);
+    const roles = await rows<{ role: string }>(
+      session,
+      `SELECT json_extract(message, '$.role') AS role FROM transcript WHERE turn_id = '${turnId}' ORDER BY seq`,
+    );
+    expect(roles.map((x) => x.role)).toEqual(["user", "assistant"]);
+    expect(await ownBytes(session, turnId)).toBe(await ownBytes(session, plain.turnId));
+    const [sum] = await rows<{ n: number; b: number }>(session, "SELECT COUNT(*) AS n, SUM(stored_bytes) AS b FROM turns");
+    const [tool] = await rows<{ value: string }>(session, "SELECT value FROM session_meta WHERE key = 'tool_bytes'");
+    expect(await sessionProbe(session).storageUsage()).toMatchObject({ turns: sum!.n, bytes: sum!.b + Number(tool!.value) });
   });
 
   it("a write that fails inside a step leaves the step's other writes, the charges and the usage whole", async () => {

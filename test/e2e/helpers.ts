@@ -68,7 +68,8 @@ export type SessionProbe = {
   storageUsage(): Promise<{ turns: number; bytes: number }>;
   storageRows<T = Record<string, any>>(query: string, ...binds: unknown[]): Promise<T[]>;
   storageWrite(query: string, ...binds: unknown[]): Promise<void>;
-  failNextStatement(prefix: string, message: string): Promise<void>;
+  /** The next statement starting with `prefix` (after `after` such statements ran) fails with `message`. */
+  failNextStatement(prefix: string, message: string, after?: number): Promise<void>;
   storageKeys(prefix?: string): Promise<string[]>;
   storageGet(key: string): Promise<unknown>;
   storagePut(key: string, value: unknown): Promise<void>;

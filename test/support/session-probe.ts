@@ -58,15 +58,16 @@ export function withSessionProbe<T extends ObjectClass>(Base: T) {
     }
 
     /**
-     * The next SQL statement of this object that starts with `prefix` fails with `message`, as the
-     * platform's storage would (e.g. SQLITE_TOOBIG); the ones after it run.
+     * The next SQL statement of this object that starts with `prefix` (once `after` such statements
+     * ran) fails with `message`, as the platform's storage would (e.g. SQLITE_TOOBIG); the ones after it run.
      */
-    failNextStatement(prefix: string, message: string): void {
+    failNextStatement(prefix: string, message: string, after = 0): void {
       const sql = this.ctx.storage.sql;
       if (sql !== this.ctx.storage.sql) throw new Error("ctx.storage.sql is not one object: a statement fault cannot be injected");
       const exec = sql.exec;
+      let passed = 0;
       sql.exec = ((query: string, ...binds: SqlStorageValue[]) => {
-        if (!query.trimStart().startsWith(prefix)) return exec.call(sql, query, ...binds);
+        if (!query.trimStart().startsWith(prefix) || passed++ < after) return exec.call(sql, query, ...binds);
         delete (sql as { exec?: unknown }).exec; // the platform's own method again
         throw new Error(message);
       }) as typeof sql.exec;

@@ -50,7 +50,9 @@ function deps(
     maxAssistantTurns: 8,
     state: newChatState("p/m"),
     isClientTool: () => false,
-    runTool: async (): Promise<ToolRun> => ({ content: '{"status":"completed","value":1}', isError: false, status: "completed", untrusted: false }),
+    openTool: () => ({
+      run: async (): Promise<ToolRun> => ({ content: '{"status":"completed","value":1}', isError: false, status: "completed", untrusted: false }),
+    }),
     append: (m) => (stored.push(m), { message: m, full: false }),
     emit: (e) => events.push(e),
     displayInput: (c) => c.input,
@@ -80,7 +82,7 @@ describe("runAgentLoop", () => {
     const client = scripted([[{ type: "tool-call", call: { id: "c", name: "ask", input: {} } }, finish("tool-calls")]]);
     const d = deps(client, {
       isClientTool: (n) => n === "ask",
-      runTool: async () => (ran++, { content: "", isError: false, status: "completed", untrusted: false }),
+      openTool: () => ({ run: async () => (ran++, { content: "", isError: false, status: "completed", untrusted: false }) }),
     });
     expect(await runAgentLoop(d, [{ role: "user", content: "q" }])).toEqual({
       status: "waiting",
@@ -135,7 +137,7 @@ describe("runAgentLoop", () => {
     let ran = 0;
     const d = deps(client, {
       append: (m) => ({ message: m, full: m.role === "tool" }),
-      runTool: async () => (ran++, { content: "", isError: false, status: "completed", untrusted: false }),
+      openTool: () => ({ run: async () => (ran++, { content: "", isError: false, status: "completed", untrusted: false }) }),
     });
     await runAgentLoop(d, [{ role: "user", content: "q" }]);
     expect(ran).toBe(1);
@@ -156,7 +158,9 @@ describe("runAgentLoop", () => {
     const d = deps(client, {
       signal: cancel.signal,
       // The cancelled work still answers (a cell reports `aborted` as a result).
-      runTool: async () => (cancel.abort(), { content: '{"status":"failed","code":"aborted"}', isError: true, status: "failed", untrusted: false }),
+      openTool: () => ({
+        run: async () => (cancel.abort(), { content: '{"status":"failed","code":"aborted"}', isError: true, status: "failed", untrusted: false }),
+      }),
     });
     await expect(runAgentLoop(d, [{ role: "user", content: "q" }])).rejects.toMatchObject({ code: "aborted" });
     expect(d.skipped).toEqual([["y", "cancelled"]]);
