@@ -211,9 +211,12 @@ export async function measureChat(d: ChatDeps, plan: Plan["chat"], log: (msg: st
   );
   for (const s of steps) for (let i = 0; i < s.warmup; i++) await s.run();
   timing = true;
+  // One sample of each measure in turn: each marginal round trip is a difference of samples taken side by side.
   await runRounds(
     plan.rounds,
     steps.map((s) => ({ ...s, warmup: 0 })),
+    undefined,
+    { alternate: true },
   );
   log(
     `[8] chat: ${CHAT_MEASURES.map((m) => `${samples[m].length} ${m}`).join(", ")}, ${longs.length} long, ${replays.floorLong.length} plain-Worker long, ${replays.durable.length}+${replays.durableLong.length} durable, ${opens.length} open — all verified`,

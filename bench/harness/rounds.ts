@@ -1,6 +1,6 @@
 /**
  * Interleaved rounds: every measure of a section (the subject and its baselines) takes a block
- * of samples in every round, so a burst of background load on the shared machine lands on
+ * of samples in every round (or, `alternate`, one sample at a time in turn), so a burst of background load on the shared machine lands on
  * both sides of a ratio instead of on one. The order of the blocks reverses from one round to
  * the next (A B C, C B A, A B C, …) so no measure always runs first or right after another.
  * Pure orchestration: the steps bring their own timing and checks.
@@ -24,16 +24,23 @@ export async function runRounds<Name extends string>(
   rounds: number,
   steps: ReadonlyArray<Step<Name>>,
   onRound?: (round: number) => void,
+  /**
+   * `alternate`: within a round, one sample of each step in turn (A B C A B C …) instead of a block per
+   * step, so the samples a difference is taken between (a long task less the task) are seconds apart
+   * at most, not a round apart: a machine whose speed drifts over seconds moves both alike.
+   */
+  opts: { alternate?: boolean } = {},
 ): Promise<RoundsResult<Name>> {
   for (const step of steps) for (let i = 0; i < step.warmup; i++) await step.run();
   const out = Object.fromEntries(steps.map((s) => [s.name, [] as number[][]])) as RoundsResult<Name>;
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 === 0 ? steps : [...steps].reverse();
-    for (const step of order) {
-      const samples: number[] = [];
-      for (let i = 0; i < step.perRound; i++) samples.push(await step.run());
-      out[step.name].push(samples);
-    }
+    const samples = new Map(order.map((step) => [step.name, [] as number[]]));
+    if (opts.alternate) {
+      const most = Math.max(...order.map((s) => s.perRound));
+      for (let i = 0; i < most; i++) for (const step of order) if (i < step.perRound) samples.get(step.name)!.push(await step.run());
+    } else for (const step of order) for (let i = 0; i < step.perRound; i++) samples.get(step.name)!.push(await step.run());
+    for (const step of order) out[step.name].push(samples.get(step.name)!);
     onRound?.(r);
   }
   return out;
