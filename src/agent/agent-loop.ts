@@ -134,16 +134,17 @@ export async function runAgentLoop(deps: LoopDeps, messages: ModelMessage[]): Pr
       const reason = first ? notRunReason(deps, first, kept.full, undefined) : undefined;
       const client = first !== undefined && reason === undefined && deps.isClientTool(first.name);
       let opened: OpenedTool | undefined;
-      // A start that cannot be written here is tried again on its own when the call runs.
+      // A start that cannot be written ends the loop once the reply is stored (the reply stays on record).
       if (first && reason === undefined && !client)
         try {
           opened = deps.openTool(first);
-        } catch {
-          opened = undefined;
+        } catch (error) {
+          return { kept, openError: error };
         }
       return { kept, first: { reason, client, opened } };
     });
     if ("error" in stored) throw stored.error;
+    if ("openError" in stored) throw stored.openError;
     const { kept } = stored;
     messages.push(kept.message);
     // Once a stored message crosses the transcript bound, nothing more runs: the round's later

@@ -51,8 +51,11 @@ export interface ChatRecords {
   callEnded(turnId: string, callId: string): void;
   /** Room for records the call must be able to finish (its stop record, a round's placeholders). */
   reserve(bytes: number): Reservation | undefined;
-  /** Writes of one step (a model reply, a round's end) in one storage transaction; a throw stores none of them. */
-  step<T>(fn: () => T): T;
+  /**
+   * Writes of one step (a model reply, a round's end) in one storage transaction; a throw stores none
+   * of them. Absent where writes are not transactional (each is its own).
+   */
+  step?<T>(fn: () => T): T;
 }
 
 /** Why a call was answered without running: the loop's reasons, or a stopped turn's repair (`turn_stopped`). */

@@ -395,7 +395,7 @@ function loop(host: ChatPort, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
         recordModelCall();
         host.records.saveState(c.turnId, c.state);
       },
-      step: (fn) => host.records.step(fn),
+      ...(host.records.step ? { step: <T>(fn: () => T): T => host.records.step!(fn) } : {}),
       emit: (event) => {
         if (event.type === "assistant_turn") {
           recordModelCall();
@@ -433,7 +433,13 @@ function loop(host: ChatPort, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
           run: async () => {
             const outer = await opened.run();
             modelCallStarted = host.env.now();
-            return toolRun(host, c, call, outer, limits);
+            try {
+              return toolRun(host, c, call, outer, limits);
+            } catch (error) {
+              // Its end is on record all the same (a call left open reads as lost after a reset).
+              outer.record();
+              throw error;
+            }
           },
         };
       },

@@ -50,6 +50,8 @@ export class OuterCallRecorder {
   private readonly decisions = new Map<string, PolicyDecision>();
   /** Policy refused this call itself (hooks, an approval): an outer `wait` then resumed nothing. */
   private refusedByPolicy = false;
+  /** The end's log record went out (a log line is not undone with a rolled-back step; the end's rows are written again). */
+  private endLogged = false;
 
   constructor(
     private readonly store: TranscriptPort,
@@ -170,8 +172,9 @@ export class OuterCallRecorder {
     }
     // A direct tool (not a cell): its own record, with its decision.
     const direct = (reply.body as { status?: unknown; telemetry?: unknown } | null)?.telemetry === undefined;
-    if (direct)
+    if (direct && !this.endLogged)
       this.log(callId, this.toolName, "direct", (reply.body as { status?: unknown }).status !== "failed", this.decisions.get(callId), durationMs);
+    this.endLogged = true;
     const body = reply.body as LooseResult;
     const status = typeof body.status === "string" ? body.status : "completed";
     const code = body.status === "failed" ? body.code : undefined;

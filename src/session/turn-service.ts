@@ -541,6 +541,6 @@ function chatRecords(t: TranscriptPort, quota: QuotaPort): ChatRecords {
     events: (turnId) => t.events(turnId),
     callEnded: (turnId, callId) => t.callEnded(turnId, callId),
     reserve: (bytes) => quota.reserve(bytes),
-    step: (fn) => (t.step ? t.step(fn) : fn()),
+    ...(t.step ? { step: <T>(fn: () => T): T => t.step!(fn) } : {}),
   };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { sessionId, sessionProbe } from "./helpers";
 import { appendSteps, chat, countedChatTurn, rows, script, trajectory, user } from "./chat-helpers";
+import { mark, recordsSince } from "../support/log-capture";
 
 // SQLite statements of a code-mode /chat turn, counted through the storage probe (deterministic,
 // unlike time). Was 21 for a turn answered at once and 16–17 per exec round trip: activity re-read
@@ -76,6 +77,37 @@ describe("a code-mode /chat turn's SQL statements", () => {
       `SELECT rowid AS r, json_extract(state, '$.status') AS status FROM chat_turns WHERE turn_id = '${r.json.turnId}'`,
     );
     expect(row).toEqual({ r: before[0]!.r + 1, status: "completed" });
+  });
+
+  it("a direct tool whose result step fails is logged once: its end is written again, its log line is not", async () => {
+    const session = sessionId();
+    const s = await script([{ toolCalls: [{ id: "e1", name: "echo", input: { value: 1 } }] }, { text: "done" }]);
+    await sessionProbe(session).failNextStatement("INSERT INTO transcript", "string or blob too big: SQLITE_TOOBIG", 2);
+    const from = mark();
+    const r = await chat(session, { model: "fakeoai/gpt-fake", agentId: "off", messages: user(s.marker) });
+    expect(r.json.error?.code).toBe("internal_error");
+    const turnId = r.json.turnId as string;
+    const kinds = await rows<{ kind: string }>(session, `SELECT kind FROM trajectory WHERE turn_id = '${turnId}' ORDER BY seq`);
+    expect(kinds.map((k) => k.kind)).toEqual(["model_call", "outer_start", "outer_end", "limit"]);
+    expect(recordsSince(from).filter((x) => x.kind === "tool_call" && x.callId === "e1")).toHaveLength(1);
+  });
+
+  it("a first call whose start cannot be written ends the /chat call after its reply is stored, its start on record once", async () => {
+    const session = sessionId();
+    const s = await script([{ toolCalls: [{ id: "w1", name: "wait", input: { runId: "cm_x" } }] }, { text: "done" }]);
+    // Opening a wait reads whether its run is untrusted, after the call's start was written.
+    await sessionProbe(session).failNextStatement("SELECT 1 AS x FROM untrusted_runs", "SQLITE_IOERR: disk I/O error");
+    const r = await chat(session, { model: "fakeoai/gpt-fake", messages: user(s.marker) });
+    expect(r.status).toBe(500);
+    expect(r.json.error.code).toBe("internal_error");
+    const turnId = r.json.turnId as string;
+    const kinds = await rows<{ kind: string }>(session, `SELECT kind FROM trajectory WHERE turn_id = '${turnId}' ORDER BY seq`);
+    expect(kinds.map((k) => k.kind)).toEqual(["model_call", "outer_start", "limit"]);
+    const roles = await rows<{ role: string }>(
+      session,
+      `SELECT json_extract(message, '$.role') AS role FROM transcript WHERE turn_id = '${turnId}' ORDER BY seq`,
+    );
+    expect(roles.map((x) => x.role)).toEqual(["user", "assistant"]);
   });
 
   it("a result step that fails still puts the call's end on record: no call is left open, the charges match SQL", async () => {
