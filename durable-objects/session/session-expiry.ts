@@ -54,6 +54,12 @@ export class SessionExpiry implements ExpiryPort {
     this.remember(turnId, at);
   }
 
+  /** A transaction rolled back activity this object wrote: read it from SQL again. */
+  forget(): void {
+    this.turnActive.clear();
+    this.sessionActive = undefined;
+  }
+
   /** A turn is gone: a later touch reads (and finds) nothing. */
   forgetTurn(turnId: string): void {
     this.turnActive.delete(turnId);

@@ -67,6 +67,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const forgetTotals = () => {
         quota.forget();
         transcript.forget();
+        expiry.forget();
       };
       const transaction = <T>(fn: () => T): T => {
         try {

@@ -4,6 +4,7 @@ import type { SessionLimits } from "../../src/config";
 import { manualClock } from "../../src/runtime";
 import { api, exec, footprint, openTurn, sessionId, sessionProbe, sessionStub, sleep, TOKEN_B, wait } from "./helpers";
 import { setClock, setLimits } from "./session-controls";
+import { chat, rows, script, user } from "./chat-helpers";
 
 const UNAVAILABLE = "code mode run is unavailable or expired.";
 
@@ -137,6 +138,33 @@ describe("idle expiry (alarm, injected clock)", () => {
     });
     // Re-armed for the kept turn's deadline (last call at +40 s, 60 s idle, 6 s slack: +106 s), not in the past.
     expect(await alarmOf(session)).toBe(clock.now() + 36_000);
+  });
+
+  it("activity written in a step that rolls back is read from SQL again: the next call writes it", async () => {
+    const session = sessionId();
+    const clock = prepare({ turnIdleSeconds: 60, sessionIdleSeconds: 3600 }); // a turn's activity is rewritten after 6 s
+    const s = await script([
+      { toolCalls: [{ id: "x1", name: "exec", input: { code: "return await echo({ value: 1, delayMs: 600 })" } }] },
+      { toolCalls: [{ id: "x2", name: "exec", input: { code: "return 2" } }] },
+      { text: "done" },
+    ]);
+    await openTurn(session); // the session's tables exist
+    const pending = chat(session, { model: "fakeoai/gpt-fake", messages: user(s.marker) });
+    // The first call runs (its nested call sleeps 600 ms).
+    for (let i = 0; i < 200 && (await rows(session, "SELECT 1 FROM trajectory WHERE kind = 'outer_start'")).length === 0; i++) await sleep(10);
+    const opened = clock.now();
+    clock.advance(7_000);
+    // Still to come: the nested call's charge, the first result's step, then the second reply's step, whose
+    // call starts (its turn's activity written, 7 s later) and whose charge fails: the step rolls back.
+    await sessionProbe(session).failNextStatement("UPDATE turns SET stored_bytes", "SQLITE_IOERR: disk I/O error", 2);
+    const r = await pending;
+    expect(r.json.error?.code).toBe("internal_error");
+    const turnId = r.json.turnId as string;
+    const active = async () => (await rows<{ t: number }>(session, `SELECT last_active_at AS t FROM turns WHERE turn_id = '${turnId}'`))[0]!.t;
+    expect(await active()).toBe(opened);
+    // The next call on the turn at the same time: what the rolled-back step wrote is not taken as written.
+    expect(await exec(session, turnId, "return 3")).toMatchObject({ status: "completed", value: 3 });
+    expect(await active()).toBe(clock.now());
   });
 
   it("a parked run that is still valid keeps its turn until the run expires", async () => {
