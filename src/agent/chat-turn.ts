@@ -77,6 +77,8 @@ async function drive(
   let started = false;
   // Room held for the record of how this call ends (its state), so a full session still records it.
   let stopRoom: Reservation | undefined;
+  // Client calls this /chat call admitted: open calls until its waiting answer hands them to the caller.
+  const admitted: string[] = [];
   try {
     const config = host.env.config();
     if (!config.ok) return refuse("invalid_config", config.message);
@@ -169,6 +171,7 @@ async function drive(
       maxAssistantTurns: req.maxAssistantTurns,
       emit,
       answerOnly: req.answerOnly === true,
+      admitted,
     };
     let end: LoopEnd | undefined;
     if (deferred.length > 0) {
@@ -202,6 +205,13 @@ async function drive(
         state.lastError = failure.code;
         saveStop(host, turnId, state, stopRoom);
         host.records.event(turnId, host.env.now(), "limit", { limit: failure.code, detail: failure.message.slice(0, 240) });
+      } catch (writeError) {
+        logRecord("host_error", { where: "chat.stop", error: writeError, requestId, tenant: tenantId, sessionId, turnId });
+      }
+      // Client calls admitted and never handed to the caller are not open any more (a reset would
+      // report them lost; a continuation answers them as not run).
+      try {
+        for (const callId of admitted) host.records.callEnded(turnId, callId);
       } catch (writeError) {
         logRecord("host_error", { where: "chat.stop", error: writeError, requestId, tenant: tenantId, sessionId, turnId });
       }
@@ -320,6 +330,8 @@ type LoopCtx = {
   emit: Emit;
   /** The caller asked for the JSON answer only: no event but the turn and the answer leaves. */
   answerOnly: boolean;
+  /** Gateway ids of the client calls admitted so far (see `runChat`'s `admitted`). */
+  admitted: string[];
 };
 
 function loop(host: ChatPort, c: LoopCtx, messages: ModelMessage[]): Promise<LoopEnd> {
@@ -354,7 +366,11 @@ function loop(host: ChatPort, c: LoopCtx, messages: ModelMessage[]): Promise<Loo
       maxAssistantTurns: c.maxAssistantTurns,
       state: c.state,
       isClientTool: (name) => clientTools.has(name),
-      admitClient: (call, callId) => host.tools.admitClient(c.tenantId, c.turnId, call, { callId, requestId: c.requestId, signal: c.signal }),
+      admitClient: async (call, callId) => {
+        const admission = await host.tools.admitClient(c.tenantId, c.turnId, call, { callId, requestId: c.requestId, signal: c.signal });
+        if (admission.ok) c.admitted.push(callId);
+        return admission;
+      },
       displayInput: (call) => storedInput(call.name, call.input, redaction),
       notRun: (call, reason) =>
         host.tools.notRun(c.tenantId, c.turnId, { callId: call.id, tool: call.name, input: call.input, requestId: c.requestId }, reason),

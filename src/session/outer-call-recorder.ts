@@ -163,6 +163,19 @@ export class OuterCallRecorder {
     this.event("outer_end", { callId: this.call.callId, tool: this.toolName, status: "pending", durationMs });
   }
 
+  /**
+   * The gateway failed the call (a throw, not a result): it is not running any more. Its end goes
+   * on record as `failed` with `internal_error`, best effort: the throw is what gets reported.
+   */
+  broke(durationMs: number): void {
+    try {
+      this.store.callEnded(this.turnId, this.call.callId);
+      this.event("outer_end", { callId: this.call.callId, tool: this.toolName, status: "failed", code: "internal_error", durationMs });
+    } catch {
+      // The storage failed too: a reset reports the call lost.
+    }
+  }
+
   end(reply: SessionReply<unknown>, input: unknown, durationMs: number): void {
     const callId = this.call.callId;
     this.store.callEnded(this.turnId, callId);

@@ -92,7 +92,6 @@ export class OuterCalls {
     this.touched(turnId);
     const started = this.p.clock().now();
     const recorder = this.recorder(turn.spec, call, toolName);
-    recorder.start(input);
     // A directly called MCP tool's result is network-derived too (not only nested ones).
     if (
       !turn.spec.codeModeEngaged &&
@@ -103,7 +102,14 @@ export class OuterCalls {
       recorder.untrusted = true;
     // A wait resumes a program that may already hold network-derived values from before it parked.
     const resumed = resumedRunId(toolName, input);
-    if (typeof resumed === "string" && this.p.transcript.isUntrusted(resumed)) recorder.untrusted = true;
+    try {
+      recorder.start(input);
+      if (typeof resumed === "string" && this.p.transcript.isUntrusted(resumed)) recorder.untrusted = true;
+    } catch (error) {
+      // Started in part: not left open.
+      recorder.broke(0);
+      throw error;
+    }
     const scope: CallScope = {
       requestId: call.requestId,
       parent: call.parent,
@@ -116,9 +122,15 @@ export class OuterCalls {
     };
     return {
       run: async () => {
-        const reply = await this.dispatchTool(turn, toolName, input, scope);
-        // The run may have been marked while this wait ran (a network-derived call of the parked run finished meanwhile).
-        if (typeof resumed === "string" && this.p.transcript.isUntrusted(resumed)) recorder.untrusted = true;
+        let reply: SessionReply<unknown>;
+        try {
+          reply = await this.dispatchTool(turn, toolName, input, scope);
+          // The run may have been marked while this wait ran (a network-derived call of the parked run finished meanwhile).
+          if (typeof resumed === "string" && this.p.transcript.isUntrusted(resumed)) recorder.untrusted = true;
+        } catch (error) {
+          recorder.broke(this.p.clock().now() - started);
+          throw error;
+        }
         const durationMs = this.p.clock().now() - started;
         return { reply, untrusted: recorder.untrusted, record: () => recorder.end(reply, input, durationMs) };
       },

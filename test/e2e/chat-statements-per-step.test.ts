@@ -92,7 +92,7 @@ describe("a code-mode /chat turn's SQL statements", () => {
     expect(recordsSince(from).filter((x) => x.kind === "tool_call" && x.callId === "e1")).toHaveLength(1);
   });
 
-  it("a first call whose start cannot be written ends the /chat call after its reply is stored, its start on record once", async () => {
+  it("a first call that cannot be opened ends the /chat call after its reply is stored: started once, ended failed, not left open", async () => {
     const session = sessionId();
     const s = await script([{ toolCalls: [{ id: "w1", name: "wait", input: { runId: "cm_x" } }] }, { text: "done" }]);
     // Opening a wait reads whether its run is untrusted, after the call's start was written.
@@ -102,7 +102,10 @@ describe("a code-mode /chat turn's SQL statements", () => {
     expect(r.json.error.code).toBe("internal_error");
     const turnId = r.json.turnId as string;
     const kinds = await rows<{ kind: string }>(session, `SELECT kind FROM trajectory WHERE turn_id = '${turnId}' ORDER BY seq`);
-    expect(kinds.map((k) => k.kind)).toEqual(["model_call", "outer_start", "limit"]);
+    expect(kinds.map((k) => k.kind)).toEqual(["model_call", "outer_start", "outer_end", "limit"]);
+    const [end] = await rows<{ body: string }>(session, `SELECT body FROM trajectory WHERE turn_id = '${turnId}' AND kind = 'outer_end'`);
+    expect(JSON.parse(end!.body)).toMatchObject({ callId: "w1", tool: "wait", status: "failed", code: "internal_error" });
+    expect(await rows(session, `SELECT * FROM open_calls WHERE turn_id = '${turnId}'`)).toEqual([]);
     const roles = await rows<{ role: string }>(
       session,
       `SELECT json_extract(message, '$.role') AS role FROM transcript WHERE turn_id = '${turnId}' ORDER BY seq`,
