@@ -50,7 +50,13 @@ export async function measureExec(gw: Gateway, plan: Plan["exec"], childTimeoutM
       perRound: plan.execPerRound,
       warmup: plan.warmup,
       run: post("exec", { code: plan.code }, expectCompleted("exec", plan.expected)),
+      lead: 1,
     },
+    // A Durable Object round trip without a VM: `wait` without a runId, refused after the turn lookup.
+    // As many samples as exec: both p90s come from blocks of the same size. Next to exec's block in
+    // every round (the order reverses), so the two are timed side by side; each block's first
+    // sample is not kept (it would carry the other block's deferred work, or not be back to back).
+    { name: "wait", perRound: plan.execPerRound, warmup: plan.warmup, run: post("wait", {}, expectRefusedWait), lead: 1 },
     // The same exec through the runtime's fetch(): what the client alone costs (reference row).
     {
       name: "execFetch",
@@ -61,9 +67,6 @@ export async function measureExec(gw: Gateway, plan: Plan["exec"], childTimeoutM
     { name: "node", perRound: plan.nodePerRound, warmup: plan.nodeWarmup, run: nodeProcessCell(plan.code, plan.expected, childTimeoutMs) },
     { name: "bareVm", perRound: plan.vmPerRound, warmup: plan.warmup, run: await bareVmCell(plan.code, plan.expected) },
     { name: "healthz", perRound: plan.floorPerRound, warmup: plan.warmup, run: healthz },
-    // A Durable Object round trip without a VM: `wait` without a runId, refused after the turn lookup.
-    // As many samples as exec: both p90s come from blocks of the same size.
-    { name: "wait", perRound: plan.execPerRound, warmup: plan.warmup, run: post("wait", {}, expectRefusedWait) },
     // Both again, each request after a pause: what a model's calls, seconds apart, see. Back to back, each exec
     // also pays for the previous one's work deferred past its answer (its VM's reset for the pool, timers, GC).
     {

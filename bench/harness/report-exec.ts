@@ -28,7 +28,9 @@ export function reportExec(f: ExecFigures): string[] {
     "  it creates each VM on the critical path). The strongest in-process alternative a user could pick.",
     "",
     `${p.rounds} rounds; each round takes a block of every measure (${p.execPerRound} exec, ${p.nodePerRound} Node processes, ${p.vmPerRound} bare VMs,`,
-    `${p.floorPerRound} \`/healthz\`, ${p.execPerRound} refused \`wait\`, ${p.floorPerRound} exec through \`fetch()\`, ${p.pacedPerRound} paced exec and ${p.pacedPerRound} paced refused \`wait\`), the order of the blocks reversing every round, after a warm-up of ${p.warmup}`,
+    `${p.floorPerRound} \`/healthz\`, ${p.execPerRound} refused \`wait\`, ${p.floorPerRound} exec through \`fetch()\`, ${p.pacedPerRound} paced exec and ${p.pacedPerRound} paced refused \`wait\`), the order of the blocks reversing every round`,
+    "(exec's block next to the refused `wait`'s, each led by one sample not kept: it would carry the other block's deferred work), after a warm-up of " +
+      `${p.warmup}`,
     `of each (${p.nodeWarmup} for the Node process). A ratio is the measure's median over the baseline's median **in the same round**; the table gives`,
     "the median of those per-round ratios with their interquartile range (IQR) and min–max across rounds. Times pool every sample.",
     "`GET /healthz` (HTTP → Worker, no Durable Object, no VM) and a refused `wait` (HTTP → Worker → Durable Object turn lookup,",

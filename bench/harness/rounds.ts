@@ -14,6 +14,11 @@ export interface Step<Name extends string = string> {
   perRound: number;
   /** Untimed samples before the first round. */
   warmup: number;
+  /**
+   * Samples taken at the start of each block and not kept: they absorb what the block before left
+   * deferred (a cell's VM reset, timers), and a first sample after another measure's block is not back to back.
+   */
+  lead?: number;
   run: () => Promise<number>;
 }
 
@@ -39,7 +44,11 @@ export async function runRounds<Name extends string>(
     if (opts.alternate) {
       const most = Math.max(...order.map((s) => s.perRound));
       for (let i = 0; i < most; i++) for (const step of order) if (i < step.perRound) samples.get(step.name)!.push(await step.run());
-    } else for (const step of order) for (let i = 0; i < step.perRound; i++) samples.get(step.name)!.push(await step.run());
+    } else
+      for (const step of order) {
+        for (let i = 0; i < (step.lead ?? 0); i++) await step.run();
+        for (let i = 0; i < step.perRound; i++) samples.get(step.name)!.push(await step.run());
+      }
     for (const step of order) out[step.name].push(samples.get(step.name)!);
     onRound?.(r);
   }
