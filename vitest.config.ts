@@ -108,6 +108,7 @@ const UNIT_IN_WORKERD = [
   "test/unit/runtime/image-restore.test.ts",
   "test/unit/runtime/image-reset-zero-pages.test.ts",
   "test/unit/runtime/memory-ledger.test.ts",
+  "test/unit/runtime/vm-pool-upkeep.test.ts",
   "test/unit/snapshot-store/pristine-image.test.ts",
   "test/unit/snapshot-store/snapshot-codec.test.ts",
   "test/unit/source/typescript-transform.test.ts",

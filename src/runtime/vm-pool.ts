@@ -55,8 +55,12 @@ const MAX_SPARES = 2;
  */
 export class VmPool {
   private spares: Spare[] = [];
-  private refillTimer: ReturnType<typeof setTimeout> | null = null;
-  private resetTimer: ReturnType<typeof setTimeout> | null = null;
+  /**
+   * One timer for the work done once the current request has been answered: used spares reset, then
+   * a spare prepared if none is left (`refillFor`). One task per cell, not one per kind of work.
+   */
+  private upkeepTimer: ReturnType<typeof setTimeout> | null = null;
+  private refillFor: { memoryLimitBytes: number; setup: VmSetup | null } | null = null;
   readonly images: SetupImages;
 
   /** A VM was prepared in this isolate: the engine works (set once, never cleared). */
@@ -231,30 +235,43 @@ export class VmPool {
    * one is kept (the next cell of the turn likely has the same setup).
    */
   refillSoon(memoryLimitBytes: number, setup: VmSetup | null = null): void {
-    if (this.spares.length > 0 || this.refillTimer) return;
-    this.refillTimer = setTimeout(() => {
-      this.refillTimer = null;
-      if (this.spares.length > 0) return;
-      const image = setup ? this.images.get(setup) : undefined;
-      // A spare holds what a fresh VM occupies, so keeping one warm never makes a resume give it up.
-      const reservation = this.ledger.tryReserve(Math.max(this.ledger.overheadBytes, image?.snapshot.memory.byteLength ?? 0));
-      if (!reservation) return;
-      const limits = { memoryLimitBytes: this.ledger.effectiveLimit(memoryLimitBytes), reservation };
-      const spare: Spare = { limit: limits.memoryLimitBytes, reservation, vm: null, used: null, dropped: false, setup: image ? setup : null };
-      this.spares.push(spare);
-      // A failed prepare releases the reservation itself; the next refill tries again.
-      (image ? GuestVm.fromImage(image, limits) : GuestVm.prepare(limits)).then(
-        (vm) => {
-          this.started = true;
-          if (spare.dropped) vm.dispose();
-          else spare.vm = vm.retireTo(this.retire(spare.setup));
-        },
-        (error: unknown) => {
-          logRecord("host_error", { where: "vm_pool.refill", error });
-          this.spares = this.spares.filter((s) => s !== spare);
-        },
-      );
+    if (this.spares.length > 0 || this.refillFor) return;
+    this.refillFor = { memoryLimitBytes, setup };
+    this.upkeepSoon();
+  }
+
+  /** The pool's upkeep, after the current request: used spares reset first, then a refill if one was asked for and none is left. */
+  private upkeepSoon(): void {
+    this.upkeepTimer ??= setTimeout(() => {
+      this.upkeepTimer = null;
+      for (const spare of [...this.spares]) if (spare.used) spare.vm = this.reset(spare, spare.setup ? this.images.get(spare.setup) : undefined);
+      const refill = this.refillFor;
+      this.refillFor = null;
+      if (refill && this.spares.length === 0) this.refill(refill.memoryLimitBytes, refill.setup);
     }, 0);
+  }
+
+  /** A spare prepared now (its instantiation runs on), from `setup`'s image when one is kept. */
+  private refill(memoryLimitBytes: number, setup: VmSetup | null): void {
+    const image = setup ? this.images.get(setup) : undefined;
+    // A spare holds what a fresh VM occupies, so keeping one warm never makes a resume give it up.
+    const reservation = this.ledger.tryReserve(Math.max(this.ledger.overheadBytes, image?.snapshot.memory.byteLength ?? 0));
+    if (!reservation) return;
+    const limits = { memoryLimitBytes: this.ledger.effectiveLimit(memoryLimitBytes), reservation };
+    const spare: Spare = { limit: limits.memoryLimitBytes, reservation, vm: null, used: null, dropped: false, setup: image ? setup : null };
+    this.spares.push(spare);
+    // A failed prepare releases the reservation itself; the next refill tries again.
+    (image ? GuestVm.fromImage(image, limits) : GuestVm.prepare(limits)).then(
+      (vm) => {
+        this.started = true;
+        if (spare.dropped) vm.dispose();
+        else spare.vm = vm.retireTo(this.retire(spare.setup));
+      },
+      (error: unknown) => {
+        logRecord("host_error", { where: "vm_pool.refill", error });
+        this.spares = this.spares.filter((s) => s !== spare);
+      },
+    );
   }
 
   /**
@@ -270,10 +287,7 @@ export class VmPool {
     const reservation = fits && this.spares.length < MAX_SPARES ? this.ledger.tryReserve(Math.max(bytes, this.ledger.overheadBytes)) : null;
     if (!reservation) return dropInstance(vm);
     this.spares.push({ limit, reservation, vm: null, used: vm, dropped: false, setup });
-    this.resetTimer ??= setTimeout(() => {
-      this.resetTimer = null;
-      for (const spare of [...this.spares]) if (spare.used) spare.vm = this.reset(spare, spare.setup ? this.images.get(spare.setup) : undefined);
-    }, 0);
+    this.upkeepSoon();
   }
 
   /**
