@@ -28,6 +28,22 @@ async function ownBytes(session: string, turnId: string): Promise<number> {
   return r!.b;
 }
 
+/** The roles of a turn's transcript messages, in order. */
+async function transcriptRoles(session: string, turnId: string): Promise<string[]> {
+  const roles = await rows<{ role: string }>(
+    session,
+    `SELECT json_extract(message, '$.role') AS role FROM transcript WHERE turn_id = '${turnId}' ORDER BY seq`,
+  );
+  return roles.map((r) => r.role);
+}
+
+/** The session's usage kept in memory is what SQL sums (turn rows and tool data). */
+async function expectUsageIsSql(session: string): Promise<void> {
+  const [sum] = await rows<{ n: number; b: number }>(session, "SELECT COUNT(*) AS n, SUM(stored_bytes) AS b FROM turns");
+  const [tool] = await rows<{ value: string }>(session, "SELECT value FROM session_meta WHERE key = 'tool_bytes'");
+  expect(await sessionProbe(session).storageUsage()).toMatchObject({ turns: sum!.n, bytes: sum!.b + Number(tool!.value) });
+}
+
 describe("a code-mode /chat turn's SQL statements", () => {
   it("opens a turn and answers in 14 statements, and runs each exec round trip in 11, with one charge per step", async () => {
     const session = sessionId();
@@ -106,11 +122,7 @@ describe("a code-mode /chat turn's SQL statements", () => {
     const [end] = await rows<{ body: string }>(session, `SELECT body FROM trajectory WHERE turn_id = '${turnId}' AND kind = 'outer_end'`);
     expect(JSON.parse(end!.body)).toMatchObject({ callId: "w1", tool: "wait", status: "failed", code: "internal_error" });
     expect(await rows(session, `SELECT * FROM open_calls WHERE turn_id = '${turnId}'`)).toEqual([]);
-    const roles = await rows<{ role: string }>(
-      session,
-      `SELECT json_extract(message, '$.role') AS role FROM transcript WHERE turn_id = '${turnId}' ORDER BY seq`,
-    );
-    expect(roles.map((x) => x.role)).toEqual(["user", "assistant"]);
+    expect(await transcriptRoles(session, turnId)).toEqual(["user", "assistant"]);
   });
 
   it("a result step that fails still puts the call's end on record: no call is left open, the charges match SQL", async () => {
@@ -126,15 +138,9 @@ describe("a code-mode /chat turn's SQL statements", () => {
     expect(await rows(session, `SELECT * FROM open_calls WHERE turn_id = '${turnId}'`)).toEqual([]);
     const traj = (await trajectory(session, turnId)).json;
     expect(traj.calls.map((c: any) => [c.tool, c.status])).toEqual([["exec", "completed"]]);
-    const roles = await rows<{ role: string }>(
-      session,
-      `SELECT json_extract(message, '$.role') AS role FROM transcript WHERE turn_id = '${turnId}' ORDER BY seq`,
-    );
-    expect(roles.map((x) => x.role)).toEqual(["user", "assistant"]);
+    expect(await transcriptRoles(session, turnId)).toEqual(["user", "assistant"]);
     expect(await ownBytes(session, turnId)).toBe(await ownBytes(session, plain.turnId));
-    const [sum] = await rows<{ n: number; b: number }>(session, "SELECT COUNT(*) AS n, SUM(stored_bytes) AS b FROM turns");
-    const [tool] = await rows<{ value: string }>(session, "SELECT value FROM session_meta WHERE key = 'tool_bytes'");
-    expect(await sessionProbe(session).storageUsage()).toMatchObject({ turns: sum!.n, bytes: sum!.b + Number(tool!.value) });
+    await expectUsageIsSql(session);
   });
 
   it("a write that fails inside a step leaves the step's other writes, the charges and the usage whole", async () => {
@@ -151,17 +157,11 @@ describe("a code-mode /chat turn's SQL statements", () => {
     expect(traj.droppedEvents).toBe(1);
     expect(traj.modelCalls.map((m: any) => m.n)).toEqual([2]);
     expect(traj.calls.map((c: any) => [c.tool, c.status])).toEqual([["exec", "completed"]]);
-    const roles = await rows<{ role: string }>(
-      session,
-      `SELECT json_extract(message, '$.role') AS role FROM transcript WHERE turn_id = '${turnId}' ORDER BY seq`,
-    );
-    expect(roles.map((x) => x.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    expect(await transcriptRoles(session, turnId)).toEqual(["user", "assistant", "tool", "assistant"]);
     // The turn row is charged exactly what its rows hold, and the usage kept in memory is what SQL sums.
     const plain = await countedChatTurn(session, 0);
     expect(await ownBytes(session, turnId)).toBe(await ownBytes(session, plain.turnId));
-    const [sum] = await rows<{ n: number; b: number }>(session, "SELECT COUNT(*) AS n, SUM(stored_bytes) AS b FROM turns");
-    const [tool] = await rows<{ value: string }>(session, "SELECT value FROM session_meta WHERE key = 'tool_bytes'");
-    expect(await sessionProbe(session).storageUsage()).toMatchObject({ turns: sum!.n, bytes: sum!.b + Number(tool!.value) });
+    await expectUsageIsSql(session);
   });
 
   it("a reply the platform refuses to store ends the call with internal_error; its state and event stay, and a retry continues the turn", async () => {
@@ -178,20 +178,12 @@ describe("a code-mode /chat turn's SQL statements", () => {
     expect(failed.status).toBe(500);
     expect(failed.json.error.code).toBe("internal_error");
     // The message failed alone: the reply's model call is on record, the transcript still ends at the user's message.
-    const roles = async () =>
-      (
-        await rows<{ role: string }>(
-          session,
-          `SELECT json_extract(message, '$.role') AS role FROM transcript WHERE turn_id = '${turnId}' ORDER BY seq`,
-        )
-      ).map((x) => x.role);
+    const roles = () => transcriptRoles(session, turnId);
     expect(await roles()).toEqual(["user"]);
     expect((await trajectory(session, turnId)).json.modelCalls.map((m: any) => m.n)).toEqual([1]);
     const consistent = async () => {
       expect(await ownBytes(session, turnId)).toBe(await ownBytes(session, plain.turnId));
-      const [sum] = await rows<{ n: number; b: number }>(session, "SELECT COUNT(*) AS n, SUM(stored_bytes) AS b FROM turns");
-      const [tool] = await rows<{ value: string }>(session, "SELECT value FROM session_meta WHERE key = 'tool_bytes'");
-      expect(await sessionProbe(session).storageUsage()).toMatchObject({ turns: sum!.n, bytes: sum!.b + Number(tool!.value) });
+      await expectUsageIsSql(session);
     };
     await consistent();
     const retried = await chat(session, { turnId });
@@ -210,17 +202,11 @@ describe("a code-mode /chat turn's SQL statements", () => {
       ["exec", "completed"],
     ]);
     expect(traj.modelCalls.map((m: any) => m.n)).toEqual([1, 2, 3]);
-    const roles = await rows<{ role: string }>(
-      session,
-      `SELECT json_extract(message, '$.role') AS role FROM transcript WHERE turn_id = '${two.turnId}' ORDER BY seq`,
-    );
-    expect(roles.map((r) => r.role)).toEqual(["user", "assistant", "tool", "assistant", "tool", "assistant"]);
+    expect(await transcriptRoles(session, two.turnId)).toEqual(["user", "assistant", "tool", "assistant", "tool", "assistant"]);
     // A turn row is charged its own row plus its transcript, trajectory and state: what is left after
     // those is the same for a turn answered at once and one with two rounds (charges per step add up exactly).
     expect(await ownBytes(session, two.turnId)).toBe(await ownBytes(session, plain.turnId));
     // The usage kept in memory is what SQL sums.
-    const [sum] = await rows<{ n: number; b: number }>(session, "SELECT COUNT(*) AS n, SUM(stored_bytes) AS b FROM turns");
-    const [tool] = await rows<{ value: string }>(session, "SELECT value FROM session_meta WHERE key = 'tool_bytes'");
-    expect(await sessionProbe(session).storageUsage()).toMatchObject({ turns: sum!.n, bytes: sum!.b + Number(tool!.value) });
+    await expectUsageIsSql(session);
   });
 });
