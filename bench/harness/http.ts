@@ -73,10 +73,11 @@ export async function getJsonViaFetch(url: string, init: RequestInit, timeoutMs:
   return parsed(url, init, { status: res.status, text: await res.text() });
 }
 
-/** A turn of a fresh session on the gateway (default config: code mode on, demo tools). */
+/** A turn on the gateway (default config: code mode on, demo tools); `session` is its session's URL. */
 export interface Turn {
   tools: string;
   url: string;
+  session: string;
 }
 
 export interface Gateway {
@@ -85,14 +86,15 @@ export interface Gateway {
   timeoutMs: number;
 }
 
-export async function openTurn(gw: Gateway, label: string): Promise<Turn> {
-  const session = `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-  const opened = await getJson(`${gw.base}/v1/sessions/${session}/turns`, { method: "POST", headers: gw.headers, body: "{}" }, gw.timeoutMs);
+/** A turn of a fresh session, or (`within`) another turn of that turn's session. */
+export async function openTurn(gw: Gateway, label: string, within?: Turn): Promise<Turn> {
+  const session = within?.session ?? `${gw.base}/v1/sessions/${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  const opened = await getJson(`${session}/turns`, { method: "POST", headers: gw.headers, body: "{}" }, gw.timeoutMs);
   if (opened.status !== 201 || typeof opened.json.turnId !== "string" || opened.json.codeModeEngaged !== true) {
     throw new Error(`open turn: ${opened.status} ${JSON.stringify(opened.json).slice(0, 500)}`);
   }
-  const url = `${gw.base}/v1/sessions/${session}/turns/${opened.json.turnId}`;
-  return { tools: `${url}/tools`, url };
+  const url = `${session}/turns/${opened.json.turnId}`;
+  return { tools: `${url}/tools`, url, session };
 }
 
 export async function deleteTurn(gw: Gateway, turn: Turn): Promise<void> {

@@ -32,7 +32,10 @@ export interface ExecFigures {
 }
 
 export async function measureExec(gw: Gateway, plan: Plan["exec"], childTimeoutMs: number, log: (msg: string) => void): Promise<ExecFigures> {
-  const turn = await openTurn(gw, "bench");
+  // A turn keeps its first 2,000 trajectory events and only counts the rest (MAX_TRAJECTORY_EVENTS), which
+  // makes a call cheaper: each round takes a new turn of the same session, so every call is recorded as
+  // a model's turn (tens of calls, not thousands) has them recorded, in every round alike.
+  let turn = await openTurn(gw, "bench");
   const post =
     (tool: string, body: unknown, check: Check, get = getJson) =>
     async () =>
@@ -53,9 +56,9 @@ export async function measureExec(gw: Gateway, plan: Plan["exec"], childTimeoutM
       lead: 1,
     },
     // A Durable Object round trip without a VM: `wait` without a runId, refused after the turn lookup.
-    // As many samples as exec: both p90s come from blocks of the same size. Next to exec's block in
-    // every round (the order reverses), so the two are timed side by side; each block's first
-    // sample is not kept (it would carry the other block's deferred work, or not be back to back).
+    // As many samples as exec: both p90s come from blocks of the same size. Next to each of exec's blocks
+    // (the order reverses every round), so the two are timed side by side; each block's first sample is
+    // not kept (it would carry the other block's deferred work, or not be back to back).
     { name: "wait", perRound: plan.execPerRound, warmup: plan.warmup, run: post("wait", {}, expectRefusedWait), lead: 1 },
     // The same exec through the runtime's fetch(): what the client alone costs (reference row).
     {
@@ -84,7 +87,12 @@ export async function measureExec(gw: Gateway, plan: Plan["exec"], childTimeoutM
     };
   }
   log(`[1] exec: warm-up, then ${plan.rounds} interleaved rounds`);
-  const s = await runRounds(plan.rounds, steps);
+  const s = await runRounds(plan.rounds, steps, undefined, {
+    block: plan.block,
+    beforeRound: async () => {
+      turn = await openTurn(gw, "bench", turn);
+    },
+  });
   log(`[1] exec: ${EXEC_MEASURES.map((m) => `${s[m].flat().length} ${m}`).join(", ")} — all verified`);
 
   const measures = Object.fromEntries(EXEC_MEASURES.map((m) => [m, pooled(s[m])])) as Record<ExecMeasure, Summary>;

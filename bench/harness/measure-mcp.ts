@@ -123,11 +123,13 @@ const bytes = (v: unknown): number => new TextEncoder().encode(JSON.stringify(v)
 
 interface OpenTurn {
   tools: string;
+  session: string;
   json: any;
 }
 
-async function openMcpTurn(gw: Gateway, surface: McpSurface, mcpServers: Record<string, { url: string }>): Promise<OpenTurn> {
-  const session = `mcp-${surface}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+/** A turn of a fresh session, or (`session`) another turn of that session. */
+async function openMcpTurn(gw: Gateway, surface: McpSurface, mcpServers: Record<string, { url: string }>, session?: string): Promise<OpenTurn> {
+  session ??= `mcp-${surface}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   const body = { ...(surface === "direct" ? { agentId: "direct" } : {}), mcpServers, allow: ALLOW };
   const r = await getJson(
     `${gw.base}/v1/sessions/${session}/turns`,
@@ -144,7 +146,7 @@ async function openMcpTurn(gw: Gateway, surface: McpSurface, mcpServers: Record<
     listed.length === Object.keys(mcpServers).length &&
     listed.every((s) => typeof s.tools === "number" && s.tools > 0 && !s.error);
   if (!ok) throw new Error(`open ${surface} MCP turn: ${r.status} ${JSON.stringify(j).slice(0, 800)}`);
-  return { tools: `${gw.base}/v1/sessions/${session}/turns/${j.turnId}/tools`, json: j };
+  return { tools: `${gw.base}/v1/sessions/${session}/turns/${j.turnId}/tools`, session, json: j };
 }
 
 function payloadOf(surface: McpSurface, json: any, serverTools: Record<string, number>): McpSurfacePayload {
@@ -176,7 +178,9 @@ export async function measureMcp(gw: Gateway, plan: Plan["mcp"], servers: McpBen
 
   // Latency: a code-mode turn with server-everything only (the 300-tool server's declarations
   // would otherwise be installed in every cell's VM).
-  const turn = await openMcpTurn(gw, "codeMode", { everything: both.everything });
+  // A new turn of the same session each round: every call is recorded as in a model's turn, never past
+  // the turn's 2,000 trajectory events (MAX_TRAJECTORY_EVENTS), past which a call costs less.
+  let turn = await openMcpTurn(gw, "codeMode", { everything: both.everything });
   const expected = `Echo: ${plan.message}`;
   const echoText = (v: any): unknown => v?.content?.[0]?.text;
   const timed = async (url: string, init: RequestInit, check: (r: JsonReply) => void): Promise<number> => {
@@ -215,7 +219,11 @@ export async function measureMcp(gw: Gateway, plan: Plan["mcp"], servers: McpBen
   log(
     `[7] mcp: warm-up, then ${plan.rounds} interleaved rounds of echo in a cell / echo from the Worker / a cell without MCP / two echoes in a cell`,
   );
-  const s = await runRounds(plan.rounds, steps);
+  const s = await runRounds(plan.rounds, steps, undefined, {
+    beforeRound: async () => {
+      turn = await openMcpTurn(gw, "codeMode", { everything: both.everything }, turn.session);
+    },
+  });
   log(`[7] mcp: ${MCP_MEASURES.map((m) => `${s[m].flat().length} ${m}`).join(", ")} — all verified`);
   return {
     plan,

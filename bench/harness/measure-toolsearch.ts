@@ -81,7 +81,7 @@ async function open(gw: Gateway, surface: SurfaceName): Promise<{ turn: Turn; se
       : j.codeModeEngaged === false && j.toolSearchEngaged === (surface !== "direct") && (surface === "direct" || j.toolSearchMode === surface));
   if (!ok) throw new Error(`open ${surface} turn: ${r.status} ${JSON.stringify(j).slice(0, 500)}`);
   const url = `${gw.base}/v1/sessions/${session}/turns/${j.turnId}`;
-  return { turn: { tools: `${url}/tools`, url }, session, json: j };
+  return { turn: { tools: `${url}/tools`, url, session: `${gw.base}/v1/sessions/${session}` }, session, json: j };
 }
 
 const EXPECTED_NAMES: Record<Exclude<SurfaceName, "direct">, string[]> = {

@@ -56,6 +56,8 @@ export interface Plan {
     expected: number;
     rounds: number;
     execPerRound: number;
+    /** Samples per block: a round's measures take turns in blocks of this size. */
+    block: number;
     floorPerRound: number;
     /** Paced exec and refused wait: samples per round, and the pause before each (ms). */
     pacedPerRound: number;
@@ -131,6 +133,8 @@ export function planFor(quick: boolean): Plan {
       // then shows the load's effect on the ratio, not the sampling noise of small blocks.
       rounds: quick ? 3 : 15,
       execPerRound: quick ? 8 : 30,
+      // Within a round the measures take turns in blocks of at most this many samples (each back to back).
+      block: 5,
       floorPerRound: quick ? 5 : 10,
       pacedPerRound: quick ? 5 : 20,
       pauseMs: 10,

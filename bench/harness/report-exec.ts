@@ -11,7 +11,7 @@ export function reportExec(f: ExecFigures): string[] {
   const L: string[] = [];
   L.push("## 1. `exec` of a trivial cell: HTTP → Worker → session Durable Object → VM → JSON", "");
   L.push(
-    `\`POST /v1/sessions/<sid>/turns/<turnId>/tools/exec\` with \`{"code":"${p.code}"}\`, sequential, one session and turn, keep-alive`,
+    `\`POST /v1/sessions/<sid>/turns/<turnId>/tools/exec\` with \`{"code":"${p.code}"}\`, sequential, one session (a new turn each round), keep-alive`,
     `\`node:http\` requests from Node (bench/harness/http.ts; the reference row \`exec\` through \`fetch()\` shows what undici's fetch`,
     `adds on the client's side); every response checked (\`status: "completed"\`, \`value: ${p.expected}\`). The worker is the production build`,
     "(`wrangler deploy --dry-run` of wrangler.toml, as measured in 3.) served by Miniflare/workerd on 127.0.0.1 with `GATEWAY_TOKENS` set;",
@@ -27,10 +27,12 @@ export function reportExec(f: ExecFigures): string[] {
     "  our prelude and tool table, the memory/stack/interrupt limits, source checks, or the JSON reply (and without our warm spare VM:",
     "  it creates each VM on the critical path). The strongest in-process alternative a user could pick.",
     "",
-    `${p.rounds} rounds; each round takes a block of every measure (${p.execPerRound} exec, ${p.nodePerRound} Node processes, ${p.vmPerRound} bare VMs,`,
-    `${p.floorPerRound} \`/healthz\`, ${p.execPerRound} refused \`wait\`, ${p.floorPerRound} exec through \`fetch()\`, ${p.pacedPerRound} paced exec and ${p.pacedPerRound} paced refused \`wait\`), the order of the blocks reversing every round`,
-    "(exec's block next to the refused `wait`'s, each led by one sample not kept: it would carry the other block's deferred work), after a warm-up of " +
-      `${p.warmup}`,
+    `${p.rounds} rounds, each on a new turn of the session (a turn keeps only its first 2,000 trajectory events, past which a call is`,
+    "counted, not recorded, and costs less; a model's turn makes tens of calls). Each round takes every measure",
+    `(${p.execPerRound} exec, ${p.nodePerRound} Node processes, ${p.vmPerRound} bare VMs, ${p.floorPerRound} \`/healthz\`, ${p.execPerRound} refused \`wait\`, ${p.floorPerRound} exec through \`fetch()\`,`,
+    `${p.pacedPerRound} paced exec and ${p.pacedPerRound} paced refused \`wait\`) in turns of blocks of at most ${p.block} samples, the order reversing every round`,
+    "(each of exec's blocks next to one of the refused `wait`'s, each led by one sample not kept: it would carry the other block's deferred",
+    "work; a burst of load lasting a block lands on both sides of the ratio), after a warm-up of " + `${p.warmup}`,
     `of each (${p.nodeWarmup} for the Node process). A ratio is the measure's median over the baseline's median **in the same round**; the table gives`,
     "the median of those per-round ratios with their interquartile range (IQR) and min–max across rounds. Times pool every sample.",
     "`GET /healthz` (HTTP → Worker, no Durable Object, no VM) and a refused `wait` (HTTP → Worker → Durable Object turn lookup,",

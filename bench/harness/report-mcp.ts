@@ -62,7 +62,9 @@ export function reportMcp(f: McpFigures): string[] {
     '- **floor**: an exec cell with no MCP call (`return "…"`) on the same turn: what the cell costs without the MCP call.',
     "- **two calls**: an exec cell making two `echo` calls one after the other: the second call's cost inside a running cell.",
     "",
-    `${p.rounds} interleaved rounds (${p.perRound} of each per round, the order reversing every round) after a warm-up of ${p.warmup} each.`,
+    `${p.rounds} interleaved rounds (${p.perRound} of each per round, the order reversing every round) after a warm-up of ${p.warmup} each;`,
+    "each round's cells run on a new turn of the same session, so every call is recorded as in a model's turn (a turn keeps its first",
+    "2,000 trajectory events and only counts the rest, which would make the later rounds' cells cheaper).",
     "Ratios and differences are per round (median against median in the same round), summarized across rounds.",
     "",
   );

@@ -33,22 +33,31 @@ export async function runRounds<Name extends string>(
    * `alternate`: within a round, one sample of each step in turn (A B C A B C …) instead of a block per
    * step, so the samples a difference is taken between (a long task less the task) are seconds apart
    * at most, not a round apart: a machine whose speed drifts over seconds moves both alike.
+   * `block`: within a round, the steps take turns in blocks of at most this many samples (each led by
+   * its `lead`) until each has its `perRound`: a burst of load that lasts a block lands on both sides
+   * of a ratio, not on one, while each block stays back to back.
+   * `beforeRound`: run before each round, untimed (say, a fresh turn for the round's calls).
    */
-  opts: { alternate?: boolean } = {},
+  opts: { alternate?: boolean; block?: number; beforeRound?: (round: number) => Promise<void> } = {},
 ): Promise<RoundsResult<Name>> {
   for (const step of steps) for (let i = 0; i < step.warmup; i++) await step.run();
   const out = Object.fromEntries(steps.map((s) => [s.name, [] as number[][]])) as RoundsResult<Name>;
   for (let r = 0; r < rounds; r++) {
+    await opts.beforeRound?.(r);
     const order = r % 2 === 0 ? steps : [...steps].reverse();
     const samples = new Map(order.map((step) => [step.name, [] as number[]]));
-    if (opts.alternate) {
-      const most = Math.max(...order.map((s) => s.perRound));
-      for (let i = 0; i < most; i++) for (const step of order) if (i < step.perRound) samples.get(step.name)!.push(await step.run());
-    } else
+    const block = opts.alternate ? 1 : (opts.block ?? Infinity);
+    for (let done = false; !done;) {
+      done = true;
       for (const step of order) {
-        for (let i = 0; i < (step.lead ?? 0); i++) await step.run();
-        for (let i = 0; i < step.perRound; i++) samples.get(step.name)!.push(await step.run());
+        const kept = samples.get(step.name)!;
+        const take = Math.min(block, step.perRound - kept.length);
+        if (take <= 0) continue;
+        if (!opts.alternate) for (let i = 0; i < (step.lead ?? 0); i++) await step.run();
+        for (let i = 0; i < take; i++) kept.push(await step.run());
+        if (kept.length < step.perRound) done = false;
       }
+    }
     for (const step of order) out[step.name].push(samples.get(step.name)!);
     onRound?.(r);
   }

@@ -112,4 +112,25 @@ describe("bench rounds", () => {
       [1, 1],
     ]);
   });
+
+  it("takes turns in blocks, each led by its step's samples not kept, with a hook before each round", async () => {
+    const order: string[] = [];
+    let n = 0;
+    const step = (name: "a" | "b", perRound: number, lead: number) => ({
+      name,
+      perRound,
+      warmup: 0,
+      lead,
+      run: async () => (order.push(name), ++n),
+    });
+    const out = await runRounds(2, [step("a", 5, 1), step("b", 2, 0)], undefined, {
+      block: 2,
+      beforeRound: async (round) => void order.push(`|${round}`),
+    });
+    // a: lead + 2, b: 2, a: lead + 2, a: lead + 1; then reversed.
+    expect(order.join("")).toBe("|0" + "aaabbaaaaa" + "|1" + "bbaaaaaaaa");
+    expect(out.a[0]).toEqual([2, 3, 7, 8, 10]);
+    expect(out.b[0]).toEqual([4, 5]);
+    expect(out.a[1]).toHaveLength(5);
+  });
 });
