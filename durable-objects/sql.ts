@@ -21,4 +21,9 @@ export class Sql {
   run(query: string, ...params: SqlStorageValue[]): void {
     this.all(query, ...params);
   }
+
+  /** `fn`'s statements stand or fall together (a throw rolls every one of them back). */
+  transaction<T>(fn: () => T): T {
+    return this.storage.transactionSync(fn);
+  }
 }

@@ -1,7 +1,7 @@
 import type { Sql } from "../sql";
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_RESUMING } from "../../src/snapshot-store";
 
-const SCHEMA_VERSION = 12;
+const SCHEMA_VERSION = 13;
 
 const MIGRATIONS: Record<number, string[]> = {
   1: [
@@ -105,13 +105,59 @@ const MIGRATIONS: Record<number, string[]> = {
     "INSERT OR IGNORE INTO turn_specs (turn_id, spec) SELECT turn_id, spec FROM turns",
     "UPDATE turns SET spec = ''",
   ],
+  // Fewer pages in every commit that records a call: an AUTOINCREMENT table rewrites its row of
+  // sqlite_sequence on each insert (one more page per event or message), and a rowid table with a
+  // composite key keeps the key in an index of its own (two pages per open-call write). Trajectory
+  // rows go oldest first or a whole turn at a time, and transcript rows a whole turn at a time, so
+  // plain rowids still grow in insertion order among the rows that remain. (The new tables' temporary
+  // names start with v13_, so no statement here begins like one the session writes.)
+  13: [
+    `CREATE TABLE v13_trajectory (
+       seq INTEGER PRIMARY KEY,
+       turn_id TEXT NOT NULL,
+       at INTEGER NOT NULL,
+       kind TEXT NOT NULL,
+       body TEXT NOT NULL
+     )`,
+    "INSERT INTO v13_trajectory (seq, turn_id, at, kind, body) SELECT seq, turn_id, at, kind, body FROM trajectory",
+    "DROP TABLE trajectory",
+    "ALTER TABLE v13_trajectory RENAME TO trajectory",
+    "CREATE INDEX trajectory_turn ON trajectory (turn_id, seq)",
+    `CREATE TABLE v13_transcript (
+       seq INTEGER PRIMARY KEY,
+       turn_id TEXT NOT NULL,
+       message TEXT NOT NULL,
+       bytes INTEGER NOT NULL
+     )`,
+    "INSERT INTO v13_transcript (seq, turn_id, message, bytes) SELECT seq, turn_id, message, bytes FROM transcript",
+    "DROP TABLE transcript",
+    "ALTER TABLE v13_transcript RENAME TO transcript",
+    "CREATE INDEX transcript_turn ON transcript (turn_id, seq)",
+    `CREATE TABLE v13_open_calls (
+       turn_id TEXT NOT NULL,
+       call_id TEXT NOT NULL,
+       tool TEXT NOT NULL,
+       started_at INTEGER NOT NULL,
+       PRIMARY KEY (turn_id, call_id)
+     ) WITHOUT ROWID`,
+    "INSERT INTO v13_open_calls (turn_id, call_id, tool, started_at) SELECT turn_id, call_id, tool, started_at FROM open_calls",
+    "DROP TABLE open_calls",
+    "ALTER TABLE v13_open_calls RENAME TO open_calls",
+  ],
 };
 
+/**
+ * Brings the session's tables to SCHEMA_VERSION. All or nothing: a migration that fails part way (a
+ * table rebuilt, the storage full) rolls back with the version, so the next start runs it again on
+ * the tables as they were, never on a half-migrated session.
+ */
 export function applySchema(sql: Sql): void {
-  sql.run("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
-  const row = sql.one<{ version: number }>("SELECT version FROM schema_version LIMIT 1");
-  const current = row?.version ?? 0;
-  for (let v = current + 1; v <= SCHEMA_VERSION; v++) for (const stmt of MIGRATIONS[v] ?? []) sql.run(stmt);
-  if (current === 0) sql.run("INSERT INTO schema_version (version) VALUES (?)", SCHEMA_VERSION);
-  else if (current < SCHEMA_VERSION) sql.run("UPDATE schema_version SET version = ?", SCHEMA_VERSION);
+  sql.transaction(() => {
+    sql.run("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+    const row = sql.one<{ version: number }>("SELECT version FROM schema_version LIMIT 1");
+    const current = row?.version ?? 0;
+    for (let v = current + 1; v <= SCHEMA_VERSION; v++) for (const stmt of MIGRATIONS[v] ?? []) sql.run(stmt);
+    if (current === 0) sql.run("INSERT INTO schema_version (version) VALUES (?)", SCHEMA_VERSION);
+    else if (current < SCHEMA_VERSION) sql.run("UPDATE schema_version SET version = ?", SCHEMA_VERSION);
+  });
 }

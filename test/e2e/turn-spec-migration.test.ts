@@ -21,7 +21,7 @@ describe("turn specs in a table of their own", () => {
     await abortAllDurableObjects();
     expect(await exec(session, turnId, "return 40 + 2")).toMatchObject({ status: "completed", value: 42 });
     const after = sessionProbe(session);
-    expect((await after.storageRows("SELECT version FROM schema_version"))[0]).toEqual({ version: 12 });
+    expect((await after.storageRows("SELECT version FROM schema_version"))[0]).toEqual({ version: 13 });
     const [spec] = await after.storageRows("SELECT spec FROM turn_specs WHERE turn_id = ?", turnId);
     expect(JSON.parse(String(spec!.spec))).toMatchObject({ turnId });
     expect((await after.storageRows("SELECT spec FROM turns WHERE turn_id = ?", turnId))[0]).toEqual({ spec: "" });
