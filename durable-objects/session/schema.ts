@@ -3,7 +3,10 @@ import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_RESUMING } from "../../src/snapshot-st
 
 const SCHEMA_VERSION = 13;
 
-const MIGRATIONS: Record<number, string[]> = {
+/** A migration: its statements in order, or a function for one that depends on what the session holds. */
+type Migration = readonly string[] | ((sql: Sql) => void);
+
+const MIGRATIONS: Record<number, Migration> = {
   1: [
     `CREATE TABLE IF NOT EXISTS turns (
        turn_id TEXT PRIMARY KEY,
@@ -105,45 +108,8 @@ const MIGRATIONS: Record<number, string[]> = {
     "INSERT OR IGNORE INTO turn_specs (turn_id, spec) SELECT turn_id, spec FROM turns",
     "UPDATE turns SET spec = ''",
   ],
-  // Fewer pages in every commit that records a call: an AUTOINCREMENT table rewrites its row of
-  // sqlite_sequence on each insert (one more page per event or message), and a rowid table with a
-  // composite key keeps the key in an index of its own (two pages per open-call write). Trajectory
-  // rows go oldest first or a whole turn at a time, and transcript rows a whole turn at a time, so
-  // plain rowids still grow in insertion order among the rows that remain. (The new tables' temporary
-  // names start with v13_, so no statement here begins like one the session writes.)
-  13: [
-    `CREATE TABLE v13_trajectory (
-       seq INTEGER PRIMARY KEY,
-       turn_id TEXT NOT NULL,
-       at INTEGER NOT NULL,
-       kind TEXT NOT NULL,
-       body TEXT NOT NULL
-     )`,
-    "INSERT INTO v13_trajectory (seq, turn_id, at, kind, body) SELECT seq, turn_id, at, kind, body FROM trajectory",
-    "DROP TABLE trajectory",
-    "ALTER TABLE v13_trajectory RENAME TO trajectory",
-    "CREATE INDEX trajectory_turn ON trajectory (turn_id, seq)",
-    `CREATE TABLE v13_transcript (
-       seq INTEGER PRIMARY KEY,
-       turn_id TEXT NOT NULL,
-       message TEXT NOT NULL,
-       bytes INTEGER NOT NULL
-     )`,
-    "INSERT INTO v13_transcript (seq, turn_id, message, bytes) SELECT seq, turn_id, message, bytes FROM transcript",
-    "DROP TABLE transcript",
-    "ALTER TABLE v13_transcript RENAME TO transcript",
-    "CREATE INDEX transcript_turn ON transcript (turn_id, seq)",
-    `CREATE TABLE v13_open_calls (
-       turn_id TEXT NOT NULL,
-       call_id TEXT NOT NULL,
-       tool TEXT NOT NULL,
-       started_at INTEGER NOT NULL,
-       PRIMARY KEY (turn_id, call_id)
-     ) WITHOUT ROWID`,
-    "INSERT INTO v13_open_calls (turn_id, call_id, tool, started_at) SELECT turn_id, call_id, tool, started_at FROM open_calls",
-    "DROP TABLE open_calls",
-    "ALTER TABLE v13_open_calls RENAME TO open_calls",
-  ],
+  // Fewer pages in every commit that records a call: see rebuildForFewerPages.
+  13: rebuildForFewerPages,
 };
 
 /**
@@ -156,8 +122,64 @@ export function applySchema(sql: Sql): void {
     sql.run("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
     const row = sql.one<{ version: number }>("SELECT version FROM schema_version LIMIT 1");
     const current = row?.version ?? 0;
-    for (let v = current + 1; v <= SCHEMA_VERSION; v++) for (const stmt of MIGRATIONS[v] ?? []) sql.run(stmt);
+    for (let v = current + 1; v <= SCHEMA_VERSION; v++) {
+      const migration = MIGRATIONS[v] ?? [];
+      if (typeof migration === "function") migration(sql);
+      else for (const stmt of migration) sql.run(stmt);
+    }
     if (current === 0) sql.run("INSERT INTO schema_version (version) VALUES (?)", SCHEMA_VERSION);
     else if (current < SCHEMA_VERSION) sql.run("UPDATE schema_version SET version = ?", SCHEMA_VERSION);
   });
+}
+
+/**
+ * A table is rebuilt by a migration only while it holds at most this many rows: the copy runs in the
+ * object's first request after a deploy, and a longer history keeps its layout (correct, only heavier
+ * to write).
+ */
+export const REBUILD_MAX_ROWS = 20_000;
+
+/**
+ * Schema 13. An AUTOINCREMENT table rewrites its row of sqlite_sequence on each insert (one more page
+ * in every commit that records an event or a message), and a rowid table with a composite key keeps
+ * that key in an index of its own (two pages per open-call write): 30% fewer pages per recorded call
+ * without them. A new rowid is the largest one plus one, so it sorts after every row that remains,
+ * though it may reuse the number of a deleted row: nothing keeps a row's number past its row (the
+ * one cached number, a turn's `omitted` row, is also matched by its turn). The new tables are named
+ * `v13_*` while they are built, so no statement here begins like one the session writes.
+ */
+function rebuildForFewerPages(sql: Sql): void {
+  rebuild(
+    sql,
+    "trajectory",
+    "seq INTEGER PRIMARY KEY, turn_id TEXT NOT NULL, at INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL",
+    "seq, turn_id, at, kind, body",
+    ["CREATE INDEX trajectory_turn ON trajectory (turn_id, seq)"],
+  );
+  rebuild(
+    sql,
+    "transcript",
+    "seq INTEGER PRIMARY KEY, turn_id TEXT NOT NULL, message TEXT NOT NULL, bytes INTEGER NOT NULL",
+    "seq, turn_id, message, bytes",
+    ["CREATE INDEX transcript_turn ON transcript (turn_id, seq)"],
+  );
+  // A row per call in flight: always small.
+  rebuild(
+    sql,
+    "open_calls",
+    "turn_id TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL, started_at INTEGER NOT NULL, PRIMARY KEY (turn_id, call_id)",
+    "turn_id, call_id, tool, started_at",
+    [],
+    " WITHOUT ROWID",
+  );
+}
+
+function rebuild(sql: Sql, table: string, columns: string, names: string, after: readonly string[], options = ""): void {
+  const rows = sql.one<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`)?.n ?? 0;
+  if (rows > REBUILD_MAX_ROWS) return;
+  sql.run(`CREATE TABLE v13_${table} (${columns})${options}`);
+  sql.run(`INSERT INTO v13_${table} (${names}) SELECT ${names} FROM ${table}`);
+  sql.run(`DROP TABLE ${table}`);
+  sql.run(`ALTER TABLE v13_${table} RENAME TO ${table}`);
+  for (const stmt of after) sql.run(stmt);
 }

@@ -185,7 +185,13 @@ export class TranscriptStore implements TranscriptPort {
     }
     const omitted = sizes.omitted;
     if (omitted) {
-      this.sql.run("UPDATE trajectory SET body = ? WHERE seq = ?", JSON.stringify({ count: omitted.count + 1 }), omitted.seq);
+      // Keyed by the turn as well: a row number can be reused once its row is gone (schema 13: no AUTOINCREMENT).
+      this.sql.run(
+        "UPDATE trajectory SET body = ? WHERE seq = ? AND turn_id = ? AND kind = 'omitted'",
+        JSON.stringify({ count: omitted.count + 1 }),
+        omitted.seq,
+        turnId,
+      );
       omitted.count++;
     } else {
       // The bound's last slot (see `room`): the table never holds more than MAX_TRAJECTORY_EVENTS rows.
@@ -292,7 +298,7 @@ export class TranscriptStore implements TranscriptPort {
   openCalls(): Array<{ turnId: string; callId: string; tool: string; startedAt: number }> {
     if (!this.ready()) return [];
     return this.sql
-      .all<{ turn_id: string; call_id: string; tool: string; started_at: number }>("SELECT * FROM open_calls ORDER BY started_at")
+      .all<{ turn_id: string; call_id: string; tool: string; started_at: number }>("SELECT * FROM open_calls ORDER BY started_at, turn_id, call_id")
       .map((r) => ({ turnId: r.turn_id, callId: r.call_id, tool: r.tool, startedAt: r.started_at }));
   }
 

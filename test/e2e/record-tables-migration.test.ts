@@ -1,6 +1,7 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, exec, freshTurn, openTurn, sessionProbe } from "./helpers";
+import { REBUILD_MAX_ROWS } from "../../durable-objects/session/schema";
 
 // Schema 13 records calls in fewer pages: the trajectory and transcript tables lose AUTOINCREMENT
 // (each insert also rewrote their row of sqlite_sequence) and open_calls keeps its composite key
@@ -19,6 +20,26 @@ const sequenced = async (session: string): Promise<string[]> => {
 const events = (session: string, turnId: string) =>
   sessionProbe(session).storageRows("SELECT seq, kind, body FROM trajectory WHERE turn_id = ? ORDER BY seq", turnId);
 
+/** The session's tables as schema 12 left them: AUTOINCREMENT trajectory and transcript, open_calls with a rowid. */
+async function asSchema12(session: string): Promise<void> {
+  const probe = sessionProbe(session);
+  for (const stmt of [
+    "CREATE TABLE trajectory_12 (seq INTEGER PRIMARY KEY AUTOINCREMENT, turn_id TEXT NOT NULL, at INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL)",
+    "INSERT INTO trajectory_12 SELECT seq, turn_id, at, kind, body FROM trajectory",
+    "DROP TABLE trajectory",
+    "ALTER TABLE trajectory_12 RENAME TO trajectory",
+    "CREATE INDEX trajectory_turn ON trajectory (turn_id, seq)",
+    "CREATE TABLE transcript_12 (seq INTEGER PRIMARY KEY AUTOINCREMENT, turn_id TEXT NOT NULL, message TEXT NOT NULL, bytes INTEGER NOT NULL)",
+    "DROP TABLE transcript",
+    "ALTER TABLE transcript_12 RENAME TO transcript",
+    "CREATE INDEX transcript_turn ON transcript (turn_id, seq)",
+    "DROP TABLE open_calls",
+    "CREATE TABLE open_calls (turn_id TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL, started_at INTEGER NOT NULL, PRIMARY KEY (turn_id, call_id))",
+    "UPDATE schema_version SET version = 12",
+  ])
+    await probe.storageWrite(stmt);
+}
+
 describe("the tables that record calls (schema 13)", () => {
   it("a new session records events and messages without sqlite_sequence, and open calls without a rowid", async () => {
     const { session, turnId } = await freshTurn();
@@ -34,22 +55,7 @@ describe("the tables that record calls (schema 13)", () => {
     const { session, turnId } = await freshTurn();
     expect(await exec(session, turnId, "return 20 + 1")).toMatchObject({ status: "completed", value: 21 });
     const probe = sessionProbe(session);
-    // As schema 12 left it: AUTOINCREMENT tables with rows, open_calls with a rowid and an index of its own.
-    for (const stmt of [
-      "CREATE TABLE trajectory_12 (seq INTEGER PRIMARY KEY AUTOINCREMENT, turn_id TEXT NOT NULL, at INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL)",
-      "INSERT INTO trajectory_12 SELECT seq, turn_id, at, kind, body FROM trajectory",
-      "DROP TABLE trajectory",
-      "ALTER TABLE trajectory_12 RENAME TO trajectory",
-      "CREATE INDEX trajectory_turn ON trajectory (turn_id, seq)",
-      "CREATE TABLE transcript_12 (seq INTEGER PRIMARY KEY AUTOINCREMENT, turn_id TEXT NOT NULL, message TEXT NOT NULL, bytes INTEGER NOT NULL)",
-      "DROP TABLE transcript",
-      "ALTER TABLE transcript_12 RENAME TO transcript",
-      "CREATE INDEX transcript_turn ON transcript (turn_id, seq)",
-      "DROP TABLE open_calls",
-      "CREATE TABLE open_calls (turn_id TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL, started_at INTEGER NOT NULL, PRIMARY KEY (turn_id, call_id))",
-      "UPDATE schema_version SET version = 12",
-    ])
-      await probe.storageWrite(stmt);
+    await asSchema12(session);
     await probe.storageWrite(
       "INSERT INTO transcript (turn_id, message, bytes) VALUES (?, ?, 2), (?, ?, 2)",
       turnId,
@@ -87,6 +93,25 @@ describe("the tables that record calls (schema 13)", () => {
       '{"role":"user"}',
       '{"role":"assistant"}',
     ]);
+  });
+
+  it("a session with a long history keeps its trajectory's layout (no copy at start), and goes on recording", async () => {
+    const { session, turnId } = await freshTurn();
+    expect(await exec(session, turnId, "return 1")).toMatchObject({ status: "completed" });
+    await asSchema12(session);
+    // Another turn's long history: more rows than a migration copies in the object's first request.
+    await sessionProbe(session).storageWrite(
+      `INSERT INTO trajectory (turn_id, at, kind, body)
+       WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < ?) SELECT 'history', 0, 'nested', '{}' FROM n`,
+      REBUILD_MAX_ROWS,
+    );
+    await abortAllDurableObjects();
+    expect(await exec(session, turnId, "return 2")).toMatchObject({ status: "completed", value: 2 });
+    expect((await sessionProbe(session).storageRows("SELECT version FROM schema_version"))[0]).toEqual({ version: 13 });
+    expect(await tableSql(session, "trajectory")).toMatch(/AUTOINCREMENT/i);
+    expect(await tableSql(session, "transcript")).not.toMatch(/AUTOINCREMENT/i);
+    expect(await tableSql(session, "open_calls")).toMatch(/WITHOUT ROWID/i);
+    expect((await events(session, turnId)).map((e) => e.kind)).toEqual(["outer_start", "outer_end", "outer_start", "outer_end"]);
   });
 
   it("a turn's events stay in order after the newest rows of the session are deleted (their numbers are reused)", async () => {
