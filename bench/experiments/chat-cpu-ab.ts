@@ -19,6 +19,7 @@ import { chatOnce } from "../harness/chat-calls.ts";
 import { serveChatWorker } from "./chat-worker.ts";
 import { abReport } from "./ab-report.ts";
 import { cpuMs } from "../harness/measure-startup.ts";
+import { startedWorkerd } from "./workerd-pid.ts";
 
 const HERE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
@@ -33,34 +34,22 @@ const provider = await startFakeProvider(HERE);
 const tools = await startToolsServer(HERE, 60_000);
 const token = "ab-token";
 
-function workerdPids(): Set<number> {
-  const out = new Set<number>();
-  for (const p of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(p)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${p}/stat`, "utf8");
-      if (stat.includes("(workerd)") && Number(stat.split(") ")[1]!.split(" ")[1]) === process.pid) out.add(Number(p));
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
-
 type Served = { root: string; mf: any; pid: number; once: (extra: number) => Promise<unknown> };
 const served: Served[] = [];
 try {
   for (const root of roots) {
-    const before = workerdPids();
-    const { mf, base } = await serveChatWorker(root, tmpRoot, {
-      label: `ab-${served.length}`,
-      token,
-      tenant: "ab",
-      providerBase: provider.base,
-      minify: true,
-    });
-    const pid = [...workerdPids()].find((p) => !before.has(p));
-    if (pid === undefined) throw new Error("workerd process not found");
+    const {
+      started: { mf, base },
+      pid,
+    } = await startedWorkerd(() =>
+      serveChatWorker(root, tmpRoot, {
+        label: `ab-${served.length}`,
+        token,
+        tenant: "ab",
+        providerBase: provider.base,
+        minify: true,
+      }),
+    );
     const gw = { base, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, timeoutMs: 60_000 };
     const d = { gw, provider, mcpUrl: tools.base };
     const session = `ab-${served.length}-${Date.now()}`;

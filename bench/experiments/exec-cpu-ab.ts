@@ -18,6 +18,7 @@ import { readWranglerConfig, serveBundle, stopServer, type Server } from "../har
 import { measureBundle } from "../harness/measure-bundle.ts";
 import { expectCompleted, expectRefusedWait, openTurn, timedTool, type Gateway, type Turn } from "../harness/http.ts";
 import { cpuMs } from "../harness/measure-startup.ts";
+import { startedWorkerd } from "./workerd-pid.ts";
 import { abReport } from "./ab-report.ts";
 
 const HERE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -30,19 +31,6 @@ if (roots.length === 0) roots.push(HERE);
 
 const TOKEN = "exec-cpu-ab-token";
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "execab-"));
-
-function workerdPids(): Set<number> {
-  const out = new Set<number>();
-  for (const p of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(p)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${p}/stat`, "utf8").includes("(workerd)")) out.add(Number(p));
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
 
 type Kind = "exec" | "wait" | "counted";
 type Root = { root: string; server: Server; pid: number; gw: Gateway; turn: Turn; counted: Turn | null };
@@ -63,18 +51,17 @@ try {
     };
     const config = path.join(root, "wrangler.toml");
     const bundle = await measureBundle(paths, config, path.join(root, "bench", "stubs", "typescript-empty.mjs"), false, 120_000, () => {});
-    const before = workerdPids();
-    const server = await serveBundle(
-      paths,
-      `ab-${served.length}`,
-      bundle.withTs,
-      await readWranglerConfig(config),
-      { GATEWAY_TOKENS: JSON.stringify({ [TOKEN]: "ab" }) },
-      "/healthz",
-      60_000,
+    const { started: server, pid } = await startedWorkerd(async () =>
+      serveBundle(
+        paths,
+        `ab-${served.length}`,
+        bundle.withTs,
+        await readWranglerConfig(config),
+        { GATEWAY_TOKENS: JSON.stringify({ [TOKEN]: "ab" }) },
+        "/healthz",
+        60_000,
+      ),
     );
-    const pid = [...workerdPids()].find((p) => !before.has(p));
-    if (pid === undefined) throw new Error("workerd process not found");
     const gw = { base: server.base, headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, timeoutMs: 30_000 };
     const r: Root = { root, server, pid, gw, turn: await openTurn(gw, "ab"), counted: null };
     for (let i = 0; i < 100; i++) {
