@@ -113,23 +113,91 @@ const MIGRATIONS: Record<number, Migration> = {
 };
 
 /**
- * Brings the session's tables to SCHEMA_VERSION. All or nothing: a migration that fails part way (a
- * table rebuilt, the storage full) rolls back with the version, so the next start runs it again on
- * the tables as they were, never on a half-migrated session.
+ * The tables exactly as MIGRATIONS 1..SCHEMA_VERSION leave them (columns in the same order, the same
+ * keys, indexes and table options), created at once for a new session: every sub-agent and every
+ * new session id pays its schema in its first request, and replaying the history cost it ~5 ms of
+ * CPU (ALTER TABLEs, and schema 13's rebuilds of tables just created). A test checks the two agree
+ * (test/e2e/fresh-schema.test.ts); a new migration changes both.
+ */
+const CURRENT: readonly string[] = [
+  `CREATE TABLE turns (
+     turn_id TEXT PRIMARY KEY,
+     tenant_id TEXT NOT NULL,
+     spec TEXT NOT NULL,
+     counters TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     stored_bytes INTEGER NOT NULL DEFAULT 0,
+     last_active_at INTEGER NOT NULL DEFAULT 0,
+     trajectory_dropped INTEGER NOT NULL DEFAULT 0
+   )`,
+  ...SNAPSHOT_SCHEMA,
+  ...SNAPSHOT_SCHEMA_RESUMING,
+  "CREATE TABLE session_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+  "CREATE TABLE tool_data (key TEXT PRIMARY KEY, bytes INTEGER NOT NULL)",
+  ...(MIGRATIONS[6] as readonly string[]),
+  "CREATE TABLE chat_turns (turn_id TEXT PRIMARY KEY, state TEXT NOT NULL)",
+  "CREATE TABLE transcript (seq INTEGER PRIMARY KEY, turn_id TEXT NOT NULL, message TEXT NOT NULL, bytes INTEGER NOT NULL)",
+  "CREATE INDEX transcript_turn ON transcript (turn_id, seq)",
+  "CREATE TABLE trajectory (seq INTEGER PRIMARY KEY, turn_id TEXT NOT NULL, at INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL)",
+  "CREATE INDEX trajectory_turn ON trajectory (turn_id, seq)",
+  `CREATE TABLE approvals (
+     approval_id TEXT PRIMARY KEY,
+     turn_id TEXT NOT NULL,
+     tenant_id TEXT NOT NULL,
+     tool TEXT NOT NULL,
+     input_preview TEXT NOT NULL,
+     call_id TEXT,
+     requested_at INTEGER NOT NULL,
+     status TEXT NOT NULL,
+     reason TEXT,
+     decided_at INTEGER,
+     parent_call_id TEXT
+   )`,
+  "CREATE INDEX approvals_turn ON approvals (turn_id)",
+  "CREATE TABLE untrusted_runs (run_id TEXT PRIMARY KEY, turn_id TEXT NOT NULL)",
+  `CREATE TABLE open_calls (
+     turn_id TEXT NOT NULL,
+     call_id TEXT NOT NULL,
+     tool TEXT NOT NULL,
+     started_at INTEGER NOT NULL,
+     PRIMARY KEY (turn_id, call_id)
+   ) WITHOUT ROWID`,
+  ...(MIGRATIONS[11] as readonly string[]),
+  "CREATE TABLE turn_specs (turn_id TEXT PRIMARY KEY, spec TEXT NOT NULL)",
+];
+
+/**
+ * Brings the session's tables to SCHEMA_VERSION: a new session gets them as they are now (CURRENT),
+ * one stored by an earlier build runs the migrations past its version. All or nothing: a migration
+ * that fails part way (a table rebuilt, the storage full) rolls back with the version, so the next
+ * start runs it again on the tables as they were, never on a half-migrated session.
  */
 export function applySchema(sql: Sql): void {
   sql.transaction(() => {
-    sql.run("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
-    const row = sql.one<{ version: number }>("SELECT version FROM schema_version LIMIT 1");
-    const current = row?.version ?? 0;
-    for (let v = current + 1; v <= SCHEMA_VERSION; v++) {
-      const migration = MIGRATIONS[v] ?? [];
-      if (typeof migration === "function") migration(sql);
-      else for (const stmt of migration) sql.run(stmt);
+    // New: neither the version table nor the first migration's table (a session from before versions had turns).
+    const fresh = sql.one("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name IN ('schema_version', 'turns')") === undefined;
+    if (fresh) {
+      for (const stmt of CURRENT) sql.run(stmt);
+      sql.run("CREATE TABLE schema_version (version INTEGER NOT NULL)");
+      sql.run("INSERT INTO schema_version (version) VALUES (?)", SCHEMA_VERSION);
+      return;
     }
-    if (current === 0) sql.run("INSERT INTO schema_version (version) VALUES (?)", SCHEMA_VERSION);
-    else if (current < SCHEMA_VERSION) sql.run("UPDATE schema_version SET version = ?", SCHEMA_VERSION);
+    migrate(sql);
   });
+}
+
+/** MIGRATIONS past the session's version (a session without a version row starts from the first). */
+function migrate(sql: Sql): void {
+  sql.run("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+  const row = sql.one<{ version: number }>("SELECT version FROM schema_version LIMIT 1");
+  const current = row?.version ?? 0;
+  for (let v = current + 1; v <= SCHEMA_VERSION; v++) {
+    const migration = MIGRATIONS[v] ?? [];
+    if (typeof migration === "function") migration(sql);
+    else for (const stmt of migration) sql.run(stmt);
+  }
+  if (!row) sql.run("INSERT INTO schema_version (version) VALUES (?)", SCHEMA_VERSION);
+  else if (current < SCHEMA_VERSION) sql.run("UPDATE schema_version SET version = ?", SCHEMA_VERSION);
 }
 
 /**
