@@ -14,6 +14,15 @@
  * tree reloads the worker mid-run) and puts a dev-only proxy worker (a second workerd process)
  * in front of the user worker. Serving the dry-run bundle times exactly the artefact that would
  * be deployed, through one workerd.
+ *
+ * `port` is a socket straight to the worker (Miniflare's `unsafeDirectSockets`), not Miniflare's
+ * own entry worker: that entry worker is a local-only JavaScript hop (~0.3 ms of workerd CPU per
+ * request here) that a deployed Worker does not have. Miniflare's entry listens on a free port,
+ * unused.
+ *
+ * The gateway writes two info-level log lines per request. Forwarding them through this process
+ * cost it ~0.2–0.4 ms of CPU per request, beside the workerd being measured on a 2-core machine;
+ * only warnings and errors are forwarded.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -45,7 +54,11 @@ for (const f of fs.readdirSync(opts.outdir, { recursive: true })) {
 const mf = new Miniflare(
   convertV4MiniflareOptions({
     host: "127.0.0.1",
-    port: opts.port ?? 0,
+    port: 0,
+    unsafeDirectSockets: [{ host: "127.0.0.1", port: opts.port ?? 0 }],
+    handleStructuredLogs: ({ level, message }) => {
+      if (level === "error" || level === "warn") process.stdout.write(`${message}\n`);
+    },
     name: opts.name ?? "worker",
     modulesRoot: opts.outdir,
     modules,
@@ -72,7 +85,8 @@ process.stdin.on("close", () => void stop(0));
 process.stdin.resume();
 
 try {
-  const url = await mf.ready;
+  await mf.ready;
+  const url = await mf.unsafeGetDirectURL(opts.name ?? "worker");
   process.stdout.write(`READY ${url.href}\n`);
 } catch (error) {
   console.error(error);

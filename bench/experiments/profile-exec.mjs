@@ -6,7 +6,10 @@
  * per function, per exec. workerd's clock only advances on I/O in production, but the inspector's
  * sampler uses the real clock, so this is the in-isolate breakdown the bench cannot take.
  *
- *   node bench/experiments/profile-exec.mjs [--n=400] [--code='return 1 + 2'] [--keep=/tmp/exec.cpuprofile] [--refused]
+ * With the inspector attached, every console line also goes to it, which costs more than the
+ * request: `--nolog` builds with the log sink a no-op, to see the rest.
+ *
+ *   node bench/experiments/profile-exec.mjs [--n=400] [--code='return 1 + 2'] [--keep=/tmp/exec.cpuprofile] [--refused] [--nolog]
  */
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -33,6 +36,13 @@ const built = spawnSync(
   },
 );
 if (built.status !== 0) throw new Error(`dry run failed:\n${built.stdout}\n${built.stderr}`);
+if (process.argv.includes("--nolog")) {
+  const entry = path.join(outdir, "index.js");
+  const src = fs.readFileSync(entry, "utf8");
+  const quiet = src.replace(/(consoleSink = )\(line, level\) => level === "error" \? console\.error\(line\) : console\.log\(line\);/, "$1() => {};");
+  if (quiet === src) throw new Error("--nolog: consoleSink not found in the build");
+  fs.writeFileSync(entry, quiet);
+}
 
 const requireFromWrangler = createRequire(path.join(ROOT, "node_modules", "wrangler", "package.json"));
 const { Miniflare, convertV4MiniflareOptions } = await import(pathToFileURL(requireFromWrangler.resolve("miniflare")).href);
