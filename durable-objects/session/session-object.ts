@@ -16,6 +16,7 @@ import { SessionStorage } from "./session-storage";
 import { StorageQuota, TAINT_PREFIX } from "./storage-quota";
 import { ToolCallClients } from "./tool-call-clients";
 import { TranscriptStore } from "./transcript-store";
+import { AlarmSchedule } from "./alarm-schedule";
 import { TurnStore } from "./turn-store";
 
 export type SessionEnv = {
@@ -51,10 +52,11 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
   return class SessionDurableObject extends DurableObject<SessionEnv> implements SessionRpc {
     private readonly snapshots: SnapshotStore;
     private readonly service: TurnService;
-    private alarmWrites: Promise<void> = Promise.resolve();
+    private readonly alarms: AlarmSchedule;
 
     constructor(ctx: DurableObjectState, env: SessionEnv) {
       super(ctx, env);
+      this.alarms = new AlarmSchedule(ctx.storage);
       const owner = ctx.id.toString();
       // A new incarnation: VMs and waits of an earlier one that was reset mid-cell are dead,
       // and nobody else would give their room back.
@@ -82,7 +84,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
       const expiry = new SessionExpiry({ sql, now: () => clock.now(), limits: () => this.limits() });
       const approvals = new ApprovalBroker(sql, () => clock.now(), ready, quota);
       // The schema is created by the first turn, not here: an unknown session id stores nothing.
-      const sessionStorage = new SessionStorage(ctx.storage, sql, () => {
+      const sessionStorage = new SessionStorage(ctx.storage, sql, this.alarms, () => {
         quota.init(ctx.storage);
         expiry.init();
       });
@@ -120,7 +122,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
         taintMarks: sessionKv(ctx.storage, quota, TAINT_PREFIX),
         transaction,
         armAlarm: (at) => this.armAlarm(at),
-        alarmsWritten: () => this.alarmWrites,
+        alarmsWritten: () => this.alarms.settled(),
         env: () => this.env as SessionEnv & Record<string, unknown>,
         config: () => loadGatewayConfig(this.env, configModule),
         waitUntil: (promise) => ctx.waitUntil(promise),
@@ -182,6 +184,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
     }
     /** TTL expiry of parked runs and idle expiry of turns and the session. */
     alarm(): Promise<void> {
+      this.alarms.fired();
       return this.service.alarm();
     }
     /** What the session stores against its quota (operators and tests). */
@@ -199,18 +202,7 @@ export function createSessionObject(plugins: readonly ToolPlugin[], pool: VmPool
 
     /** Ask for an alarm without waiting for it; a failed write is logged (the next request re-arms). */
     private armAlarm(at: number): void {
-      this.scheduleAlarm(at).catch((error: unknown) => logRecord("host_error", { where: "alarm.schedule", error }));
-    }
-
-    /** Keep the earliest alarm. Serialized: a later request must never overwrite an earlier one. */
-    private scheduleAlarm(at: number): Promise<void> {
-      const next = this.alarmWrites.then(async () => {
-        const current = await this.ctx.storage.getAlarm();
-        if (current === null || current > at) await this.ctx.storage.setAlarm(at);
-      });
-      // The chain only orders writes; each caller sees (and logs) its own failure.
-      this.alarmWrites = next.catch(() => undefined);
-      return next;
+      this.alarms.arm(at).catch((error: unknown) => logRecord("host_error", { where: "alarm.schedule", error }));
     }
 
     private limits(): SessionLimits {

@@ -1,5 +1,6 @@
 import { newSessionTag } from "../../src/runs";
 import type { Sql } from "../sql";
+import type { AlarmSchedule } from "./alarm-schedule";
 import { applySchema } from "./schema";
 import type { SessionStoragePort } from "../../src/session";
 
@@ -19,11 +20,14 @@ export class SessionStorage implements SessionStoragePort {
   constructor(
     private readonly storage: DurableObjectStorage,
     private readonly sql: Sql,
+    private readonly alarm: AlarmSchedule,
     /** Called once the schema exists (at construction, or by `ensure`): per-concept meta rows. */
     private readonly onReady: () => void,
   ) {
     this.isReady = sql.one("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'") !== undefined;
     if (this.isReady) this.init();
+    // Alarms are armed only once tables exist, and a wipe deletes them with the tables.
+    else alarm.assumeNone();
   }
 
   /** True once the session stored something (and until it is wiped). */
@@ -48,7 +52,7 @@ export class SessionStorage implements SessionStoragePort {
   async wipe(): Promise<void> {
     this.isReady = false;
     // Both issued at once; input gates hold other events until storage operations complete.
-    await Promise.all([this.storage.deleteAlarm(), this.storage.deleteAll()]);
+    await Promise.all([this.alarm.clear(), this.storage.deleteAll()]);
   }
 
   private init(): void {
