@@ -92,7 +92,7 @@ function header(m: Machine): string[] {
           "  stated in absolute times (≤ 2 ms, ≤ 5 ms), are inflated by it; ratios against a baseline taken in the same rounds much less so.",
         ]
       : []),
-    `- Runtime: local workerd ${m.workerd} (Miniflare, as bundled with wrangler ${m.wrangler}) serving \`wrangler deploy --dry-run\` builds on 127.0.0.1; Node ${m.node}`,
+    `- Runtime: local workerd ${m.workerd} (Miniflare, as bundled with wrangler ${m.wrangler}) serving \`wrangler deploy --dry-run\` builds on 127.0.0.1, each on a socket straight to the worker (no Miniflare entry worker in front); Node ${m.node}`,
     `- Run time: ${m.elapsedS.toFixed(0)} s`,
     ...(m.quick ? ["- **--quick run: reduced iteration counts, figures not representative.**"] : []),
     ...(m.partial ? [`- **Partial run (--only=${m.partial}): other sections and their goals are left out.**`] : []),
