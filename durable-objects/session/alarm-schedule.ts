@@ -2,10 +2,9 @@
  * The session object's one alarm: of the deadlines asked for, the earliest is kept.
  *
  * The alarm's time is read from storage once per incarnation, then followed in memory (this
- * object is its only writer). Arming it on the request path then reads nothing: a storage read
- * there yields to the event loop, so the request's writes were committed on their own and the
- * alarm's write in a second commit, which the answer (or the model call) waited for as well.
- * Now the alarm's write joins the request's commit.
+ * object is its only writer): arming it on the request path reads nothing, where it used to read
+ * the stored time before every write (for a new session, every sub-agent's, one more storage
+ * round trip before its first model call).
  */
 export class AlarmSchedule {
   /** The alarm as last read or written: a time, null for none, undefined when not known (read it first). */
@@ -14,6 +13,8 @@ export class AlarmSchedule {
   private writes: Promise<void> = Promise.resolve();
   /** Moves on each `clear`: what was asked before it is not written after it. */
   private generation = 0;
+  /** Moves on each `clear` and `fired`: a time read or written across one is not kept. */
+  private epoch = 0;
 
   constructor(private readonly storage: Pick<DurableObjectStorage, "getAlarm" | "setAlarm" | "deleteAlarm">) {}
 
@@ -27,13 +28,21 @@ export class AlarmSchedule {
     const generation = this.generation;
     const next = this.writes.then(async () => {
       if (generation !== this.generation) return;
-      if (this.known === undefined) this.known = await this.storage.getAlarm();
-      if (generation !== this.generation) return;
-      if (this.known !== null && this.known <= at) return;
+      let current = this.known;
+      if (current === undefined) {
+        const epoch = this.epoch;
+        current = await this.storage.getAlarm();
+        if (generation !== this.generation) return;
+        // It fired while being read: what was read may be gone, so write.
+        if (epoch === this.epoch) this.known = current;
+        else current = null;
+      }
+      if (current !== null && current <= at) return;
       // Not known until the write is: a refused write leaves the time to be read again.
       this.known = undefined;
+      const epoch = this.epoch;
       await this.storage.setAlarm(at);
-      this.known = at;
+      if (epoch === this.epoch) this.known = at;
     });
     // The chain only orders writes; each caller sees its own failure.
     this.writes = next.catch(() => undefined);
@@ -42,15 +51,18 @@ export class AlarmSchedule {
 
   /** The alarm fired: the platform cleared it, or keeps it for a retry if the handler fails. Read it again. */
   fired(): void {
+    this.epoch++;
     this.known = undefined;
   }
 
   /**
    * Delete the alarm now (the session is wiped: the call comes before the storage's `deleteAll`,
-   * which then leaves no table behind). Arms still queued from before are dropped.
+   * which then leaves no table behind). Arms still queued from before are dropped, and one in
+   * flight keeps nothing of what it read or wrote.
    */
   clear(): Promise<void> {
     this.generation++;
+    this.epoch++;
     this.known = null;
     const deleted = this.storage.deleteAlarm().catch((error: unknown) => {
       this.known = undefined;

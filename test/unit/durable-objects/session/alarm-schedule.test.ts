@@ -86,6 +86,31 @@ describe("AlarmSchedule: the session's one alarm, the earliest asked for", () =>
     expect(s.alarm).toBeNull();
   });
 
+  it("a wipe while an arm is reading or writing keeps nothing of it: the next session's first arm is written", async () => {
+    for (const during of ["read", "write"] as const) {
+      const s = storage(during === "read" ? 3_000 : null);
+      const alarms = new AlarmSchedule(s);
+      if (during === "write") alarms.assumeNone();
+      const inFlight = alarms.arm(1_000);
+      await Promise.resolve(); // the arm's read (or write) is under way
+      await Promise.all([alarms.clear(), inFlight]);
+      expect(s.alarm).toBeNull();
+      await alarms.arm(60_000);
+      expect(s.alarm).toBe(60_000);
+    }
+  });
+
+  it("an alarm that fires while an arm reads the stored time: the arm writes its own", async () => {
+    const s = storage(2_000);
+    const alarms = new AlarmSchedule(s);
+    const inFlight = alarms.arm(9_000);
+    await Promise.resolve();
+    s.alarm = null; // the platform ran it
+    alarms.fired();
+    await inFlight;
+    expect(s.alarm).toBe(9_000);
+  });
+
   it("clear deletes the alarm, and the next arm writes whatever time it is given", async () => {
     const s = storage();
     const alarms = new AlarmSchedule(s);
