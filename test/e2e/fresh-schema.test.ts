@@ -20,7 +20,16 @@ async function layout(session: string): Promise<Layout> {
       const sql = String(o.sql ?? "");
       out[`table ${name}`] = {
         columns: await probe.storageRows('SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?) ORDER BY cid', name),
-        indexes: await probe.storageRows('SELECT name, "unique", origin, partial FROM pragma_index_list(?) ORDER BY name', name),
+        // Every index, the automatic ones of UNIQUE and PRIMARY KEY constraints too, with its columns in order.
+        indexes: await Promise.all(
+          (await probe.storageRows('SELECT name, "unique", origin, partial FROM pragma_index_list(?) ORDER BY name', name)).map(async (index) => ({
+            ...index,
+            columns: await probe.storageRows(
+              'SELECT seqno, cid, name, "desc", coll, "key" FROM pragma_index_xinfo(?) ORDER BY seqno',
+              String(index.name),
+            ),
+          })),
+        ),
         withoutRowid: /WITHOUT\s+ROWID\s*$/i.test(sql),
         autoincrement: /AUTOINCREMENT/i.test(sql),
       };
