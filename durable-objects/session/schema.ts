@@ -6,6 +6,18 @@ const SCHEMA_VERSION = 13;
 /** A migration: its statements in order, or a function for one that depends on what the session holds. */
 type Migration = readonly string[] | ((sql: Sql) => void);
 
+/** The approvals table's columns as migration 8 created them (frozen: a later column is a migration of its own). */
+const APPROVALS_V8 = `approval_id TEXT PRIMARY KEY,
+  turn_id TEXT NOT NULL,
+  tenant_id TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  input_preview TEXT NOT NULL,
+  call_id TEXT,
+  requested_at INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  reason TEXT,
+  decided_at INTEGER`;
+
 const MIGRATIONS: Record<number, Migration> = {
   1: [
     `CREATE TABLE IF NOT EXISTS turns (
@@ -56,18 +68,7 @@ const MIGRATIONS: Record<number, Migration> = {
   ],
   // Operator approvals of nested and direct calls (approval-broker.ts).
   8: [
-    `CREATE TABLE IF NOT EXISTS approvals (
-       approval_id TEXT PRIMARY KEY,
-       turn_id TEXT NOT NULL,
-       tenant_id TEXT NOT NULL,
-       tool TEXT NOT NULL,
-       input_preview TEXT NOT NULL,
-       call_id TEXT,
-       requested_at INTEGER NOT NULL,
-       status TEXT NOT NULL,
-       reason TEXT,
-       decided_at INTEGER
-     )`,
+    `CREATE TABLE IF NOT EXISTS approvals (${APPROVALS_V8})`,
     "CREATE INDEX IF NOT EXISTS approvals_turn ON approvals (turn_id)",
     // Parked runs that already read network-derived content: every later wait result is wrapped too.
     "CREATE TABLE IF NOT EXISTS untrusted_runs (run_id TEXT PRIMARY KEY, turn_id TEXT NOT NULL)",
@@ -140,19 +141,8 @@ const CURRENT: readonly string[] = [
   "CREATE INDEX transcript_turn ON transcript (turn_id, seq)",
   "CREATE TABLE trajectory (seq INTEGER PRIMARY KEY, turn_id TEXT NOT NULL, at INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL)",
   "CREATE INDEX trajectory_turn ON trajectory (turn_id, seq)",
-  `CREATE TABLE approvals (
-     approval_id TEXT PRIMARY KEY,
-     turn_id TEXT NOT NULL,
-     tenant_id TEXT NOT NULL,
-     tool TEXT NOT NULL,
-     input_preview TEXT NOT NULL,
-     call_id TEXT,
-     requested_at INTEGER NOT NULL,
-     status TEXT NOT NULL,
-     reason TEXT,
-     decided_at INTEGER,
-     parent_call_id TEXT
-   )`,
+  // Migration 9 added parent_call_id.
+  `CREATE TABLE approvals (${APPROVALS_V8}, parent_call_id TEXT)`,
   "CREATE INDEX approvals_turn ON approvals (turn_id)",
   "CREATE TABLE untrusted_runs (run_id TEXT PRIMARY KEY, turn_id TEXT NOT NULL)",
   `CREATE TABLE open_calls (
