@@ -158,7 +158,7 @@ export default defineConfig({
         resolve: {
           alias: [
             {
-              find: /^quickjs-wasi\/quickjs\.wasm$/,
+              find: /^(quickjs-wasi\/|\.\/)quickjs\.wasm$/,
               replacement: "/test/support/quickjs-wasm-unavailable.ts",
             },
           ],

@@ -4,6 +4,45 @@ const PAGE_BYTES = 4096;
 const WASM_PAGE_BYTES = 65536;
 
 /**
+ * Below the deepest stack pointer a cell reached, what the engine may still have written: LLVM lets a
+ * leaf function use 128 bytes under the stack pointer without moving it (its red zone). A page, to spare.
+ */
+const STACK_MARGIN = PAGE_BYTES;
+
+type EngineExports = {
+  qjs_set_runtime_and_context(runtime: number, context: number): void;
+  __stack_pointer: WebAssembly.Global;
+  /** The lowest stack pointer since the host last set it (wasm/quickjs.wasm; absent from the package's own build). */
+  __stack_low?: WebAssembly.Global;
+};
+
+/**
+ * Per instance: the address below which its memory is all zeros, as far as is known (0: nothing known).
+ * The engine's stack is the bottom of its memory (stack-first layout) and grows down from the image's
+ * stack pointer; only the stack-pointer writes can move how deep it is used, and wasm/quickjs.wasm
+ * records the lowest in `__stack_low`. So after a reset to an image (whose memory is zero below its
+ * first data) the instance's memory stays zero below the lowest stack pointer since, less the margin:
+ * the next reset need not write there. Bounded by what the engine writes, not by trust in the cell.
+ */
+const zeroBelow = new WeakMap<QuickJS, number>();
+
+/** The instance's memory is the image's now, with the stack pointer set: the low-water mark restarts there. */
+function settled(vm: QuickJS, exports: EngineExports, stackPointer: number, zeroPrefix: number): void {
+  exports.__stack_pointer.value = stackPointer;
+  if (!exports.__stack_low) return;
+  exports.__stack_low.value = stackPointer;
+  zeroBelow.set(vm, zeroPrefix);
+}
+
+/** Where the instance's memory is known to be all zeros from address 0 (0: unknown). */
+function knownZeroBelow(vm: QuickJS, exports: EngineExports): number {
+  const low = exports.__stack_low?.value;
+  if (typeof low !== "number") return 0;
+  const below = Math.min(zeroBelow.get(vm) ?? 0, low - STACK_MARGIN);
+  return below > 0 ? below - (below % PAGE_BYTES) : 0;
+}
+
+/**
  * quickjs-wasi 3.7.0's `QuickJS.restore`, less the copy of what a fresh instance already
  * holds. That restore copies the whole image into the new instance's memory, yet most of a
  * pristine image is zero pages or the module's own data segments, which a freshly
@@ -48,12 +87,9 @@ export async function restoreImage(snapshot: Snapshot, options: QuickJSOptions):
     differing.set(snapshot.memory, runs);
   }
   for (let i = 0; i < runs.length; i += 2) dst.set(snapshot.memory.subarray(runs[i], runs[i + 1]), runs[i]);
-  const exports = vm._getExports() as unknown as {
-    qjs_set_runtime_and_context(runtime: number, context: number): void;
-    __stack_pointer: WebAssembly.Global;
-  };
+  const exports = vm._getExports() as unknown as EngineExports;
   exports.qjs_set_runtime_and_context(snapshot.runtimePtr, snapshot.contextPtr);
-  exports.__stack_pointer.value = snapshot.stackPointer;
+  settled(vm, exports, snapshot.stackPointer, zeroPrefix(snapshot.memory));
   internals.applyLimits(vm, opts);
   return vm;
 }
@@ -101,30 +137,35 @@ export function resetToImage(vm: QuickJS, snapshot: Snapshot, options: QuickJSOp
   for (const key of keys) if (!INSTANCE_FIELDS.has(key)) fields[key] = fresh[key];
   if (have < pages) memory.grow(pages - have);
   // The whole image, written without comparing (comparing first to skip equal pages costs as much as
-  // copying them). An image reset to again and again (`repeated`: the pool's) has its zero pages (the 1 MiB
-  // stack region is most of it) written as a fill, which reads no source, and only the rest copied (a 1.6 MB
-  // image: ~1.1 MB filled, ~0.5 MB copied); finding them is a scan of the image, done once. A snapshot
-  // restored once (a parked run) is copied whole.
+  // copying them), except where both the instance and the image are known to be all zeros: the stack
+  // region under the deepest point reached since the last reset (see `zeroBelow`), most of 1 MiB after a
+  // usual cell. An image reset to again and again (`repeated`: the pool's) has its zero pages written as
+  // a fill, which reads no source, and only the rest copied (~0.5 MB of a 1.6 MB image); finding them is a
+  // scan of the image, done once. A snapshot restored once (a parked run) is copied whole.
   const dst = new Uint8Array(memory.buffer);
   const image = snapshot.memory;
+  const exports = vm._getExports() as unknown as EngineExports;
   let runs = zeroRuns.get(image);
   if (!runs && repeated) {
     runs = pageRuns(image);
     zeroRuns.set(image, runs);
   }
+  let prefix = 0;
   if (!runs) dst.set(image);
-  else
+  else {
+    prefix = runs[2] === 1 ? runs[1]! : 0;
+    const from = Math.min(prefix, knownZeroBelow(vm, exports));
     for (let i = 0; i < runs.length; i += 3) {
-      if (runs[i + 2] === 1) dst.fill(0, runs[i], runs[i + 1]);
-      else dst.set(image.subarray(runs[i], runs[i + 1]), runs[i]);
+      const start = Math.max(runs[i]!, from);
+      const end = runs[i + 1]!;
+      if (start >= end) continue;
+      if (runs[i + 2] === 1) dst.fill(0, start, end);
+      else dst.set(image.subarray(start, end), start);
     }
+  }
   dst.fill(0, image.byteLength);
-  const exports = vm._getExports() as unknown as {
-    qjs_set_runtime_and_context(runtime: number, context: number): void;
-    __stack_pointer: WebAssembly.Global;
-  };
   exports.qjs_set_runtime_and_context(snapshot.runtimePtr, snapshot.contextPtr);
-  exports.__stack_pointer.value = snapshot.stackPointer;
+  settled(vm, exports, snapshot.stackPointer, prefix);
   internals.applyLimits(vm, internals.normalizeOptions(options));
   return true;
 }
@@ -154,6 +195,16 @@ function pageRuns(image: Uint8Array): number[] {
     else runs.push(start, end, zero);
   }
   return runs;
+}
+
+/** How many of the image's first bytes are zeros, in whole pages (see `zeroBelow`): its page runs' first, when a zero run. */
+function zeroPrefix(image: Uint8Array): number {
+  let runs = zeroRuns.get(image);
+  if (!runs) {
+    runs = pageRuns(image);
+    zeroRuns.set(image, runs);
+  }
+  return runs[2] === 1 ? runs[1]! : 0;
 }
 
 function differingRuns(image: Uint8Array, fresh: Uint8Array): number[] {

@@ -31,9 +31,9 @@ export function engineImage(): Promise<EngineImage> {
   return engine;
 }
 
-/** Build without the per-isolate cache (tests prove it is the same every time). */
-export async function buildEngineImage(): Promise<EngineImage> {
-  const vm = await QuickJS.create({ wasm: QUICKJS_MODULE, wasi: frozenWasi, ...ENGINE_IMAGE_OPTIONS });
+/** Build without the per-isolate cache (tests prove it is the same every time, and the same on quickjs-wasi's own build of the engine). */
+export async function buildEngineImage(wasm: WebAssembly.Module = QUICKJS_MODULE): Promise<EngineImage> {
+  const vm = await QuickJS.create({ wasm, wasi: frozenWasi, ...ENGINE_IMAGE_OPTIONS });
   try {
     const memory = vm.snapshot().memory.slice();
     const versions = vm.versions;

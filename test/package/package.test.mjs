@@ -41,7 +41,7 @@ test("installing the package runs none of this repo's dev setup", () => {
   assert.equal(pkg.scripts.prepare, "node scripts/setup-dev.mjs");
 });
 
-test("npm pack ships the Worker's sources, the wasm loader, the compiler module, the config schema, the license, the README and docs, and no tests, benchmarks or scripts", () => {
+test("npm pack ships the Worker's sources, the engine and its loader, the compiler module, the config schema, the license, the README and docs, and no tests, benchmarks or scripts", () => {
   const files = pack("--dry-run").files.map((f) => f.path);
   for (const needed of [
     "package.json",
@@ -52,6 +52,8 @@ test("npm pack ships the Worker's sources, the wasm loader, the compiler module,
     "src/index.ts",
     "wasm/quickjs.ts",
     "wasm/wasm.d.ts",
+    // The engine with its stack low-water mark (scripts/instrument-quickjs.mjs).
+    "wasm/quickjs.wasm",
     "docs/README.md",
     // The TypeScript compiler's own module (generated, git-ignored; prepack and npm test build it).
     "src/generated/typescript.mjs",

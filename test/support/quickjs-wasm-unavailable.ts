@@ -1,5 +1,5 @@
 /**
- * What `quickjs-wasi/quickjs.wasm` resolves to in the Node `unit` project (vitest.config.ts). The
+ * What the engine's wasm import (wasm/quickjs.ts) resolves to in the Node `unit` project (vitest.config.ts). The
  * engine's wasm import is a compiled WebAssembly.Module only under workerd (wrangler's module
  * rules); Node cannot import it. Pure modules import the runtime's barrel without ever starting a
  * VM, so they load with this stand-in; anything that does start a VM (QuickJS.create) touches it

@@ -104,4 +104,55 @@ describe("resetting a dirtied VM to images of unusual shapes, zero pages filled"
     // The same bytes in another object: runs found for it, the same result.
     await expectResetLikeRestore({ ...snapshot, memory: snapshot.memory.slice() });
   });
+
+  it("after a shallow cell, only the stack it reached is rewritten; an image with data lower down, or a deep cell, gets the whole region", async () => {
+    const { snapshot } = await pristineVm();
+    const other = snapshot.memory.slice();
+    other.fill(0x5a, PAGE + 8, PAGE + 64);
+    const used = await restoreImage(snapshot, { ...options, maxStackSize: 256 * 1024, interruptHandler: () => false });
+    const exports = used._getExports() as unknown as { __stack_pointer: WebAssembly.Global; __stack_low: WebAssembly.Global };
+    const memory = () => new Uint8Array(used._getMemory().buffer);
+    const compare = async (image: Snapshot) => {
+      const theirs = await QuickJS.restore(image, options);
+      try {
+        expectSameState(theirs, used);
+      } finally {
+        theirs.dispose();
+      }
+    };
+    try {
+      used.evalCode("[1, 2, 3].map((x) => x + 1).join()").dispose();
+      const reached = exports.__stack_low.value as number;
+      expect(exports.__stack_pointer.value - reached).toBeLessThan(16 * 1024);
+      // Stands for memory no cell of this engine writes (only a stack-pointer move reaches the stack region).
+      memory()[2 * PAGE] = 0x77;
+      expect(resetToImage(used, snapshot, options, true)).toBe(true);
+      expect(memory()[2 * PAGE]).toBe(0x77);
+      memory()[2 * PAGE] = 0;
+      await compare(snapshot);
+      expect(exports.__stack_low.value).toBe(exports.__stack_pointer.value);
+
+      // Another image with data in the stack region's low pages: all of the region is written.
+      used.evalCode("1 + 2").dispose();
+      memory()[2 * PAGE] = 0x77;
+      expect(resetToImage(used, { ...snapshot, memory: other }, options, true)).toBe(true);
+      await compare({ ...snapshot, memory: other });
+      // And back: the instance held data low down, so nothing under the shallow cell is taken as zero.
+      used.evalCode("1 + 2").dispose();
+      expect(resetToImage(used, snapshot, options, true)).toBe(true);
+      await compare(snapshot);
+
+      // A cell as deep as the engine lets it go: every stack byte it wrote is rewritten.
+      used
+        .evalCode(
+          "const S = 'QZX' + 'SECRET'; function deep(n) { const s = S + n; return n === 0 ? s.length : deep(n - 1) + s.length; } try { deep(1e6) } catch {}",
+        )
+        .dispose();
+      expect(exports.__stack_pointer.value - (exports.__stack_low.value as number)).toBeGreaterThan(200 * 1024);
+      expect(resetToImage(used, snapshot, options, true)).toBe(true);
+      await compare(snapshot);
+    } finally {
+      used.dispose();
+    }
+  });
 });

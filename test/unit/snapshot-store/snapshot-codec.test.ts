@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Snapshot } from "quickjs-wasi";
+// quickjs-wasi's own build of the engine, which wasm/quickjs.wasm instruments (scripts/instrument-quickjs.mjs).
+import packageEngine from "quickjs-wasi/quickjs.wasm";
 import { CODE_MODE_LIMITS } from "../../../src/config";
 import { manualClock } from "../../../src/runtime";
 import { GUEST_ABI_VERSION } from "../../../src/runtime";
@@ -101,6 +103,13 @@ describe("engine image", () => {
     // It carries no prelude: the pristine image (engine + prelude) differs from it.
     const image = await pristineImage();
     expect(Buffer.from(image.memory.subarray(0, a.memory.length)).equals(Buffer.from(a.memory))).toBe(false);
+  });
+
+  it("is the package's own engine's: the stack low-water mark changes no byte, so runs parked by a build without it restore", async () => {
+    const ours = await buildEngineImage();
+    const theirs = await buildEngineImage(packageEngine);
+    expect(theirs.id).toBe(ours.id);
+    expect(Buffer.from(theirs.memory).equals(Buffer.from(ours.memory))).toBe(true);
   });
 });
 
