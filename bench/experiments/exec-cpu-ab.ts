@@ -14,11 +14,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { readWranglerConfig, serveBundle, stopServer, type Server } from "../harness/workers.ts";
-import { measureBundle } from "../harness/measure-bundle.ts";
+import { stopServer, type Server } from "../harness/workers.ts";
 import { expectCompleted, expectRefusedWait, openTurn, timedTool, type Gateway, type Turn } from "../harness/http.ts";
 import { cpuMs } from "../harness/measure-startup.ts";
-import { startedWorkerd } from "./workerd-pid.ts";
+import { serveRoot } from "./serve-root.ts";
 import { abReport } from "./ab-report.ts";
 
 const HERE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -43,26 +42,7 @@ async function call(r: Root, kind: Kind): Promise<number> {
 const served: Root[] = [];
 try {
   for (const root of roots) {
-    const paths = {
-      root,
-      wranglerJs: path.join(root, "node_modules", "wrangler", "bin", "wrangler.js"),
-      serve: path.join(root, "bench", "serve.mjs"),
-      tmpRoot,
-    };
-    const config = path.join(root, "wrangler.toml");
-    const bundle = await measureBundle(paths, config, path.join(root, "bench", "stubs", "typescript-empty.mjs"), false, 120_000, () => {});
-    const { started: server, pid } = await startedWorkerd(async () =>
-      serveBundle(
-        paths,
-        `ab-${served.length}`,
-        bundle.withTs,
-        await readWranglerConfig(config),
-        { GATEWAY_TOKENS: JSON.stringify({ [TOKEN]: "ab" }) },
-        "/healthz",
-        60_000,
-      ),
-    );
-    const gw = { base: server.base, headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, timeoutMs: 30_000 };
+    const { server, pid, gw } = await serveRoot(root, tmpRoot, `ab-${served.length}`, TOKEN);
     const r: Root = { root, server, pid, gw, turn: await openTurn(gw, "ab"), counted: null };
     for (let i = 0; i < 100; i++) {
       await call(r, "exec");
