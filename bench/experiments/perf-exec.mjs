@@ -108,13 +108,24 @@ try {
     turn = await post(`/v1/sessions/${sid}/turns`, JSON.stringify({}));
     const file = path.join(outdir, `${name}.data`);
     perfOut.push(file);
-    const rec = spawn("perf", ["record", "-F", "20000", ...(process.argv.includes("--graph") ? ["-g"] : []), "-p", String(pid), "-o", file], {
-      stdio: "ignore",
-    });
+    const rec = spawn(
+      "perf",
+      ["record", "-k", "CLOCK_MONOTONIC", "-F", "20000", ...(process.argv.includes("--graph") ? ["-g"] : []), "-p", String(pid), "-o", file],
+      {
+        stdio: "ignore",
+      },
+    );
     await new Promise((r) => setTimeout(r, 300));
     const t0 = performance.now();
-    for (let i = 0; i < N; i++) await fn();
+    // Each request's span on CLOCK_MONOTONIC (perf's clock with -k): `--spans` keeps them beside the data.
+    const spans = [];
+    for (let i = 0; i < N; i++) {
+      const a = process.hrtime.bigint();
+      await fn();
+      spans.push(`${a} ${process.hrtime.bigint()}`);
+    }
     const wall = performance.now() - t0;
+    if (process.argv.includes("--spans")) fs.writeFileSync(path.join(outdir, `${name}.spans`), spans.join("\n"));
     rec.kill("SIGINT");
     await new Promise((r) => rec.on("exit", r));
     const rep = spawnSync(

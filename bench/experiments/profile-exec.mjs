@@ -9,7 +9,9 @@
  * With the inspector attached, every console line also goes to it, which costs more than the
  * request: `--nolog` builds with the log sink a no-op, to see the rest.
  *
- *   node bench/experiments/profile-exec.mjs [--n=400] [--code='return 1 + 2'] [--keep=/tmp/exec.cpuprofile] [--refused] [--nolog]
+ *   node bench/experiments/profile-exec.mjs [--n=400] [--code='return 1 + 2'] [--keep=/tmp/exec.cpuprofile] [--refused] [--nolog] [--alloc]
+ *
+ * `--alloc`: the V8 heap's sampled allocations instead (collected ones too), by allocating function.
  */
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -104,17 +106,31 @@ try {
       waiting.set(id, r);
       ws.send(JSON.stringify({ id, method, params }));
     });
-  await send("Profiler.enable");
-  await send("Profiler.setSamplingInterval", { interval: 50 });
-  await send("Profiler.start");
-  const t0 = performance.now();
-  for (let i = 0; i < N; i++) await exec();
-  const wall = performance.now() - t0;
-  const { result } = await send("Profiler.stop");
-  ws.close();
-  const profile = result.profile;
-  if (KEEP) fs.writeFileSync(KEEP, JSON.stringify(profile));
-  report(profile, wall);
+  if (process.argv.includes("--alloc")) {
+    // What the requests allocate on the V8 heap (collected or not), by the allocating function: what drives scavenges.
+    await send("HeapProfiler.enable");
+    await send("HeapProfiler.startSampling", {
+      samplingInterval: 256,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+    for (let i = 0; i < N; i++) await exec();
+    const { result } = await send("HeapProfiler.stopSampling");
+    ws.close();
+    reportAlloc(result.profile);
+  } else {
+    await send("Profiler.enable");
+    await send("Profiler.setSamplingInterval", { interval: 50 });
+    await send("Profiler.start");
+    const t0 = performance.now();
+    for (let i = 0; i < N; i++) await exec();
+    const wall = performance.now() - t0;
+    const { result } = await send("Profiler.stop");
+    ws.close();
+    const profile = result.profile;
+    if (KEEP) fs.writeFileSync(KEEP, JSON.stringify(profile));
+    report(profile, wall);
+  }
 } finally {
   await mf.dispose();
   fs.rmSync(outdir, { recursive: true, force: true });
@@ -155,4 +171,27 @@ function report(profile, wall) {
   for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, TOP)) console.log(`${per(v).padStart(8)}  ${k}`);
   console.log("\ninclusive time (ms per exec):");
   for (const [k, v] of [...incl].sort((a, b) => b[1] - a[1]).slice(0, TOP * 2)) console.log(`${per(v).padStart(8)}  ${k}`);
+}
+
+function reportAlloc(profile) {
+  const self = new Map();
+  const incl = new Map();
+  let total = 0;
+  const key = (f) => `${f.functionName || "(anon)"} ${path.basename(f.url || "")}:${f.lineNumber + 1}`;
+  const walk = (node, stack) => {
+    const k = key(node.callFrame);
+    const bytes = node.selfSize;
+    total += bytes;
+    self.set(k, (self.get(k) ?? 0) + bytes);
+    const seen = new Set([...stack, k]);
+    for (const s of seen) incl.set(s, (incl.get(s) ?? 0) + bytes);
+    for (const c of node.children ?? []) walk(c, seen);
+  };
+  walk(profile.head, new Set());
+  const per = (b) => (b / N / 1024).toFixed(2);
+  console.log(`${N} requests: ${per(total)} KiB allocated per request (sampled)`);
+  console.log("\nself (KiB per request):");
+  for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, TOP)) console.log(`${per(v).padStart(8)}  ${k}`);
+  console.log("\ninclusive (KiB per request):");
+  for (const [k, v] of [...incl].sort((a, b) => b[1] - a[1]).slice(0, TOP)) console.log(`${per(v).padStart(8)}  ${k}`);
 }

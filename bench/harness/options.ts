@@ -129,17 +129,23 @@ export function planFor(quick: boolean): Plan {
     exec: {
       code: "return 1 + 2",
       expected: 3,
-      // Enough samples per round that a round's median is steady under load: the spread across rounds
-      // then shows the load's effect on the ratio, not the sampling noise of small blocks.
+      // Enough samples per round that a round's median and p90 are steady under load: the spread across
+      // rounds then shows the load's effect on the ratio, not the sampling noise of small blocks. The slow
+      // tenth of requests, exec and refused `wait` alike, are the ones a garbage collection or a storage
+      // hiccup lands in, and those come every few dozen requests: a round's p90 has to see many of them on
+      // both sides. With 30 a side, three samples made the p90 and it turned on whether a third collection
+      // fell in the round (per-round p90 ratios spread 1.15–1.56 where 100 a side spread 1.33–1.47, one
+      // build, bench/experiments/exec-dist.ts). The other measures scale with exec, so the blocks keep
+      // taking turns to the end of each round.
       rounds: quick ? 3 : 15,
-      execPerRound: quick ? 8 : 30,
+      execPerRound: quick ? 8 : 90,
       // Within a round the measures take turns in blocks of at most this many samples (each back to back).
       block: 5,
-      floorPerRound: quick ? 5 : 10,
-      pacedPerRound: quick ? 5 : 20,
+      floorPerRound: quick ? 5 : 30,
+      pacedPerRound: quick ? 5 : 60,
       pauseMs: 10,
-      nodePerRound: quick ? 2 : 15,
-      vmPerRound: quick ? 10 : 30,
+      nodePerRound: quick ? 2 : 45,
+      vmPerRound: quick ? 10 : 90,
       warmup: quick ? 5 : 20,
       nodeWarmup: quick ? 1 : 3,
     },
