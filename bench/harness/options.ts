@@ -185,6 +185,6 @@ export function planFor(quick: boolean): Plan {
     capacity: { cells: 16, timerMs: 1000, rounds: quick ? 3 : 7, warmup: 1 },
     startup: { rounds: quick ? 3 : 9 },
     swarm: { children: 16, latencyMs: 200, rounds: quick ? 3 : 7, warmup: 1 },
-    timeouts: { requestMs: 15_000, workerRouteMs: 90_000, childMs: 15_000, readyMs: 60_000, dryRunMs: 90_000, watchdogMs: 300_000 },
+    timeouts: { requestMs: 15_000, workerRouteMs: 90_000, childMs: 15_000, readyMs: 60_000, dryRunMs: 90_000, watchdogMs: 600_000 },
   };
 }
