@@ -155,4 +155,41 @@ describe("resetting a dirtied VM to images of unusual shapes, zero pages filled"
       used.dispose();
     }
   });
+
+  it("hostile cells at the stack's limit leave nothing under the low-water mark, and their resets give the image exactly", async () => {
+    // The deepest a helper's 134 attack cells reached (a sort comparator recursing, 267 KB), and the shapes that
+    // keep running after hitting the limit or recurse through native engine paths (a cell that grows memory past the image is
+    // never reset: the pool drops its VM).
+    const M = "const M = ['QZX', 'SECRET'].join('') + 0xc0ffee; ";
+    const cells = [
+      `${M} let d = 0; function r(n) { d = n; return [3, 1, 2, M].sort(() => (r(n + 1), 0)).length } try { r(0) } catch {} d`,
+      `${M} let d = 0, left = 2000; function r(n) { d = Math.max(d, n); try { return r(n + 1) } catch (e) { if (left-- > 0) { try { return r(n + 1) } catch (e2) { return M + e2 } } return 0 } } r(0); d`,
+      `${M} let d = 0; const o = { get x() { d++; return o.x + M } }; try { o.x } catch {} try { JSON.stringify({ toJSON: () => o.x }) } catch {} d`,
+      `${M} let d = 0; function r(n) { d = n; return M.replace(/Q/, () => r(n + 1)) } try { r(0) } catch {} d`,
+    ];
+    const { snapshot } = await pristineVm();
+    const used = await restoreImage(snapshot, { ...options, maxStackSize: 256 * 1024, interruptHandler: () => false });
+    const exports = used._getExports() as unknown as { __stack_pointer: WebAssembly.Global; __stack_low: WebAssembly.Global };
+    try {
+      for (const cell of cells) {
+        used.evalCode(cell).dispose();
+        const low = exports.__stack_low.value as number;
+        expect(exports.__stack_pointer.value - low).toBeGreaterThan(200 * 1024);
+        // What the reset will not rewrite is zero already.
+        expect(
+          new Uint8Array(used._getMemory().buffer, 0, low - PAGE).every((b) => b === 0),
+          `cell ${cells.indexOf(cell)}: zero under the mark`,
+        ).toBe(true);
+        expect(resetToImage(used, snapshot, options, true), `cell ${cells.indexOf(cell)}: reset`).toBe(true);
+        const theirs = await QuickJS.restore(snapshot, options);
+        try {
+          expectSameState(theirs, used);
+        } finally {
+          theirs.dispose();
+        }
+      }
+    } finally {
+      used.dispose();
+    }
+  });
 });
