@@ -9,6 +9,12 @@ const WASM_PAGE_BYTES = 65536;
  */
 const STACK_MARGIN = PAGE_BYTES;
 
+/**
+ * Always rewritten, mark or not: where a store through a null pointer lands (wasm32 does not trap on
+ * it), e.g. quickjs-wasi's glue writing through an unchecked failed `wasm_malloc`, or an engine bug.
+ */
+const NULL_GUARD_BYTES = 64 * 1024;
+
 type EngineExports = {
   qjs_set_runtime_and_context(runtime: number, context: number): void;
   __stack_pointer: WebAssembly.Global;
@@ -155,6 +161,8 @@ export function resetToImage(vm: QuickJS, snapshot: Snapshot, options: QuickJSOp
   else {
     prefix = runs[2] === 1 ? runs[1]! : 0;
     const from = Math.min(prefix, knownZeroBelow(vm, exports));
+    // [0, from) is zero in the image (its prefix); the null guard is written whatever the mark says.
+    dst.fill(0, 0, Math.min(from, NULL_GUARD_BYTES));
     for (let i = 0; i < runs.length; i += 3) {
       const start = Math.max(runs[i]!, from);
       const end = runs[i + 1]!;

@@ -124,17 +124,20 @@ describe("resetting a dirtied VM to images of unusual shapes, zero pages filled"
       used.evalCode("[1, 2, 3].map((x) => x + 1).join()").dispose();
       const reached = exports.__stack_low.value as number;
       expect(exports.__stack_pointer.value - reached).toBeLessThan(16 * 1024);
-      // Stands for memory no cell of this engine writes (only a stack-pointer move reaches the stack region).
-      memory()[2 * PAGE] = 0x77;
+      // Stands for memory no cell of this engine writes (only a stack-pointer move reaches the stack region),
+      // above the first 64 KiB, which every reset rewrites (a store through a null pointer lands there).
+      memory()[32 * PAGE] = 0x77;
+      memory()[8] = 0x77;
       expect(resetToImage(used, snapshot, options, true)).toBe(true);
-      expect(memory()[2 * PAGE]).toBe(0x77);
-      memory()[2 * PAGE] = 0;
+      expect(memory()[32 * PAGE]).toBe(0x77);
+      expect(memory()[8]).toBe(0);
+      memory()[32 * PAGE] = 0;
       await compare(snapshot);
       expect(exports.__stack_low.value).toBe(exports.__stack_pointer.value);
 
       // Another image with data in the stack region's low pages: all of the region is written.
       used.evalCode("1 + 2").dispose();
-      memory()[2 * PAGE] = 0x77;
+      memory()[32 * PAGE] = 0x77;
       expect(resetToImage(used, { ...snapshot, memory: other }, options, true)).toBe(true);
       await compare({ ...snapshot, memory: other });
       // And back: the instance held data low down, so nothing under the shallow cell is taken as zero.
@@ -187,6 +190,27 @@ describe("resetting a dirtied VM to images of unusual shapes, zero pages filled"
         } finally {
           theirs.dispose();
         }
+      }
+    } finally {
+      used.dispose();
+    }
+  });
+
+  it("a store through a null pointer (quickjs-wasi's glue when wasm_malloc fails) is gone after the next reset", async () => {
+    const { snapshot } = await pristineVm();
+    const used = await restoreImage(snapshot, { ...options, maxStackSize: 256 * 1024, interruptHandler: () => false });
+    try {
+      const symbol = used.evalCode("Symbol.for('TENANT-A-SECRET')");
+      // What dump() does with a failed wasm_malloc(4): the description's pointer is stored at address 0.
+      (used._getExports() as unknown as { qjs_get_symbol_description(ptr: number, out: number): void }).qjs_get_symbol_description(symbol.ptr, 0);
+      symbol.dispose();
+      expect(new Uint8Array(used._getMemory().buffer, 0, 4).some((b) => b !== 0)).toBe(true);
+      expect(resetToImage(used, snapshot, options, true)).toBe(true);
+      const theirs = await QuickJS.restore(snapshot, options);
+      try {
+        expectSameState(theirs, used);
+      } finally {
+        theirs.dispose();
       }
     } finally {
       used.dispose();
