@@ -25,6 +25,16 @@ function expectSameState(theirs: QuickJS, ours: QuickJS): void {
   expect(b.stackPointer).toBe(a.stackPointer);
 }
 
+/** `used` holds exactly what QuickJS.restore of `image` gives. */
+async function expectSameAsRestore(used: QuickJS, image: Snapshot): Promise<void> {
+  const theirs = await QuickJS.restore(image, options);
+  try {
+    expectSameState(theirs, used);
+  } finally {
+    theirs.dispose();
+  }
+}
+
 /** A VM of the pristine image whose stack region (zero pages in every image here) and heap a cell wrote to. */
 async function dirtied(): Promise<QuickJS> {
   const { snapshot } = await pristineVm();
@@ -112,14 +122,7 @@ describe("resetting a dirtied VM to images of unusual shapes, zero pages filled"
     const used = await restoreImage(snapshot, { ...options, maxStackSize: 256 * 1024, interruptHandler: () => false });
     const exports = used._getExports() as unknown as { __stack_pointer: WebAssembly.Global; __stack_low: WebAssembly.Global };
     const memory = () => new Uint8Array(used._getMemory().buffer);
-    const compare = async (image: Snapshot) => {
-      const theirs = await QuickJS.restore(image, options);
-      try {
-        expectSameState(theirs, used);
-      } finally {
-        theirs.dispose();
-      }
-    };
+    const compare = (image: Snapshot) => expectSameAsRestore(used, image);
     try {
       used.evalCode("[1, 2, 3].map((x) => x + 1).join()").dispose();
       const reached = exports.__stack_low.value as number;
@@ -184,12 +187,7 @@ describe("resetting a dirtied VM to images of unusual shapes, zero pages filled"
           `cell ${cells.indexOf(cell)}: zero under the mark`,
         ).toBe(true);
         expect(resetToImage(used, snapshot, options, true), `cell ${cells.indexOf(cell)}: reset`).toBe(true);
-        const theirs = await QuickJS.restore(snapshot, options);
-        try {
-          expectSameState(theirs, used);
-        } finally {
-          theirs.dispose();
-        }
+        await expectSameAsRestore(used, snapshot);
       }
     } finally {
       used.dispose();
@@ -206,12 +204,7 @@ describe("resetting a dirtied VM to images of unusual shapes, zero pages filled"
       symbol.dispose();
       expect(new Uint8Array(used._getMemory().buffer, 0, 4).some((b) => b !== 0)).toBe(true);
       expect(resetToImage(used, snapshot, options, true)).toBe(true);
-      const theirs = await QuickJS.restore(snapshot, options);
-      try {
-        expectSameState(theirs, used);
-      } finally {
-        theirs.dispose();
-      }
+      await expectSameAsRestore(used, snapshot);
     } finally {
       used.dispose();
     }
