@@ -95,7 +95,7 @@ export async function restoreImage(snapshot: Snapshot, options: QuickJSOptions):
   for (let i = 0; i < runs.length; i += 2) dst.set(snapshot.memory.subarray(runs[i], runs[i + 1]), runs[i]);
   const exports = vm._getExports() as unknown as EngineExports;
   exports.qjs_set_runtime_and_context(snapshot.runtimePtr, snapshot.contextPtr);
-  settled(vm, exports, snapshot.stackPointer, zeroPrefix(snapshot.memory));
+  settled(vm, exports, snapshot.stackPointer, zeroPrefixOf(cachedPageRuns(snapshot.memory)));
   internals.applyLimits(vm, opts);
   return vm;
 }
@@ -151,15 +151,10 @@ export function resetToImage(vm: QuickJS, snapshot: Snapshot, options: QuickJSOp
   const dst = new Uint8Array(memory.buffer);
   const image = snapshot.memory;
   const exports = vm._getExports() as unknown as EngineExports;
-  let runs = zeroRuns.get(image);
-  if (!runs && repeated) {
-    runs = pageRuns(image);
-    zeroRuns.set(image, runs);
-  }
-  let prefix = 0;
+  const runs = repeated ? cachedPageRuns(image) : zeroRuns.get(image);
+  const prefix = runs ? zeroPrefixOf(runs) : 0;
   if (!runs) dst.set(image);
   else {
-    prefix = runs[2] === 1 ? runs[1]! : 0;
     const from = Math.min(prefix, knownZeroBelow(vm, exports));
     // [0, from) is zero in the image (its prefix); the null guard is written whatever the mark says.
     dst.fill(0, 0, Math.min(from, NULL_GUARD_BYTES));
@@ -205,13 +200,18 @@ function pageRuns(image: Uint8Array): number[] {
   return runs;
 }
 
-/** How many of the image's first bytes are zeros, in whole pages (see `zeroBelow`): its page runs' first, when a zero run. */
-function zeroPrefix(image: Uint8Array): number {
+/** The image's page runs, found once per image object. */
+function cachedPageRuns(image: Uint8Array): number[] {
   let runs = zeroRuns.get(image);
   if (!runs) {
     runs = pageRuns(image);
     zeroRuns.set(image, runs);
   }
+  return runs;
+}
+
+/** How many of an image's first bytes are zeros, in whole pages (see `zeroBelow`): its first run, when a zero run. */
+function zeroPrefixOf(runs: number[]): number {
   return runs[2] === 1 ? runs[1]! : 0;
 }
 
