@@ -10,6 +10,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
+import { buildTypeScriptModule } from "../../scripts/build-typescript-module.mjs";
 import { killGroup, sleep, tail, trackGroup, untrackGroup, wranglerEnv } from "./supervise.ts";
 import type { ChildProcess } from "node:child_process";
 
@@ -46,7 +47,10 @@ export interface Server {
   output: () => string;
 }
 
-export function dryRun(paths: Paths, label: string, configPath: string, extraArgs: string[], timeoutMs: number): Promise<Bundle> {
+export async function dryRun(paths: Paths, label: string, configPath: string, extraArgs: string[], timeoutMs: number): Promise<Bundle> {
+  // The bench's configs have no custom build (wrangler.toml's runs this), and a fresh checkout has
+  // no generated compiler module yet; a no-op when it is up to date.
+  await buildTypeScriptModule();
   return new Promise((resolve, reject) => {
     const outdir = path.join(paths.tmpRoot, `bundle-${label}`);
     const child: ChildProcess = spawn(
