@@ -62,7 +62,7 @@ function bundleModules(b: Bundle): { type: string; path: string; contents: Uint8
 }
 
 /** The workerd child this process started last (Miniflare spawns it; it does not say its pid). */
-function workerdPid(known: ReadonlySet<number>): number {
+export function workerdPid(known: ReadonlySet<number>): number {
   const found: number[] = [];
   for (const entry of fs.readdirSync("/proc")) {
     const pid = Number(entry);
@@ -101,7 +101,7 @@ async function cpuOf(pid: number, work: () => Promise<void>): Promise<number> {
   return cpuMs(pid) - before;
 }
 
-async function loadMiniflare(root: string): Promise<any> {
+export async function loadMiniflare(root: string): Promise<any> {
   // The Miniflare that ships with (and matches the workerd of) the project's wrangler.
   const requireFromWrangler = createRequire(path.join(root, "node_modules", "wrangler", "package.json"));
   return import(pathToFileURL(requireFromWrangler.resolve("miniflare")).href);
