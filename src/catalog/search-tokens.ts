@@ -9,18 +9,28 @@ import porter2 from "wink-porter2-stemmer";
  * become overlapping character bigrams, as in Lucene's CJK analyzer. No word lists.
  */
 
-/** Runs of letters, digits and marks: `_`, `-`, `.`, `/`, spaces and punctuation split words. */
-const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 /** The same for ASCII text (most tool text), without the cost of Unicode property matching. */
 const ASCII_WORD = /[A-Za-z0-9]+/g;
-/** Scripts written without spaces between words. `scx` so the prolonged sound mark ー counts. */
-const UNSPACED = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}]/u;
-const UNSPACED_RUNS =
-  /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{M}]+|[^\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{M}]+/gu;
 /** U+0300–U+036F only: Latin/Greek/Cyrillic accents; marks that make letters elsewhere stay. */
 const DIACRITICS = /[\u0300-\u036f]+/g;
 const ASCII = /^[\x00-\x7f]*$/;
-const CAMEL = /(\p{Ll}|\p{N})(\p{Lu})|(\p{Lu})(\p{Lu}\p{Ll})/gu;
+
+/**
+ * The Unicode property classes, built on first use: V8 builds a class's character set from ICU
+ * when the literal is evaluated (~1.6 ms for these), a cost an isolate that never searches should
+ * not pay at startup.
+ */
+let unicodeClasses: { word: RegExp; unspaced: RegExp; unspacedRuns: RegExp; camel: RegExp } | undefined;
+const unicode = () =>
+  (unicodeClasses ??= {
+    /** Runs of letters, digits and marks: `_`, `-`, `.`, `/`, spaces and punctuation split words. */
+    word: /[\p{L}\p{N}\p{M}]+/gu,
+    /** Scripts written without spaces between words. `scx` so the prolonged sound mark ー counts. */
+    unspaced: /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}]/u,
+    unspacedRuns:
+      /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{M}]+|[^\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{M}]+/gu,
+    camel: /(\p{Ll}|\p{N})(\p{Lu})|(\p{Lu})(\p{Lu}\p{Ll})/gu,
+  });
 /** Only words of ASCII letters are stemmed (the stemmer also rewrites a "3" inside a word to "y"). */
 const ENGLISH_WORD = /^[a-z]+$/;
 
@@ -39,7 +49,7 @@ function fold(word: string): string {
 
 function wordTerms(raw: string): readonly string[] {
   const terms = [stem(fold(raw))];
-  const split = raw.replace(CAMEL, (_m, a, b, c, d) => (a !== undefined ? `${a} ${b}` : `${c} ${d}`));
+  const split = raw.replace(unicode().camel, (_m, a, b, c, d) => (a !== undefined ? `${a} ${b}` : `${c} ${d}`));
   if (split !== raw) for (const part of split.split(" ")) terms.push(stem(fold(part)));
   return terms;
 }
@@ -74,13 +84,14 @@ export function tokenize(text: string): string[] {
     for (const [raw] of text.matchAll(ASCII_WORD)) pushWord(raw, out);
     return out;
   }
-  for (const [raw] of text.normalize("NFKC").matchAll(WORD)) {
-    if (!UNSPACED.test(raw)) {
+  const { word, unspaced, unspacedRuns } = unicode();
+  for (const [raw] of text.normalize("NFKC").matchAll(word)) {
+    if (!unspaced.test(raw)) {
       pushWord(raw, out);
       continue;
     }
-    for (const [run] of raw.matchAll(UNSPACED_RUNS)) {
-      if (UNSPACED.test(run)) pushBigrams(run.toLowerCase(), out);
+    for (const [run] of raw.matchAll(unspacedRuns)) {
+      if (unspaced.test(run)) pushBigrams(run.toLowerCase(), out);
       else pushWord(run, out);
     }
   }

@@ -42,9 +42,17 @@ const EXPRESSION_KEYWORDS = new Set([
 
 const CONTROL_KEYWORDS = new Set(["if", "while", "for", "with"]);
 
-const ID_START = /[\p{ID_Start}$_]/u;
-const ID_CONTINUE = /[\p{ID_Continue}$\u200c\u200d]/u;
-const WHITESPACE = /[\t\v\f \u00a0\ufeff\p{Zs}]/u;
+/**
+ * Non-ASCII identifier and space classes, built on first use: V8 builds a Unicode property class
+ * from ICU when the literal is evaluated, and most sources are ASCII, so startup should not pay.
+ */
+let unicodeClasses: { idStart: RegExp; idContinue: RegExp; whitespace: RegExp } | undefined;
+const unicode = () =>
+  (unicodeClasses ??= {
+    idStart: /[\p{ID_Start}$_]/u,
+    idContinue: /[\p{ID_Continue}$\u200c\u200d]/u,
+    whitespace: /[\t\v\f \u00a0\ufeff\p{Zs}]/u,
+  });
 const NUMBER = /(?:0[xX][\da-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?)n?/y;
 const UNICODE_ESCAPE = /\\u(?:\{([\da-fA-F]+)\}|([\da-fA-F]{4}))/y;
 
@@ -205,7 +213,7 @@ export function tokenize(source: string): TokenList {
       pos++;
       continue;
     }
-    if (c > 127 && WHITESPACE.test(source[pos]!)) {
+    if (c > 127 && unicode().whitespace.test(source[pos]!)) {
       pos++;
       continue;
     }
@@ -269,7 +277,7 @@ export function tokenize(source: string): TokenList {
         }
         const end = Math.min(pos, n);
         if (pos < n && source.charCodeAt(pos) === 47) pos++;
-        while (pos < n && (isAsciiIdPart(source.charCodeAt(pos)) || (source.charCodeAt(pos) > 127 && ID_CONTINUE.test(source[pos]!)))) pos++; // flags
+        while (pos < n && (isAsciiIdPart(source.charCodeAt(pos)) || (source.charCodeAt(pos) > 127 && unicode().idContinue.test(source[pos]!)))) pos++; // flags
         tokens.push(Tok.Regex, start, end, startLine);
         regexAllowed = false;
         continue;
@@ -299,7 +307,7 @@ export function tokenize(source: string): TokenList {
       isAsciiIdStart(c) ||
       c === 92 ||
       (c === 35 /* # */ && pos + 1 < n) ||
-      (c > 127 && ID_START.test(String.fromCodePoint(source.codePointAt(pos)!)))
+      (c > 127 && unicode().idStart.test(String.fromCodePoint(source.codePointAt(pos)!)))
     ) {
       const isPrivate = c === 35;
       if (isPrivate) pos++;
@@ -327,7 +335,7 @@ export function tokenize(source: string): TokenList {
         if (ch > 127) {
           const cp = source.codePointAt(pos)!;
           const chr = String.fromCodePoint(cp);
-          if (empty ? ID_START.test(chr) : ID_CONTINUE.test(chr)) {
+          if (empty ? unicode().idStart.test(chr) : unicode().idContinue.test(chr)) {
             if (decoded !== undefined) decoded += chr;
             pos += chr.length;
             empty = false;

@@ -18,11 +18,14 @@
  *   JSON of the same value while showing the character instead of applying it. Such characters
  *   occur only inside JSON strings (keys and values alike); nothing else changes. Linear.
  */
-const DISGUISING = /[\u007F-\u009F\p{Cf}\p{Zl}\p{Zp}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u2800\u3164\uFE00-\uFE0F\uFFA0\u{E0100}-\u{E01EF}]/gu;
+// Built on first use: V8 builds a Unicode property class from ICU when the literal is evaluated.
+let disguising: RegExp | undefined;
+const disguisingClass = () =>
+  (disguising ??= /[\u007F-\u009F\p{Cf}\p{Zl}\p{Zp}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u2800\u3164\uFE00-\uFE0F\uFFA0\u{E0100}-\u{E01EF}]/gu);
 
 /** JSON text with every disguising character written as its `\uXXXX` escape (see the module rules). */
 export function escapeDisguisingJson(json: string): string {
-  return json.replace(DISGUISING, escapeUnits);
+  return json.replace(disguisingClass(), escapeUnits);
 }
 
 function escapeUnits(ch: string): string {

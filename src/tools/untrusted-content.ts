@@ -29,8 +29,6 @@ import { LOOK_ALIKE_LETTERS, LOOK_ALIKE_SEPARATORS } from "./look-alikes";
 
 /** One separator between the keyword's words, on the folded copy (see RULES). */
 const SEP = String.raw`(?:[\s\p{Cc}\p{Cs}_\-.:/,~*+=|\u00b7\u2010-\u2015\u2022\u2212]|\\(?:[/bfnrt]|u[0-9A-Fa-f]{4}))*`;
-/** The keyword on the folded copy (ASCII letters), anywhere: prefixes and suffixes do not hide it. */
-const MARKER = new RegExp(String.raw`(end${SEP})?external${SEP}untrusted${SEP}content`, "giu");
 const REPLACEMENT = "[marker removed]";
 
 export const UNTRUSTED_NOTICE =
@@ -48,21 +46,34 @@ export const UNTRUSTED_OVERHEAD_BYTES = 512;
  * dropped. `at[k]` is the original index of folded character k, so a match in the folded copy
  * maps back to its span in the original.
  */
-const DROPPED = /^[\p{Default_Ignorable_Code_Point}\p{Cf}\p{M}]$/u;
-const MARKS = /\p{M}/gu;
-const CONFUSABLE: ReadonlyMap<string, string> = (() => {
-  const out = new Map<string, string>();
+type Matcher = { marker: RegExp; dropped: RegExp; marks: RegExp; confusable: ReadonlyMap<string, string> };
+/**
+ * Built on the first wrap: V8 builds a Unicode property class from ICU when the literal is
+ * evaluated, and the confusables table has ~1,000 entries; an isolate that wraps nothing (a
+ * Worker that only routes) should not pay either at startup.
+ */
+let matcherOnce: Matcher | undefined;
+function matcher(): Matcher {
+  if (matcherOnce) return matcherOnce;
+  const confusable = new Map<string, string>();
   for (const table of [LOOK_ALIKE_LETTERS, LOOK_ALIKE_SEPARATORS])
-    for (const [reads, chars] of Object.entries(table)) for (const ch of chars) out.set(ch, reads);
-  return out;
-})();
+    for (const [reads, chars] of Object.entries(table)) for (const ch of chars) confusable.set(ch, reads);
+  return (matcherOnce = {
+    /** The keyword on the folded copy (ASCII letters), anywhere: prefixes and suffixes do not hide it. */
+    marker: new RegExp(String.raw`(end${SEP})?external${SEP}untrusted${SEP}content`, "giu"),
+    dropped: /^[\p{Default_Ignorable_Code_Point}\p{Cf}\p{M}]$/u,
+    marks: /\p{M}/gu,
+    confusable,
+  });
+}
 
 /** One non-ASCII character as the matcher reads it ("" when it is dropped). */
 function foldChar(ch: string): string {
-  const confusable = CONFUSABLE.get(ch);
+  const { confusable: table, dropped, marks } = matcher();
+  const confusable = table.get(ch);
   if (confusable !== undefined) return confusable;
-  if (DROPPED.test(ch)) return "";
-  const plain = ch.normalize("NFKD").replace(MARKS, "");
+  if (dropped.test(ch)) return "";
+  const plain = ch.normalize("NFKD").replace(marks, "");
   // Only a form that is plain letters or a separator counts (ﬀ → ff, ｅ → e, 𝐄 → E, É → E, ＿ → _):
   // a quote or a backslash never folds in, so a match cannot take one in.
   return plain !== ch && /^(?:[A-Za-z]+|[ _.\-:/,])$/.test(plain) ? plain : ch;
@@ -136,7 +147,7 @@ function sanitizeOnce(text: string): string {
   let out = "";
   let from = 0;
   let changed = false;
-  for (const m of folded.matchAll(MARKER)) {
+  for (const m of folded.matchAll(matcher().marker)) {
     let k = m.index;
     if (m[1] !== undefined && !endIsWord(folded, k)) k += m[1].length;
     let start = startAt(text, at, k);
