@@ -87,6 +87,17 @@ try {
       req.on("error", reject);
       req.end(body);
     });
+  const del = (p) =>
+    new Promise((resolve, reject) => {
+      const req = request({ host: url.hostname, port: url.port, path: p, method: "DELETE", headers, agent }, (res) => {
+        let data = "";
+        res.setEncoding("utf8");
+        res.on("data", (c) => (data += c));
+        res.on("end", () => resolve(JSON.parse(data)));
+      });
+      req.on("error", reject);
+      req.end();
+    });
   const sid = `perf-${Date.now()}`;
   let turn = await post(`/v1/sessions/${sid}/turns`, "{}");
   const tools = () => `/v1/sessions/${sid}/turns/${turn.turnId}/tools`;
@@ -102,7 +113,14 @@ try {
     await exec();
     await wait();
   }
-  const phases = { exec, wait };
+  // `--open`: a turn's opening (POST …/turns, then its DELETE, untimed by the bench but recorded here) in place of exec.
+  const open = async () => {
+    const t = await post(`/v1/sessions/${sid}/turns`, "{}");
+    if (typeof t.turnId !== "string") throw new Error(JSON.stringify(t));
+    const d = await del(`/v1/sessions/${sid}/turns/${t.turnId}`);
+    if (d.deleted !== true && d.status !== undefined) throw new Error(JSON.stringify(d));
+  };
+  const phases = process.argv.includes("--open") ? { exec: open, wait } : { exec, wait };
   const selfs = {};
   for (const [name, fn] of Object.entries(phases)) {
     turn = await post(`/v1/sessions/${sid}/turns`, JSON.stringify({}));
