@@ -1,7 +1,7 @@
 import type { Sql } from "../sql";
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_RESUMING } from "../../src/snapshot-store";
 
-const SCHEMA_VERSION = 13;
+const SCHEMA_VERSION = 14;
 
 /** A migration: its statements in order, or a function for one that depends on what the session holds. */
 type Migration = readonly string[] | ((sql: Sql) => void);
@@ -111,6 +111,14 @@ const MIGRATIONS: Record<number, Migration> = {
   ],
   // Fewer pages in every commit that records a call: see rebuildForFewerPages.
   13: rebuildForFewerPages,
+  // A catalog (a turn's tools: names, descriptions, schemas; ~360 KB for 800 tools) stored once per
+  // session, shared by the turns that have it (`turn_specs.catalog`, its digest): a turn opened like an
+  // earlier one writes its own fields, not ~90 pages. Specs stored before keep their catalog inline (catalog NULL).
+  14: [
+    "CREATE TABLE IF NOT EXISTS turn_catalogs (digest TEXT PRIMARY KEY, json TEXT NOT NULL)",
+    "ALTER TABLE turn_specs ADD COLUMN catalog TEXT",
+    "CREATE INDEX IF NOT EXISTS turn_specs_catalog ON turn_specs (catalog)",
+  ],
 };
 
 /**
@@ -153,7 +161,10 @@ const CURRENT: readonly string[] = [
      PRIMARY KEY (turn_id, call_id)
    ) WITHOUT ROWID`,
   ...(MIGRATIONS[11] as readonly string[]),
-  "CREATE TABLE turn_specs (turn_id TEXT PRIMARY KEY, spec TEXT NOT NULL)",
+  // Migration 14 added catalog.
+  "CREATE TABLE turn_specs (turn_id TEXT PRIMARY KEY, spec TEXT NOT NULL, catalog TEXT)",
+  "CREATE TABLE turn_catalogs (digest TEXT PRIMARY KEY, json TEXT NOT NULL)",
+  "CREATE INDEX turn_specs_catalog ON turn_specs (catalog)",
 ];
 
 /**

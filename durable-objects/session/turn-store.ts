@@ -36,7 +36,14 @@ export class TurnStore implements TurnStorePort {
       row.charged,
       spec.createdAt,
     );
-    this.sql.run("INSERT INTO turn_specs (turn_id, spec) VALUES (?, ?)", spec.turnId, row.spec);
+    if (row.catalogDigest === undefined) {
+      this.sql.run("INSERT INTO turn_specs (turn_id, spec) VALUES (?, ?)", spec.turnId, row.spec);
+    } else {
+      // The catalog once per session (schema 14): a turn opened like one the session holds writes no copy.
+      if (this.sql.one("SELECT 1 AS x FROM turn_catalogs WHERE digest = ?", row.catalogDigest) === undefined)
+        this.sql.run("INSERT INTO turn_catalogs (digest, json) VALUES (?, ?)", row.catalogDigest, row.catalog);
+      this.sql.run("INSERT INTO turn_specs (turn_id, spec, catalog) VALUES (?, ?, ?)", spec.turnId, row.head, row.catalogDigest);
+    }
     this.quota.turnAdded(row.charged);
     // Kept parsed as it would be read back: the call that opened it reads it next.
     this.remember(spec.turnId, decodedTurn(spec, row));
@@ -63,12 +70,21 @@ export class TurnStore implements TurnStorePort {
   }
 
   private load(tenantId: string, turnId: string): StoredTurn | undefined {
-    const row = this.sql.one<{ spec: string; counters: string }>(
-      "SELECT s.spec AS spec, t.counters AS counters FROM turns t JOIN turn_specs s ON s.turn_id = t.turn_id WHERE t.turn_id = ? AND t.tenant_id = ?",
+    const row = this.sql.one<{ spec: string; digest: string | null; catalog: string | null; counters: string }>(
+      "SELECT s.spec AS spec, s.catalog AS digest, c.json AS catalog, t.counters AS counters FROM turns t JOIN turn_specs s ON s.turn_id = t.turn_id " +
+        "LEFT JOIN turn_catalogs c ON c.digest = s.catalog WHERE t.turn_id = ? AND t.tenant_id = ?",
       turnId,
       tenantId,
     );
-    return row ? { spec: JSON.parse(row.spec) as TurnSpec, counters: JSON.parse(row.counters) as TurnCounters } : undefined;
+    if (!row) return undefined;
+    const counters = JSON.parse(row.counters) as TurnCounters;
+    // Stored whole (before schema 14, or without a digest).
+    if (row.digest === null) return { spec: JSON.parse(row.spec) as TurnSpec, counters };
+    // A catalog row goes only with the last turn that has it; without one the turn cannot be read.
+    if (row.catalog === null) return undefined;
+    // The same object, key order included, as parsing the whole spec would give (encodeTurn puts the catalog last).
+    const head = JSON.parse(row.spec) as Omit<TurnSpec, "catalog">;
+    return { spec: { ...head, catalog: JSON.parse(row.catalog) as TurnSpec["catalog"] }, counters };
   }
 
   saveCounters(turnId: string, counters: TurnCounters): void {
@@ -123,8 +139,12 @@ export class TurnStore implements TurnStorePort {
     this.cache.delete(turnId);
     this.sql.run("DELETE FROM delivered_calls WHERE turn_id = ?", turnId);
     const had = this.sql.one("SELECT 1 AS x FROM turns WHERE turn_id = ?", turnId) !== undefined;
+    const digest = this.sql.one<{ catalog: string | null }>("SELECT catalog FROM turn_specs WHERE turn_id = ?", turnId)?.catalog;
     this.sql.run("DELETE FROM turns WHERE turn_id = ?", turnId);
     this.sql.run("DELETE FROM turn_specs WHERE turn_id = ?", turnId);
+    // The catalog goes with the last turn that has it.
+    if (digest)
+      this.sql.run("DELETE FROM turn_catalogs WHERE digest = ? AND NOT EXISTS (SELECT 1 FROM turn_specs WHERE catalog = ?)", digest, digest);
     this.quota.forget();
     return had;
   }

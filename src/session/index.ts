@@ -17,7 +17,7 @@ export {
 } from "./session-rpc";
 export { TurnService } from "./turn-service";
 export { CallRegistry, type TrackedCall } from "./call-registry";
-export { decodedTurn, encodeTurn } from "./turn-row";
+export { catalogDigest, decodedTurn, encodeTurn } from "./turn-row";
 export { registeredSecrets } from "./registered-secrets";
 export type {
   Admission,

@@ -23,7 +23,20 @@ export type StoredTurn = { spec: TurnSpec; counters: TurnCounters };
  * their largest (every count at 2^53−1, every catalog tool the turn can record in `called`), so a
  * counter update never grows the session past what was admitted and needs no check of its own.
  */
-export type EncodedTurn = { spec: string; counters: string; bytes: number; charged: number };
+export type EncodedTurn = {
+  spec: string;
+  counters: string;
+  bytes: number;
+  charged: number;
+  /**
+   * `spec` in two parts: the spec without its catalog, and the catalog's JSON. With `catalogDigest`
+   * (its SHA-256, catalogDigest) the store keeps the catalog once per session, shared by the turns
+   * that have it; without, `spec` whole in the turn's own row.
+   */
+  head: string;
+  catalog: string;
+  catalogDigest?: string;
+};
 
 /** Turns: their spec (catalog, surface), counters, and the client results already delivered. */
 export interface TurnStorePort {

@@ -1,5 +1,6 @@
 import { catalogJson, MAX_CALLED_TOOLS, sameCatalogJson, type TurnCounters, type TurnSpec } from "../turns";
 import { toolSearchId } from "../tool-search";
+import { sha256Hex } from "../snapshot-store";
 import type { EncodedTurn, StoredTurn } from "./ports";
 
 const utf8 = new TextEncoder();
@@ -16,7 +17,32 @@ export function encodeTurn(spec: TurnSpec, counters: TurnCounters): EncodedTurn 
   const c = JSON.stringify(counters);
   const specBytes = utf8.encode(head).length + (head === "{}" ? 0 : 1) + CATALOG_KEY_BYTES + catalog.bytes;
   const countersBytes = utf8.encode(c).length;
-  return { spec: s, counters: c, bytes: specBytes + countersBytes, charged: specBytes + Math.max(countersBytes, catalog.ceiling) };
+  return {
+    spec: s,
+    counters: c,
+    bytes: specBytes + countersBytes,
+    charged: specBytes + Math.max(countersBytes, catalog.ceiling),
+    head,
+    catalog: catalog.json,
+  };
+}
+
+const digests = new WeakMap<TurnSpec["catalog"], Promise<string>>();
+
+/**
+ * The SHA-256 of a catalog's JSON (`encodeTurn`'s `catalog`), computed once per catalog: the key of
+ * its one stored copy in a session. A digest, not a cache key: the same tools reach the same row from
+ * any isolate, and a hostile MCP server cannot make its tools share another catalog's row.
+ */
+export function catalogDigest(catalog: TurnSpec["catalog"]): Promise<string> {
+  let out = digests.get(catalog);
+  if (!out) {
+    out = sha256Hex(utf8.encode(encodedCatalog(catalog).json));
+    digests.set(catalog, out);
+    // A failed digest is not kept: the next turn computes it again.
+    out.catch(() => digests.delete(catalog));
+  }
+  return out;
 }
 
 /**

@@ -38,7 +38,7 @@ import {
   type TurnSurface,
 } from "./session-rpc";
 import { settleToolCallClient } from "./tool-call-client";
-import { encodeTurn } from "./turn-row";
+import { catalogDigest, encodeTurn } from "./turn-row";
 import { cancelChildren, childSettled, ChildRuns, rollUpChildren, type ChildOutcome } from "../swarm";
 
 /**
@@ -131,6 +131,9 @@ export class TurnService {
         message: `this turn would store ${row.bytes} bytes (its tools' names, descriptions and schemas), over the bound of ${MAX_TURN_ROW_BYTES} bytes for one turn; attach fewer client tools or MCP servers`,
       };
     }
+    // Before admission (no await may come between it and the write): the catalog's one stored copy
+    // in this session is found by its digest, so a turn opened like an earlier one writes only its own fields.
+    row.catalogDigest = await catalogDigest(spec.catalog);
     const admitted = this.p.quota.admitTurn(row.charged, storedWith);
     if (!admitted.ok) return { ok: false, reason: "quota_exceeded", message: admitted.message };
     try {

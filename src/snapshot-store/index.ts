@@ -14,6 +14,7 @@ export { ImageStore, IMAGE_SCHEMA } from "./image-store";
 export type { ParkedRunState } from "./parked-run";
 export { buildPristineImage, pristineImage } from "./pristine-image";
 export { restoreFailure, SnapshotRestoreError, type SnapshotRestoreReason } from "./snapshot-restore-error";
+export { sha256Hex } from "./digest";
 export { SNAPSHOT_SCHEMA, SnapshotStore, type SqlRunner } from "./snapshot-store";
 
 export { IMAGE_REGISTRY_NAME, isolateImageCaches } from "./image-registry";

@@ -8,7 +8,8 @@ import { mark, recordsSince } from "../support/log-capture";
 // on every call, each charged write its own `UPDATE turns SET stored_bytes`, a new turn's sizes
 // summed back from empty tables. Now a step's writes share one transaction and one charge, and
 // what this object last wrote (activity, a new turn's sizes) is not read back. Opening writes the
-// turn's spec in a row of its own (turn_specs): the turn row, updated on every step, stays small.
+// turn's spec in a row of its own (turn_specs): the turn row, updated on every step, stays small;
+// its catalog once per session (turn_catalogs), after one lookup of its digest.
 
 const CHARGE = "UPDATE turns SET stored_bytes";
 
@@ -45,13 +46,13 @@ async function expectUsageIsSql(session: string): Promise<void> {
 }
 
 describe("a code-mode /chat turn's SQL statements", () => {
-  it("opens a turn and answers in 14 statements, and runs each exec round trip in 11, with one charge per step", async () => {
+  it("opens a turn and answers in 15 statements, and runs each exec round trip in 11, with one charge per step", async () => {
     const session = sessionId();
     await countedChatTurn(session, 0); // creates the schema
     const plain = await countedChatTurn(session, 0);
     const one = await countedChatTurn(session, 1);
     const three = await countedChatTurn(session, 3);
-    expect(plain.statements).toBe(14);
+    expect(plain.statements).toBe(15);
     expect(plain.log.filter((q) => q.startsWith("INSERT INTO turn_specs"))).toHaveLength(1);
     // No statement of a step rewrites the spec: per-step updates touch only the small turn row.
     expect(three.log.filter((q) => q.includes("turn_specs"))).toHaveLength(1);

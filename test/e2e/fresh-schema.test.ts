@@ -58,13 +58,13 @@ describe("a new session's schema", () => {
     // Its next incarnation runs every migration from the first.
     const turnId = await openTurn(migrated);
     expect(await exec(migrated, turnId, "return 6 * 7")).toMatchObject({ status: "completed", value: 42 });
-    expect(await sessionProbe(migrated).storageRows("SELECT version FROM schema_version")).toEqual([{ version: 13 }]);
+    expect(await sessionProbe(migrated).storageRows("SELECT version FROM schema_version")).toEqual([{ version: 14 }]);
 
     const fresh = await layout(created);
     expect(Object.keys(fresh)).toContain("table open_calls");
     expect(fresh["table open_calls"]).toMatchObject({ withoutRowid: true });
     expect(fresh["table trajectory"]).toMatchObject({ autoincrement: false });
     expect(await layout(migrated)).toEqual(fresh);
-    expect(await sessionProbe(created).storageRows("SELECT version FROM schema_version")).toEqual([{ version: 13 }]);
+    expect(await sessionProbe(created).storageRows("SELECT version FROM schema_version")).toEqual([{ version: 14 }]);
   });
 });

@@ -91,6 +91,21 @@ export function sessionProbe(session: string, tenant = "tenant-a"): SessionProbe
   return sessionStub(session, tenant) as unknown as SessionProbe;
 }
 
+/**
+ * The session's turn specs as schema 13 left them (tests of older layouts start from here): each spec
+ * whole, its catalog inline and last, no `turn_catalogs`; the version is the caller's to set.
+ */
+export async function withInlineCatalogs(session: string, tenant = "tenant-a"): Promise<void> {
+  const probe = sessionProbe(session, tenant);
+  for (const stmt of [
+    "UPDATE turn_specs SET spec = json_set(spec, '$.catalog', json((SELECT json FROM turn_catalogs c WHERE c.digest = turn_specs.catalog))) WHERE catalog IS NOT NULL",
+    "DROP INDEX turn_specs_catalog",
+    "ALTER TABLE turn_specs DROP COLUMN catalog",
+    "DROP TABLE turn_catalogs",
+  ])
+    await probe.storageWrite(stmt);
+}
+
 /** After anything hostile, the same session must still run a trivial cell. */
 export async function expectHealthy(session: string, turnId: string): Promise<void> {
   const r = await exec(session, turnId, "return 1 + 2");

@@ -1,6 +1,6 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, exec, freshTurn, openTurn, sessionProbe } from "./helpers";
+import { api, exec, freshTurn, openTurn, sessionProbe, withInlineCatalogs } from "./helpers";
 import { REBUILD_MAX_ROWS } from "../../durable-objects/session/schema";
 
 // Schema 13 records calls in fewer pages: the trajectory and transcript tables lose AUTOINCREMENT
@@ -22,6 +22,7 @@ const events = (session: string, turnId: string) =>
 
 /** The session's tables as schema 12 left them: AUTOINCREMENT trajectory and transcript, open_calls with a rowid. */
 async function asSchema12(session: string): Promise<void> {
+  await withInlineCatalogs(session);
   const probe = sessionProbe(session);
   for (const stmt of [
     "CREATE TABLE trajectory_12 (seq INTEGER PRIMARY KEY AUTOINCREMENT, turn_id TEXT NOT NULL, at INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL)",
@@ -73,7 +74,7 @@ describe("the tables that record calls (schema 13)", () => {
     expect(await exec(session, turnId, "return 40 + 2")).toMatchObject({ status: "completed", value: 42 });
 
     const after = sessionProbe(session);
-    expect((await after.storageRows("SELECT version FROM schema_version"))[0]).toEqual({ version: 13 });
+    expect((await after.storageRows("SELECT version FROM schema_version"))[0]).toEqual({ version: 14 });
     expect(await tableSql(session, "trajectory")).not.toMatch(/AUTOINCREMENT/i);
     expect(await tableSql(session, "open_calls")).toMatch(/WITHOUT ROWID/i);
     expect(await sequenced(session)).not.toContain("trajectory");
@@ -107,7 +108,7 @@ describe("the tables that record calls (schema 13)", () => {
     );
     await abortAllDurableObjects();
     expect(await exec(session, turnId, "return 2")).toMatchObject({ status: "completed", value: 2 });
-    expect((await sessionProbe(session).storageRows("SELECT version FROM schema_version"))[0]).toEqual({ version: 13 });
+    expect((await sessionProbe(session).storageRows("SELECT version FROM schema_version"))[0]).toEqual({ version: 14 });
     expect(await tableSql(session, "trajectory")).toMatch(/AUTOINCREMENT/i);
     expect(await tableSql(session, "transcript")).not.toMatch(/AUTOINCREMENT/i);
     expect(await tableSql(session, "open_calls")).toMatch(/WITHOUT ROWID/i);

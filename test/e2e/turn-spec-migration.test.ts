@@ -14,14 +14,18 @@ describe("turn specs in a table of their own", () => {
     expect(JSON.parse(String(moved!.spec))).toMatchObject({ turnId });
     const [row] = await probe.storageRows("SELECT spec FROM turns WHERE turn_id = ?", turnId);
     expect(row!.spec).toBe("");
-    // As an earlier build left it: the spec in the turn row, no turn_specs table, version 11.
-    await probe.storageWrite("UPDATE turns SET spec = (SELECT spec FROM turn_specs WHERE turn_specs.turn_id = turns.turn_id)");
+    // As an earlier build left it: the whole spec (its catalog last) in the turn row, no turn_specs
+    // or turn_catalogs table, version 11.
+    await probe.storageWrite(
+      "UPDATE turns SET spec = (SELECT json_set(s.spec, '$.catalog', json(c.json)) FROM turn_specs s JOIN turn_catalogs c ON c.digest = s.catalog WHERE s.turn_id = turns.turn_id)",
+    );
     await probe.storageWrite("DROP TABLE turn_specs");
+    await probe.storageWrite("DROP TABLE turn_catalogs");
     await probe.storageWrite("UPDATE schema_version SET version = 11");
     await abortAllDurableObjects();
     expect(await exec(session, turnId, "return 40 + 2")).toMatchObject({ status: "completed", value: 42 });
     const after = sessionProbe(session);
-    expect((await after.storageRows("SELECT version FROM schema_version"))[0]).toEqual({ version: 13 });
+    expect((await after.storageRows("SELECT version FROM schema_version"))[0]).toEqual({ version: 14 });
     const [spec] = await after.storageRows("SELECT spec FROM turn_specs WHERE turn_id = ?", turnId);
     expect(JSON.parse(String(spec!.spec))).toMatchObject({ turnId });
     expect((await after.storageRows("SELECT spec FROM turns WHERE turn_id = ?", turnId))[0]).toEqual({ spec: "" });
