@@ -138,6 +138,9 @@ export async function floorOnce(
 }
 
 /** Opening the task's turn alone, timed: wall time and the MCP server's part of it. */
+/** The turn `openOnce` opened last in each session, deleted once the next has opened. */
+const openedLast = new Map<string, string>();
+
 export async function openOnce(d: ChatDeps, session: string, surface: ChatSurface): Promise<{ wallMs: number; mcpMs: number }> {
   await mcpServerTime(d.mcpUrl);
   const turns = `${d.gw.base}/v1/sessions/${session}/turns`;
@@ -149,7 +152,12 @@ export async function openOnce(d: ChatDeps, session: string, surface: ChatSurfac
   if (r.status !== 201 || r.json.codeModeEngaged !== (surface === "codeMode") || listed?.tools !== 300 || listed.error)
     fail(`open ${surface} turn`, r);
   const mcp = await mcpServerTime(d.mcpUrl);
-  const del = await getJson(`${turns}/${r.json.turnId}`, { method: "DELETE", headers: d.gw.headers }, d.gw.timeoutMs);
-  if (del.status !== 200) fail("delete turn", del);
+  // As in a session of many /chat calls, a turn opens beside an earlier one the session still stores.
+  const previous = openedLast.get(session);
+  openedLast.set(session, r.json.turnId);
+  if (previous !== undefined) {
+    const del = await getJson(`${turns}/${previous}`, { method: "DELETE", headers: d.gw.headers }, d.gw.timeoutMs);
+    if (del.status !== 200) fail("delete turn", del);
+  }
   return { wallMs, mcpMs: mcp.ms };
 }
