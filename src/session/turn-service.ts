@@ -133,7 +133,12 @@ export class TurnService {
     }
     // Before admission (no await may come between it and the write): the catalog's one stored copy
     // in this session is found by its digest, so a turn opened like an earlier one writes only its own fields.
-    row.catalogDigest = await catalogDigest(spec.catalog);
+    try {
+      row.catalogDigest = await catalogDigest(spec.catalog);
+    } catch (error) {
+      // Without a digest the turn stores its catalog inline, as turns did before schema 14.
+      logRecord("host_error", { where: "turn.catalog_digest", error, tenant: tenantId, sessionId });
+    }
     const admitted = this.p.quota.admitTurn(row.charged, storedWith);
     if (!admitted.ok) return { ok: false, reason: "quota_exceeded", message: admitted.message };
     try {

@@ -1,5 +1,6 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { mark, recordsSince } from "../support/log-capture";
 import { api, exec, expectHealthy, openTurn, sessionId, sessionProbe, withInlineCatalogs } from "./helpers";
 
 // Schema 14 stores a turn's catalog (its tools' names, descriptions and schemas: most of a turn's
@@ -90,6 +91,26 @@ describe("a session stores each catalog once", () => {
     expect(r.status).toBe(404);
     expect(r.json.error.code).toBe("not_found");
     await expectHealthy(session, kept);
+  });
+
+  it("a catalog whose digest cannot be computed is stored inline with its turn, which works as any other", async () => {
+    const session = sessionId();
+    // A catalog no earlier turn of this isolate had (digests are kept per catalog).
+    const tools = { clientTools: [{ name: `ask_${crypto.randomUUID().slice(0, 8)}`, description: "Ask the user" }] };
+    const from = mark();
+    const digest = crypto.subtle.digest;
+    crypto.subtle.digest = () => Promise.reject(new Error("digest unavailable"));
+    let turnId: string;
+    try {
+      turnId = await openTurn(session, tools);
+    } finally {
+      crypto.subtle.digest = digest;
+    }
+    expect((await specs(session))[turnId]!.catalog).toBeNull();
+    expect(await catalogs(session)).toEqual([]);
+    expect(recordsSince(from).some((r) => r.kind === "host_error" && r.where === "turn.catalog_digest")).toBe(true);
+    await abortAllDurableObjects();
+    expect((await seen(session, turnId)).slice(1, 3)).toEqual(["function", "undefined"]);
   });
 
   it("a session stored before schema 14 (catalogs inline in each spec) is migrated: its turns read as before, new turns share catalogs", async () => {
