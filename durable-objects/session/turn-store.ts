@@ -10,6 +10,8 @@ const utf8 = new TextEncoder();
 const DELIVERED_ROW_BYTES = 64;
 
 const CACHE_LIMIT = 64;
+/** Parsed catalogs kept by digest: the session's turns mostly share a few. */
+const CATALOG_CACHE_LIMIT = 8;
 
 /**
  * Turns of one session (tenant-scoped rows in the session object's SQLite), with the
@@ -17,6 +19,11 @@ const CACHE_LIMIT = 64;
  */
 export class TurnStore implements TurnStorePort {
   private readonly cache = new Map<string, StoredTurn>();
+  /**
+   * Catalogs read back, by digest: turns that share a stored catalog share its parsed form too (a
+   * turn's spec is never changed after it opens), so a session's turns read after a restart parse it once.
+   */
+  private readonly catalogs = new Map<string, TurnSpec["catalog"]>();
 
   constructor(
     private readonly sql: Sql,
@@ -46,7 +53,9 @@ export class TurnStore implements TurnStorePort {
     }
     this.quota.turnAdded(row.charged);
     // Kept parsed as it would be read back: the call that opened it reads it next.
-    this.remember(spec.turnId, decodedTurn(spec, row));
+    const decoded = decodedTurn(spec, row);
+    this.remember(spec.turnId, decoded);
+    if (row.catalogDigest !== undefined) this.keepCatalog(row.catalogDigest, decoded.spec.catalog);
   }
 
   /** Whether the turn's row exists (a parsed turn in memory exists until `delete` or `forget`). */
@@ -70,9 +79,8 @@ export class TurnStore implements TurnStorePort {
   }
 
   private load(tenantId: string, turnId: string): StoredTurn | undefined {
-    const row = this.sql.one<{ spec: string; digest: string | null; catalog: string | null; counters: string }>(
-      "SELECT s.spec AS spec, s.catalog AS digest, c.json AS catalog, t.counters AS counters FROM turns t JOIN turn_specs s ON s.turn_id = t.turn_id " +
-        "LEFT JOIN turn_catalogs c ON c.digest = s.catalog WHERE t.turn_id = ? AND t.tenant_id = ?",
+    const row = this.sql.one<{ spec: string; digest: string | null; counters: string }>(
+      "SELECT s.spec AS spec, s.catalog AS digest, t.counters AS counters FROM turns t JOIN turn_specs s ON s.turn_id = t.turn_id WHERE t.turn_id = ? AND t.tenant_id = ?",
       turnId,
       tenantId,
     );
@@ -80,11 +88,29 @@ export class TurnStore implements TurnStorePort {
     const counters = JSON.parse(row.counters) as TurnCounters;
     // Stored whole (before schema 14, or without a digest).
     if (row.digest === null) return { spec: JSON.parse(row.spec) as TurnSpec, counters };
+    const catalog = this.catalog(row.digest);
     // A catalog row goes only with the last turn that has it; without one the turn cannot be read.
-    if (row.catalog === null) return undefined;
+    if (catalog === undefined) return undefined;
     // The same object, key order included, as parsing the whole spec would give (encodeTurn puts the catalog last).
     const head = JSON.parse(row.spec) as Omit<TurnSpec, "catalog">;
-    return { spec: { ...head, catalog: JSON.parse(row.catalog) as TurnSpec["catalog"] }, counters };
+    return { spec: { ...head, catalog }, counters };
+  }
+
+  private catalog(digest: string): TurnSpec["catalog"] | undefined {
+    let catalog = this.catalogs.get(digest);
+    if (catalog === undefined) {
+      const row = this.sql.one<{ json: string }>("SELECT json FROM turn_catalogs WHERE digest = ?", digest);
+      if (!row) return undefined;
+      catalog = JSON.parse(row.json) as TurnSpec["catalog"];
+      this.keepCatalog(digest, catalog);
+    }
+    return catalog;
+  }
+
+  private keepCatalog(digest: string, catalog: TurnSpec["catalog"]): void {
+    if (this.catalogs.has(digest)) return;
+    if (this.catalogs.size >= CATALOG_CACHE_LIMIT) this.catalogs.delete(this.catalogs.keys().next().value!);
+    this.catalogs.set(digest, catalog);
   }
 
   saveCounters(turnId: string, counters: TurnCounters): void {
@@ -100,6 +126,7 @@ export class TurnStore implements TurnStorePort {
   /** Drop the parsed cache (the session's storage was wiped). */
   forget(): void {
     this.cache.clear();
+    this.catalogs.clear();
   }
 
   /** What recording `callId` as delivered adds to the session (checked with the result it goes with). */
