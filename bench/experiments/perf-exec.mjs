@@ -76,9 +76,9 @@ try {
   if (!pid) throw new Error("workerd not found");
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const headers = { authorization: "Bearer perf-token", "content-type": "application/json" };
-  const post = (p, body) =>
+  const send = (method, p, body) =>
     new Promise((resolve, reject) => {
-      const req = request({ host: url.hostname, port: url.port, path: p, method: "POST", headers, agent }, (res) => {
+      const req = request({ host: url.hostname, port: url.port, path: p, method, headers, agent }, (res) => {
         let data = "";
         res.setEncoding("utf8");
         res.on("data", (c) => (data += c));
@@ -87,17 +87,8 @@ try {
       req.on("error", reject);
       req.end(body);
     });
-  const del = (p) =>
-    new Promise((resolve, reject) => {
-      const req = request({ host: url.hostname, port: url.port, path: p, method: "DELETE", headers, agent }, (res) => {
-        let data = "";
-        res.setEncoding("utf8");
-        res.on("data", (c) => (data += c));
-        res.on("end", () => resolve(JSON.parse(data)));
-      });
-      req.on("error", reject);
-      req.end();
-    });
+  const post = (p, body) => send("POST", p, body);
+  const del = (p) => send("DELETE", p);
   const sid = `perf-${Date.now()}`;
   let turn = await post(`/v1/sessions/${sid}/turns`, "{}");
   const tools = () => `/v1/sessions/${sid}/turns/${turn.turnId}/tools`;

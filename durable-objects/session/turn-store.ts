@@ -1,6 +1,7 @@
 import type { TurnCounters, TurnSpec } from "../../src/turns";
 import { decodedTurn, encodeTurn, type EncodedTurn, type StoredTurn, type TurnStorePort } from "../../src/session";
 import type { Sql } from "../sql";
+import { logRecord } from "../../src/observability";
 import { DELIVERED_CALLS_LIMIT } from "../../src/limits";
 import type { StorageQuota } from "./storage-quota";
 
@@ -90,7 +91,10 @@ export class TurnStore implements TurnStorePort {
     if (row.digest === null) return { spec: JSON.parse(row.spec) as TurnSpec, counters };
     const catalog = this.catalog(row.digest);
     // A catalog row goes only with the last turn that has it; without one the turn cannot be read.
-    if (catalog === undefined) return undefined;
+    if (catalog === undefined) {
+      logRecord("host_error", { where: "turn.catalog_missing", error: new Error("the turn's stored catalog is missing"), tenant: tenantId, turnId });
+      return undefined;
+    }
     // The same object, key order included, as parsing the whole spec would give (encodeTurn puts the catalog last).
     const head = JSON.parse(row.spec) as Omit<TurnSpec, "catalog">;
     return { spec: { ...head, catalog }, counters };

@@ -87,9 +87,12 @@ describe("a session stores each catalog once", () => {
     const own = await specs(session);
     await sessionProbe(session).storageWrite("DELETE FROM turn_catalogs WHERE digest = ?", own[lost]!.catalog!);
     await abortAllDurableObjects();
+    const from = mark();
     const r = await api("POST", `/v1/sessions/${session}/turns/${lost}/tools/exec`, { code: "return 1" });
     expect(r.status).toBe(404);
     expect(r.json.error.code).toBe("not_found");
+    // Not silent: the operator's log says why the turn is gone.
+    expect(recordsSince(from).some((l) => l.kind === "host_error" && l.where === "turn.catalog_missing" && l.turnId === lost)).toBe(true);
     await expectHealthy(session, kept);
   });
 
