@@ -2,7 +2,9 @@
  * Section 8's bench worker for the experiments in this folder: built from `root` by
  * `wrangler deploy --dry-run` and served by that root's Miniflare (one workerd), configured with
  * the fake provider's models, the chat key and a bearer token. `inspectorPort` turns the V8
- * inspector on (profile-chat.ts); without it nothing but the worker runs (chat-cpu-ab.ts).
+ * inspector on (profile-chat.ts); without it nothing but the worker runs (chat-cpu-ab.ts). `quiet`
+ * drops the gateway's info log lines in the build (each is a write to this process through
+ * workerd's console, not what a deployed Worker pays; perf-chat.ts).
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -16,7 +18,7 @@ export type ChatWorker = { mf: any; base: string };
 export async function serveChatWorker(
   root: string,
   tmpRoot: string,
-  opts: { label: string; token: string; tenant: string; providerBase: string; minify: boolean; inspectorPort?: number },
+  opts: { label: string; token: string; tenant: string; providerBase: string; minify: boolean; inspectorPort?: number; quiet?: boolean },
 ): Promise<ChatWorker> {
   const paths: Paths = {
     root,
@@ -27,6 +29,16 @@ export async function serveChatWorker(
   const benchConfig = path.join(root, "bench", "wrangler.bench.toml");
   const bundle = await dryRun(paths, opts.label, benchConfig, opts.minify ? [] : ["--minify=false"], 300_000);
   const config = await readWranglerConfig(benchConfig);
+  if (opts.quiet) {
+    const entry = path.join(bundle.outdir, bundle.entry);
+    const src = fs.readFileSync(entry, "utf8");
+    const quiet = src.replace(
+      /(consoleSink = )\(line, level\) => level === "error" \? console\.error\(line\) : console\.log\(line\);/,
+      "$1() => {};",
+    );
+    if (quiet === src) throw new Error("consoleSink not found in the build (an unminified one is needed)");
+    fs.writeFileSync(entry, quiet);
+  }
   const requireFromWrangler = createRequire(path.join(root, "node_modules", "wrangler", "package.json"));
   const { Miniflare, convertV4MiniflareOptions } = await import(pathToFileURL(requireFromWrangler.resolve("miniflare")).href);
   const modules: Array<{ type: string; path: string }> = [{ type: "ESModule", path: path.join(bundle.outdir, bundle.entry) }];
