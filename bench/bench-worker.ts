@@ -13,6 +13,8 @@
  *   GET /raw?n=200&batch=10&warmup=20         QuickJS.create({wasm}) / evalCode("1+2") / dispose
  *   GET /raw-limits?n=200&batch=10&warmup=20  QuickJS.create with GuestVm's options / dispose
  *   GET /guest?n=200&batch=10&warmup=20       GuestVm.create (+ host callbacks + prelude) / run "return 1 + 2" / dispose
+ *   GET /reuse?n=200&batch=10&warmup=20       a cell in a pool VM, then that VM reset to the pristine image in place
+ *                                             (GuestVm.reuse, what VmPool does between cells), timed apart
  *   GET /suspend?n=100&batch=10&warmup=10     park (snapshot, encodeSnapshot) / resume (decodeSnapshot, restore, deliver) of a small cell,
  *                                             and the old full-gzip format on the same cells (baseline); one-time pristine image cost
  *   GET /snapshot-sizes?reps=5                memory / changed pages / stored bytes (both formats) and park / resume times of a small and two 1 MB cells
@@ -156,6 +158,42 @@ const guestBatch: Batch = async (k) => {
   return { createWithPrelude: (t1 - t0) / k, run: (t2 - t1) / k, dispose: (t3 - t2) / k, total: (t3 - t0) / k };
 };
 
+/**
+ * The pool's cycle (VmPool): a cell runs in a VM, is disposed, and its instance is reset to the
+ * pristine image in place to serve the next cell. One VM reused K times; the cell and the reset are
+ * timed apart, each summed over the batch.
+ */
+const reuseBatch: Batch = async (k) => {
+  const opts = CODE_MODE_DEFAULTS;
+  let instance: QuickJS | null = null;
+  const retire = (vm: QuickJS) => {
+    instance = vm;
+  };
+  let vm = (await GuestVm.prepare({ memoryLimitBytes: opts.memoryLimitBytes })).retireTo(retire);
+  let run = 0;
+  let reset = 0;
+  for (let i = 0; i < k; i++) {
+    const t0 = performance.now();
+    vm.bind(new InterruptGuard(systemClock, systemClock.now() + opts.timeoutMs, opts.timeoutMs), noopHost);
+    vm.installTools("[]");
+    vm.start("return 1 + 2");
+    const status = vm.status();
+    const valueJson = vm.valueJson();
+    vm.dispose();
+    const t1 = performance.now();
+    if (status.state !== "completed" || valueJson !== "3") throw new Error(`reused run: ${JSON.stringify(status)} ${valueJson}`);
+    const given = instance as QuickJS | null;
+    instance = null;
+    const next = given ? GuestVm.reuse(given, { memoryLimitBytes: opts.memoryLimitBytes }) : null;
+    reset += performance.now() - t1;
+    run += t1 - t0;
+    if (!next) throw new Error("the VM was not reset");
+    vm = next.retireTo(retire);
+  }
+  vm.retireTo(null).dispose();
+  return { run: run / k, reset: reset / k };
+};
+
 /** K complete iterations one after the other (one VM alive at a time), as a request would run. */
 function sequential(batch: Batch): Batch {
   return async (k) => {
@@ -165,10 +203,10 @@ function sequential(batch: Batch): Batch {
   };
 }
 
-async function run(phased: Batch, n: number, k: number, warmup: number) {
-  // Each sample: one phase-by-phase batch and one sequential batch, interleaved.
+async function run(phased: Batch, n: number, k: number, warmup: number, alone = false) {
+  // Each sample: one phase-by-phase batch and one sequential batch, interleaved (`alone`: the first only).
   const whole = sequential(phased);
-  const batch: Batch = async (k) => ({ ...(await phased(k)), ...(await whole(k)) });
+  const batch: Batch = alone ? phased : async (k) => ({ ...(await phased(k)), ...(await whole(k)) });
   const batches = Math.max(1, Math.ceil(n / k));
   for (let i = 0; i < Math.ceil(warmup / k); i++) await batch(k);
   const rows: Phase[] = [];
@@ -231,6 +269,8 @@ export default {
           return Response.json(await run(rawBatch, n, k, warmup));
         case "/raw-limits":
           return Response.json(await run(rawLimitsBatch, n, k, warmup));
+        case "/reuse":
+          return Response.json(await run(reuseBatch, n, k, warmup, true));
         case "/guest":
           return Response.json(await run(guestBatch, n, k, warmup));
         case "/suspend":

@@ -6,13 +6,14 @@ import { factor, msSpread, table, timingCells } from "./report-format.ts";
 import type { Summary } from "./stats.ts";
 
 export function reportVm(f: VmFigures): string[] {
-  const { raw, rawLimits, guest } = f.phases;
+  const { raw, rawLimits, guest, reuse } = f.phases;
   const p = f.plan;
   const L: string[] = [];
   L.push("## 2. QuickJS-WASI VM inside workerd", "");
   L.push(
     "A bench-only worker (bench/bench-worker.ts, bench/wrangler.bench.toml; not the production worker) with the engine imported as",
-    '`import quickjsModule from "quickjs-wasi/quickjs.wasm"`. Its three routes (raw engine, engine with GuestVm\'s options, GuestVm) are',
+    '`import quickjsModule from "quickjs-wasi/quickjs.wasm"`. Its four routes (raw engine, engine with GuestVm\'s options, GuestVm, and the',
+    "pool's cycle: a cell in a VM, then that VM reset to the pristine image in place for the next cell, as VmPool does, in batches 5× larger) are",
     `called in ${p.rounds} interleaved rounds (order reversing every round); each call runs a warm-up, then ${f.batchesPerRound} batches of ${f.batchSize} iterations.`,
     `workerd's \`performance.now()\` has a ${f.clock.minStepMs ?? "?"} ms resolution here (coarser than one VM), so phases are timed per batch (K creates, then K`,
     "evals, then K disposes, divided by K) and the create+eval+dispose total is timed as K complete iterations one after the other (one",
@@ -40,6 +41,8 @@ export function reportVm(f: VmFigures): string[] {
         row('GuestVm: `installTools("[]")` + `start("return 1 + 2")` + status + value', guest.run, factor(f.ratios.guestRun)),
         row("GuestVm: `dispose()`", guest.dispose, "—"),
         row("GuestVm: create + prelude + run + dispose, sequential", guest.sequentialTotal, factor(f.ratios.guestTotal)),
+        row("pool VM: bind + the same run + `dispose()` (the cell)", reuse.run, "—"),
+        row("pool VM: `GuestVm.reuse`, its instance reset to the pristine image in place (what replaces create + prelude)", reuse.reset, "—"),
       ],
     ),
     "",
