@@ -225,6 +225,44 @@ describe("POST /mcp: code mode over MCP", () => {
     expect(bad.json).toMatchObject({ id: 9, error: { code: -32602 } });
   });
 
+  it("a tools/call whose params are malformed is invalid params (-32602) naming the field in one sentence, not an internal error", async () => {
+    const { client, transport } = await connect();
+    const headers = sessionHeaders(transport.sessionId!);
+    const cases: Array<[unknown, string]> = [
+      [{ name: "exec", arguments: "nope" }, "tools/call params.arguments must be an object, not a string"],
+      [{ name: "exec", arguments: [1] }, "tools/call params.arguments must be an object, not an array"],
+      [{ name: "exec", arguments: null }, "tools/call params.arguments must be an object, not null"],
+      [{ name: 7, arguments: {} }, "tools/call params.name must be a string (the tool's name)"],
+    ];
+    for (const [params, message] of cases) {
+      const r = await post({ jsonrpc: "2.0", id: 21, method: "tools/call", params }, headers);
+      expect(r.status).toBe(200);
+      expect(r.json).toEqual({ jsonrpc: "2.0", id: 21, error: { code: -32602, message: `MCP error -32602: ${message}` } });
+    }
+    // Params that are not an object are not a JSON-RPC request at all: the transport's parse error, as for other malformed messages.
+    const notParams = await post({ jsonrpc: "2.0", id: 25, method: "tools/call", params: "exec" }, headers);
+    expect(notParams.status).toBe(400);
+    expect(notParams.json.error.code).toBe(-32700);
+    // A field the SDK's schema checks beyond those: its first issue, on one line.
+    const task = await post({ jsonrpc: "2.0", id: 22, method: "tools/call", params: { name: "exec", arguments: {}, task: { ttl: "x" } } }, headers);
+    expect(task.json.error.code).toBe(-32602);
+    expect(task.json.error.message).toMatch(/^MCP error -32602: tools\/call params\.task\.ttl: [^\n]+$/);
+    // No params at all, in a batch beside a good call: each answered on its own.
+    const batch = await post(
+      [
+        { jsonrpc: "2.0", id: 23, method: "tools/call" },
+        { jsonrpc: "2.0", id: 24, method: "tools/call", params: { name: "exec", arguments: { code: "return 2 + 2" } } },
+      ],
+      headers,
+    );
+    const byId = new Map((batch.json as Array<{ id: number }>).map((m) => [m.id, m]));
+    expect(byId.get(23)).toMatchObject({
+      error: { code: -32602, message: "MCP error -32602: tools/call params must be an object with the tool's name and arguments" },
+    });
+    expect(JSON.parse((byId.get(24) as any).result.content[0].text)).toMatchObject({ status: "completed", value: 4 });
+    expect((await call(client, "exec", { code: "return 1 + 1" })).s).toMatchObject({ status: "completed", value: 2 });
+  });
+
   it("arguments nested past the JSON depth bound are invalid params naming the field; the session keeps working", async () => {
     const { client, transport } = await connect();
     const deep = JSON.parse("[".repeat(5000) + "]".repeat(5000));
