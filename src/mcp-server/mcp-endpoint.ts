@@ -7,7 +7,7 @@ import { MAX_BODY_BYTES } from "../limits";
 import { logRecord } from "../observability";
 import { VERSION } from "../version";
 import { checkBatchIds } from "./batch-ids";
-import { callToolRequests } from "./call-tool-request";
+import { callProblem, checkedRequests } from "./checked-requests";
 import { callToolResult } from "./call-tool-result";
 import { formatMcpSessionId, mcpCodemodeSessionId, parseMcpSessionId, type McpSessionRef } from "./mcp-session-id";
 import { loadMcpServerSdk, type McpServerSdk } from "./mcp-server-sdk";
@@ -125,7 +125,7 @@ type SessionScope = { ctx: McpRequestContext; ref: McpSessionRef; surface: TurnS
 
 /** One request's server: `tools/list` and `tools/call` for the session's turn (none before initialize). */
 function createServer(sdk: McpServerSdk, scope: SessionScope | undefined): Server {
-  const { Server, CfWorkerJsonSchemaValidator, ListToolsRequestSchema, McpError, ErrorCode } = sdk;
+  const { Server, CfWorkerJsonSchemaValidator, ListToolsRequestSchema, CallToolRequestSchema, McpError, ErrorCode } = sdk;
   // Ajv compiles validators with `new Function`, which workerd forbids: the SDK validates with @cfworker/json-schema.
   const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
   if (!scope) return server;
@@ -134,9 +134,9 @@ function createServer(sdk: McpServerSdk, scope: SessionScope | undefined): Serve
     description: t.description,
     inputSchema: t.parameters as Tool["inputSchema"],
   }));
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+  server.setRequestHandler(checkedRequests(sdk, ListToolsRequestSchema, "tools/list"), () => ({ tools }));
   let calls = 0;
-  server.setRequestHandler(callToolRequests(sdk), async (request) => {
+  server.setRequestHandler(checkedRequests(sdk, CallToolRequestSchema, "tools/call", callProblem), async (request) => {
     // Numbered as they arrive (handlers start in message order), before anything is awaited.
     const n = ++calls;
     const { name, arguments: input } = request.params;

@@ -225,7 +225,7 @@ describe("POST /mcp: code mode over MCP", () => {
     expect(bad.json).toMatchObject({ id: 9, error: { code: -32602 } });
   });
 
-  it("a tools/call whose params are malformed is invalid params (-32602) naming the field in one sentence, not an internal error", async () => {
+  it("a tools/call or tools/list whose params are malformed is invalid params (-32602) naming the field in one sentence, not an internal error", async () => {
     const { client, transport } = await connect();
     const headers = sessionHeaders(transport.sessionId!);
     const cases: Array<[unknown, string]> = [
@@ -247,6 +247,10 @@ describe("POST /mcp: code mode over MCP", () => {
     const task = await post({ jsonrpc: "2.0", id: 22, method: "tools/call", params: { name: "exec", arguments: {}, task: { ttl: "x" } } }, headers);
     expect(task.json.error.code).toBe(-32602);
     expect(task.json.error.message).toMatch(/^MCP error -32602: tools\/call params\.task\.ttl: [^\n]+$/);
+    // tools/list the same way (its cursor is a string).
+    const list = await post({ jsonrpc: "2.0", id: 26, method: "tools/list", params: { cursor: 5 } }, headers);
+    expect(list.json.error.code).toBe(-32602);
+    expect(list.json.error.message).toMatch(/^MCP error -32602: tools\/list params\.cursor: [^\n]+$/);
     // No params at all, in a batch beside a good call: each answered on its own.
     const batch = await post(
       [
