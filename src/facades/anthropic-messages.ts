@@ -1,5 +1,5 @@
 import type { ChatMeta } from "../agent";
-import { parseJsonBody } from "../http";
+import { parseJsonBody, readBodyText } from "../http";
 import {
   chatFailure,
   runHeaders,
@@ -140,7 +140,7 @@ function toolUses(outcome: FacadeOutcome) {
 }
 
 export async function messages(req: Request, ctx: FacadeRequestContext): Promise<Response> {
-  const parsed = parseMessages(parseJsonBody(await req.text()));
+  const parsed = parseMessages(parseJsonBody(await readBodyText(() => req.text())));
   const run = await startFacadeTurn(ctx, parsed.turn, req.headers.get("x-session-id") ?? undefined, req.signal);
   const id = `msg_${ctx.requestId.replace(/[^A-Za-z0-9]/g, "")}`;
   const model = parsed.turn.model;

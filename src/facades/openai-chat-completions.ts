@@ -1,7 +1,7 @@
 import type { ChatMeta } from "../agent";
 import { addTokenCounts } from "../providers";
 import { splitModelRef } from "../config";
-import { parseJsonBody } from "../http";
+import { parseJsonBody, readBodyText } from "../http";
 import {
   chatFailure,
   runHeaders,
@@ -161,7 +161,7 @@ function toolCalls(outcome: FacadeOutcome) {
 }
 
 export async function chatCompletions(req: Request, ctx: FacadeRequestContext): Promise<Response> {
-  const parsed = parseChatCompletion(parseJsonBody(await req.text()));
+  const parsed = parseChatCompletion(parseJsonBody(await readBodyText(() => req.text())));
   const run = await startFacadeTurn(ctx, parsed.turn, req.headers.get("x-session-id") ?? undefined, req.signal);
   const id = `chatcmpl-${ctx.requestId}`;
   const created = Math.floor(Date.now() / 1000);

@@ -14,7 +14,7 @@ import { cors } from "./cors";
 import { authenticate, loadGatewayTokens } from "./auth";
 import { GatewayError, sessionResetMessage, type ErrorCode } from "../errors";
 import { httpStatus } from "./http-status";
-import { parseJsonBody } from "./json-body";
+import { parseJsonBody, readBodyText } from "./json-body";
 import { callSessionTool } from "./session-call";
 import { chargeTenant, tenantRateLimit, type TenantCharge } from "./rate-limit";
 import { loadValidators } from "./request-validators";
@@ -50,7 +50,7 @@ function corsSettings(config: ConfigResult) {
 }
 
 async function readJson(c: Context): Promise<unknown> {
-  return parseJsonBody(await c.req.text());
+  return parseJsonBody(await readBodyText(() => c.req.text()));
 }
 
 /**

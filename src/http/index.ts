@@ -3,7 +3,7 @@ export { createApp, type Facades, type FacadeRequestContext, type GatewayEnv, ty
 export type { HealthAnswer } from "./health";
 export { loadGatewayTokens, authenticate, type TokensResult } from "./auth";
 
-export { formatPath, parseJsonBody, jsonValueProblem } from "./json-body";
+export { formatPath, parseJsonBody, jsonValueProblem, readBodyText } from "./json-body";
 export { rateLimitedMessage, type TenantCharge } from "./rate-limit";
 export { callSessionTool, type SessionStub } from "./session-call";
 export { loadValidators, type Validators } from "./request-validators";

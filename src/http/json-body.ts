@@ -66,6 +66,21 @@ function findProblem(root: unknown, deep: boolean): { kind: "deep" | "infinite";
 }
 
 /**
+ * A request's body as text, read by `read`. A read that breaks off (the client closed the
+ * connection before sending the bytes it announced) is the client's failure: 400
+ * `invalid_request`, not an unhandled error logged as the gateway's. A TypeError (the body read
+ * twice: a gateway bug) and the gateway's own refusals (a body over the limit) pass through.
+ */
+export async function readBodyText(read: () => Promise<string>): Promise<string> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof TypeError || error instanceof GatewayError) throw error;
+    throw new GatewayError("invalid_request", "the request body could not be read whole: the connection closed before it ended");
+  }
+}
+
+/**
  * Parse a request body at the edge. Anything the session object could not take whole is refused
  * here as 400 `invalid_request` with the path, never left to fail later as a 500: nesting deeper
  * than `MAX_JSON_DEPTH` (the RPC to the Durable Object serialises recursively and would overflow

@@ -3,10 +3,14 @@ import { spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 
-/** `wrangler`: the CLI's path (default `npx wrangler`, found from `cwd`); `vars`: more `--var`s (e.g. CODEMODE_CONFIG). */
-export function gatewayProcess({ cwd, port, persist, token, wrangler, vars = {} }) {
+/**
+ * `wrangler`: the CLI's path (default `npx wrangler`, found from `cwd`); `vars`: more `--var`s (e.g. CODEMODE_CONFIG);
+ * `records()`: the gateway's structured log records printed so far (src/observability/log.ts), with `capture`.
+ */
+export function gatewayProcess({ cwd, port, persist, token, wrangler, vars = {}, capture = false }) {
   const base = `http://127.0.0.1:${port}`;
   let child = null;
+  let printed = "";
 
   async function start() {
     const [command, ...prefix] = wrangler ? [wrangler] : ["npx", "wrangler"];
@@ -25,8 +29,14 @@ export function gatewayProcess({ cwd, port, persist, token, wrangler, vars = {} 
         `GATEWAY_TOKENS:{"${token}":"restart"}`,
         ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
       ],
-      { cwd, stdio: "ignore", detached: true, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
+      {
+        cwd,
+        stdio: ["ignore", capture ? "pipe" : "ignore", capture ? "pipe" : "ignore"],
+        detached: true,
+        env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+      },
     );
+    if (capture) for (const stream of [child.stdout, child.stderr]) stream.on("data", (chunk) => (printed += chunk));
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       try {
@@ -63,7 +73,20 @@ export function gatewayProcess({ cwd, port, persist, token, wrangler, vars = {} 
     return { status: r.status, json: await r.json() };
   }
 
-  return { start, stop, post };
+  /** Each printed line's `{"kind":…}` record (wrangler colours error lines; the codes are dropped). */
+  function records() {
+    const out = [];
+    for (const line of printed.replace(/\u001b\[[0-9;]*m/g, "").split("\n")) {
+      const at = line.indexOf('{"kind":');
+      if (at < 0) continue;
+      try {
+        out.push(JSON.parse(line.slice(at).trim()));
+      } catch {}
+    }
+    return out;
+  }
+
+  return { start, stop, post, records };
 }
 
 function groupAlive(pgid) {
