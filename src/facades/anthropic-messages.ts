@@ -12,7 +12,7 @@ import {
   type FacadeTurnRequest,
   type HistoryItem,
 } from "./facade-session";
-import { fail, isObject } from "./facade-input";
+import { fail, isObject, samplingFields, streamFlag } from "./facade-input";
 import { anthropicErrorBody } from "./facade-errors";
 
 /**
@@ -105,11 +105,8 @@ export function parseMessages(body: unknown): ParsedMessages {
   if (!isObject(body)) fail("", "the body must be a JSON object");
   const b = body as Record<string, unknown>;
   if (typeof b.model !== "string" || b.model === "") fail("model", 'model is required: a "provider/model" GET /v1/models lists');
-  const sampling = {
-    ...(typeof b.temperature === "number" ? { temperature: b.temperature } : {}),
-    ...(typeof b.top_p === "number" ? { topP: b.top_p } : {}),
-    ...(typeof b.max_tokens === "number" ? { maxOutputTokens: b.max_tokens } : {}),
-  };
+  const sampling = samplingFields(b, ["max_tokens"]);
+
   return {
     turn: {
       format: "anthropic",
@@ -119,7 +116,7 @@ export function parseMessages(body: unknown): ParsedMessages {
       sampling,
       resultsParam: "messages",
     },
-    stream: b.stream === true,
+    stream: streamFlag(b),
   };
 }
 

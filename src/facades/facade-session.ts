@@ -129,12 +129,7 @@ async function plan(ctx: FacadeRequestContext, stub: SessionStubLike, req: Facad
       throw new GatewayError("invalid_request", `two tool results answer the call ${twice}: send one result per call`, req.resultsParam);
     const found = await stub.callTurn(ctx.tenant, ids);
     if (!found.ok) {
-      if (found.reason === "not_found")
-        throw new GatewayError(
-          "not_found",
-          `unknown tool call id ${ids.join(", ")}: no turn of this conversation is waiting on it`,
-          req.resultsParam,
-        );
+      if (found.reason === "not_found") throw unknownCalls(ids, req);
       refuse(found);
     }
     const turn: CallTurn = found.body;
@@ -178,6 +173,7 @@ function clientSpelling(req: FacadeTurnRequest, path: string): [string, string] 
     const source = req.history[Number(at[1])]?.source;
     return source === undefined ? undefined : [at[0], source];
   }
+  if (path === "clientTools") return ["clientTools", "tools"];
   // A client tool: OpenAI's `tools[i].function.name` / `.parameters`, Anthropic's `tools[i].name` / `.input_schema`.
   const tool = /^clientTools\[(\d+)\](\.parameters)?/.exec(path);
   if (tool) {
@@ -198,6 +194,12 @@ async function resume(
 ): Promise<ChatRequest> {
   const ids = results.map((r) => r.id);
   const known = new Set([...turn.pending, ...turn.delivered]);
+  const others = ids.filter((id) => !known.has(id));
+  // Beside this turn's ids, ids no turn of the session handed out: those are the 404, not a stale request.
+  if (others.length > 0) {
+    const elsewhere = await stub.callTurn(ctx.tenant, others);
+    if (!elsewhere.ok && elsewhere.reason === "not_found") throw unknownCalls(others, req);
+  }
   const waitingOnOthers = turn.status === "waiting" && !turn.pending.some((id) => ids.includes(id));
   if (turn.status === "completed" || turn.status === "running" || waitingOnOthers || ids.some((id) => !known.has(id)))
     throw new GatewayError(
@@ -222,6 +224,10 @@ async function resume(
 }
 
 type SessionStubLike = ReturnType<GatewayEnv["SESSIONS"]["get"]>;
+
+function unknownCalls(ids: string[], req: FacadeTurnRequest): GatewayError {
+  return new GatewayError("not_found", `unknown tool call id ${ids.join(", ")}: no turn of this conversation is waiting on it`, req.resultsParam);
+}
 
 /**
  * Starts (or continues) the turn behind one facade request and reads its first event: a request

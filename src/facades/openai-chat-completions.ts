@@ -14,7 +14,7 @@ import {
   type FacadeTurnRequest,
   type HistoryItem,
 } from "./facade-session";
-import { fail, isObject } from "./facade-input";
+import { fail, isObject, samplingFields, streamFlag } from "./facade-input";
 import { openaiErrorBody } from "./facade-errors";
 
 /**
@@ -119,12 +119,8 @@ export function parseChatCompletion(body: unknown): ParsedCompletion {
   const b = body as Record<string, unknown>;
   if (typeof b.model !== "string" || b.model === "") fail("model", 'model is required: a "provider/model" GET /v1/models lists');
   if (b.n !== undefined && b.n !== null && b.n !== 1) fail("n", "n must be 1 (one answer per turn)");
-  const maxTokens = b.max_completion_tokens ?? b.max_tokens;
-  const sampling = {
-    ...(typeof b.temperature === "number" ? { temperature: b.temperature } : {}),
-    ...(typeof b.top_p === "number" ? { topP: b.top_p } : {}),
-    ...(typeof maxTokens === "number" ? { maxOutputTokens: maxTokens } : {}),
-  };
+  const sampling = samplingFields(b, ["max_completion_tokens", "max_tokens"]);
+
   const options = b.stream_options;
   return {
     turn: {
@@ -135,7 +131,7 @@ export function parseChatCompletion(body: unknown): ParsedCompletion {
       sampling,
       resultsParam: "messages",
     },
-    stream: b.stream === true,
+    stream: streamFlag(b),
     includeUsage: isObject(options) && options.include_usage === true,
   };
 }

@@ -68,6 +68,43 @@ describe("facade tenants and call ids", () => {
     expect(JSON.parse(waited.content)).toMatchObject({ status: "completed", value: "Hello, Ada" });
   });
 
+  it("a real call id beside one no turn handed out is a 404 naming the stranger, not a 409; the real one is still open", async () => {
+    const { s, messages, assistant, call, session } = await parkedConversation(sessionId());
+    const forged = {
+      ...assistant,
+      tool_calls: [...(assistant as OpenAI.Chat.ChatCompletionAssistantMessageParam).tool_calls!, { ...call, id: "call_fabricated" }],
+    };
+    const mixed = await post(
+      "/v1/chat/completions",
+      {
+        model: MODEL,
+        messages: [
+          ...messages,
+          forged,
+          { role: "tool", tool_call_id: call.id, content: "Eve" },
+          { role: "tool", tool_call_id: "call_fabricated", content: "x" },
+        ],
+      },
+      { session },
+    );
+    expect(mixed.status).toBe(404);
+    expect(mixed.json.error).toMatchObject({
+      code: "not_found",
+      message: "unknown tool call id call_fabricated: no turn of this conversation is waiting on it",
+    });
+    // Nothing was delivered: the honest follow-up resumes with its own result.
+    const runId = await parkedRunId(session);
+    await appendSteps(s.id, [{ toolCalls: [{ id: "w1", name: "wait", input: { runId } }] }, { text: "ok" }]);
+    const mine = await post(
+      "/v1/chat/completions",
+      { model: MODEL, messages: [...messages, assistant, { role: "tool", tool_call_id: call.id, content: "Ada" }] },
+      { session },
+    );
+    expect(mine.status).toBe(200);
+    const waited = toolResults((await requests(s.id)).at(-1)!).find((t) => t.id === "w1")!;
+    expect(JSON.parse(waited.content)).toMatchObject({ status: "completed", value: "Hello, Ada" });
+  });
+
   it("two results for one call are a 400 that delivers neither; the corrected follow-up resumes with its result", async () => {
     const { s, messages, assistant, call, session } = await parkedConversation(sessionId());
     const twice = await post(

@@ -120,6 +120,45 @@ describe("client tool refusals name the format's own tool fields", () => {
     expect(ant.error.error.message).toContain("tools[0].name");
     expect(ant.error.error.message).not.toContain("clientTools");
   });
+
+  it("too many tools names `tools`, not the /chat field it becomes", async () => {
+    const tools = Array.from({ length: 1025 }, (_, i) => ({ type: "function" as const, function: { name: `t${i}` } }));
+    const oai = await openai()
+      .chat.completions.create({ model: "fakeoai/gpt-fake", messages: [{ role: "user", content: "hi" }], tools })
+      .catch((e) => e);
+    expect(oai).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(oai.error).toMatchObject({ param: "tools", message: "tools has more than 1024 entries" });
+  });
+
+  it("a sampling field or `stream` of the wrong type is refused naming it, not ignored", async () => {
+    const base = { model: "fakeoai/gpt-fake", messages: [{ role: "user", content: "hi" }] };
+    const cases: Array<[Record<string, unknown>, string, string]> = [
+      [{ temperature: "hot" }, "temperature", "temperature must be a number"],
+      [{ top_p: [1] }, "top_p", "top_p must be a number"],
+      [{ max_tokens: "10" }, "max_tokens", "max_tokens must be a number"],
+      [{ max_completion_tokens: true }, "max_completion_tokens", "max_completion_tokens must be a number"],
+      [{ stream: "yes" }, "stream", "stream must be true or false"],
+    ];
+    for (const [extra, param, message] of cases) {
+      const oai = await openai()
+        .chat.completions.create({ ...base, ...extra } as never)
+        .catch((e) => e);
+      expect(oai, param).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(oai.error).toMatchObject({ param, message });
+    }
+    for (const [extra, message] of [
+      [{ max_tokens: "10" }, "max_tokens must be a number"],
+      [{ max_tokens: 64, stream: 1 }, "stream must be true or false"],
+    ] as const) {
+      const ant = await anthropic()
+        .messages.create(
+          Object.assign({ model: "fakeant/claude-fake", max_tokens: 64, messages: [{ role: "user" as const, content: "hi" }] }, extra) as never,
+        )
+        .catch((e) => e);
+      expect(ant).toBeInstanceOf(Anthropic.BadRequestError);
+      expect(ant.error.error.message).toMatch(new RegExp(`^${message}\\b`));
+    }
+  });
 });
 
 describe("a full session", () => {
