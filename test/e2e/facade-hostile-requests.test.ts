@@ -47,6 +47,17 @@ async function parkedConversation(session?: string) {
   return { s, messages, assistant, call, session: response.headers.get("x-session-id")! };
 }
 
+/** The follow-up answering the parked call with `name` resumes the program with it: nothing before it was delivered. */
+async function resumesWith(c: Awaited<ReturnType<typeof parkedConversation>>, name: string, opts: { session?: string } = { session: c.session }) {
+  const runId = await parkedRunId(c.session);
+  await appendSteps(c.s.id, [{ toolCalls: [{ id: "w1", name: "wait", input: { runId } }] }, { text: "ok" }]);
+  const follow = { model: MODEL, messages: [...c.messages, c.assistant, { role: "tool", tool_call_id: c.call.id, content: name }] };
+  const res = await post("/v1/chat/completions", follow, opts);
+  expect(res.status).toBe(200);
+  const waited = toolResults((await requests(c.s.id)).at(-1)!).find((t) => t.id === "w1")!;
+  expect(JSON.parse(waited.content)).toMatchObject({ status: "completed", value: `Hello, ${name}` });
+}
+
 describe("facade tenants and call ids", () => {
   it("another tenant replaying a follow-up, derived or with the session id the owner got, is a 404; the owner's run then completes", async () => {
     const { s, messages, assistant, call, session } = await parkedConversation();
@@ -69,7 +80,8 @@ describe("facade tenants and call ids", () => {
   });
 
   it("a real call id beside one no turn handed out is a 404 naming the stranger, not a 409; the real one is still open", async () => {
-    const { s, messages, assistant, call, session } = await parkedConversation(sessionId());
+    const c = await parkedConversation(sessionId());
+    const { messages, assistant, call, session } = c;
     const forged = {
       ...assistant,
       tool_calls: [...(assistant as OpenAI.Chat.ChatCompletionAssistantMessageParam).tool_calls!, { ...call, id: "call_fabricated" }],
@@ -93,20 +105,12 @@ describe("facade tenants and call ids", () => {
       message: "unknown tool call id call_fabricated: no turn of this conversation is waiting on it",
     });
     // Nothing was delivered: the honest follow-up resumes with its own result.
-    const runId = await parkedRunId(session);
-    await appendSteps(s.id, [{ toolCalls: [{ id: "w1", name: "wait", input: { runId } }] }, { text: "ok" }]);
-    const mine = await post(
-      "/v1/chat/completions",
-      { model: MODEL, messages: [...messages, assistant, { role: "tool", tool_call_id: call.id, content: "Ada" }] },
-      { session },
-    );
-    expect(mine.status).toBe(200);
-    const waited = toolResults((await requests(s.id)).at(-1)!).find((t) => t.id === "w1")!;
-    expect(JSON.parse(waited.content)).toMatchObject({ status: "completed", value: "Hello, Ada" });
+    await resumesWith(c, "Ada");
   });
 
   it("two results for one call are a 400 that delivers neither; the corrected follow-up resumes with its result", async () => {
-    const { s, messages, assistant, call, session } = await parkedConversation(sessionId());
+    const c = await parkedConversation(sessionId());
+    const { messages, assistant, call, session } = c;
     const twice = await post(
       "/v1/chat/completions",
       {
@@ -123,16 +127,7 @@ describe("facade tenants and call ids", () => {
     expect(twice.status).toBe(400);
     expect(twice.json.error).toMatchObject({ code: "invalid_request", param: "messages" });
     expect(twice.json.error.message).toContain(call.id);
-    const runId = await parkedRunId(session);
-    await appendSteps(s.id, [{ toolCalls: [{ id: "w1", name: "wait", input: { runId } }] }, { text: "ok" }]);
-    const fixed = await post(
-      "/v1/chat/completions",
-      { model: MODEL, messages: [...messages, assistant, { role: "tool", tool_call_id: call.id, content: "Eve" }] },
-      { session },
-    );
-    expect(fixed.status).toBe(200);
-    const waited = toolResults((await requests(s.id)).at(-1)!).find((t) => t.id === "w1")!;
-    expect(JSON.parse(waited.content)).toMatchObject({ status: "completed", value: "Hello, Eve" });
+    await resumesWith(c, "Eve");
   });
 });
 
