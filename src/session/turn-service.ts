@@ -98,6 +98,10 @@ export class TurnService {
   /** The HTTP client of `requestId` went away: cancel that call's active work. */
   cancelRequest(requestId: string): void {
     this.calls.cancel(requestId);
+    // A sub-agent's /chat cancelled by its parent: nobody will read this turn's answer, so the
+    // sub-agents its cells started stop too (each cancels its own in turn, down the tree).
+    const childTurn = this.children.turnOf(requestId);
+    if (childTurn !== undefined) cancelChildren(childTurn);
   }
 
   /** `storedWith`: bytes the opener (a /chat call: its first messages) stores with the turn, admitted together. */

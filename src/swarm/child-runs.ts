@@ -60,6 +60,8 @@ export class ChildRuns {
   private readonly running = new Map<string, Promise<ChildResult>>();
   /** Results of this incarnation, also when the session could not store them (its turn never opened). */
   private readonly settled = new Map<string, Settled>();
+  /** The turn each running request opened here (a sub-agent's turn, by its parent's request id). */
+  private readonly turns = new Map<string, string>();
 
   constructor(private readonly port: ChildRunsPort) {}
 
@@ -76,7 +78,12 @@ export class ChildRuns {
     }
     const run = this.port
       .chat(tenantId, sessionId, req, requestId)
-      .then((stream) => readChildStream(stream, sessionId, () => this.mark(tenantId, requestId, { parentSessionId, childSessionId: sessionId })))
+      .then((stream) =>
+        readChildStream(stream, sessionId, (turnId) => {
+          this.turns.set(requestId, turnId);
+          this.mark(tenantId, requestId, { parentSessionId, childSessionId: sessionId });
+        }),
+      )
       .catch((error: unknown): ChildResult => ({ status: "failed", text: "", sessionId, error: `the sub-agent failed: ${String(error)}` }))
       .then(async (result) => {
         // Stored here, with the wake-up it owes, before the parent is told.
@@ -85,8 +92,16 @@ export class ChildRuns {
         else await this.wakeParent(tenantId, parentSessionId, sessionId);
         return result;
       })
-      .finally(() => this.running.delete(requestId));
+      .finally(() => {
+        this.running.delete(requestId);
+        this.turns.delete(requestId);
+      });
     this.running.set(requestId, run);
+  }
+
+  /** The turn a running sub-agent request opened here, if it has one. */
+  turnOf(requestId: string): string | undefined {
+    return this.turns.get(requestId);
   }
 
   /** The outcome of `requestId`, waiting up to `waitMs` while it runs here. */

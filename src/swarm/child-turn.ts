@@ -123,14 +123,18 @@ export async function runChildTurn(
 }
 
 /** A child's `/chat` event stream read to its end, as the child's result (its own object reads it); `opened`: its turn is stored. */
-export async function readChildStream(stream: ReadableStream<Uint8Array>, sessionId: string, opened?: () => void): Promise<ChildResult> {
+export async function readChildStream(
+  stream: ReadableStream<Uint8Array>,
+  sessionId: string,
+  opened?: (turnId: string) => void,
+): Promise<ChildResult> {
   const failed = (error: string, more: Partial<ChildResult> = {}): ChildResult => ({ status: "failed", text: "", sessionId, ...more, error });
   let turnId: string | undefined;
   let text = "";
   for await (const event of readEvents(stream)) {
     if (event.type === "turn") {
       turnId = event.turnId;
-      opened?.();
+      opened?.(event.turnId);
     } else if (event.type === "done") {
       const answer = event.answer;
       const ids = { turnId: answer.turnId, meta: answer.meta };

@@ -7,52 +7,28 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
-import { gatewayProcess } from "../restart/gateway-process.mjs";
-import { createFakeProviderServer } from "../support/fake-provider/server.mjs";
+import { gatewayWithFakeProvider } from "../restart/gateway-process.mjs";
 
 const TOKEN = "playground-test-token";
-/** `fakeoai` is the scripted fake provider (test/support/fake-provider/server.mjs) on `providerPort`. */
-const config = (providerPort) => ({
+/** The gateway's config; `fakeoai/gpt-fake` is the scripted fake provider (gatewayWithFakeProvider). */
+const config = {
   tools: { codeMode: true, swarm: false },
   // notes_write (the demo plugin's) needs an operator's decision for agent `approve`.
   agents: { entries: { approve: { approvals: { require: ["notes_write"], timeoutSeconds: 120 } } } },
-  models: {
-    providers: {
-      fakeoai: {
-        api: "openai-completions",
-        baseUrl: `http://127.0.0.1:${providerPort}/v1`,
-        apiKey: "env:FAKE_OPENAI_KEY",
-        models: [{ id: "gpt-fake", compat: { codeMode: "preferred", supportsTools: true } }],
-      },
-    },
-  },
-});
+};
 const SHOTS = join(process.cwd(), ".wrangler", "test-screenshots");
 const persist = mkdtempSync(join(tmpdir(), "codemode-playground-"));
 const profile = mkdtempSync(join(tmpdir(), "codemode-chromium-"));
 const port = 8950 + Math.floor(Math.random() * 40);
 const base = `http://127.0.0.1:${port}`;
-const providers = createFakeProviderServer();
 let providerBase;
 let gateway;
+let closeGateway;
 let browser;
 
 before(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  await new Promise((resolve, reject) => {
-    providers.once("error", reject);
-    providers.listen(0, "127.0.0.1", resolve);
-  });
-  const providerPort = providers.address().port;
-  providerBase = `http://127.0.0.1:${providerPort}`;
-  gateway = gatewayProcess({
-    cwd: process.cwd(),
-    port,
-    persist,
-    token: TOKEN,
-    vars: { CODEMODE_CONFIG: JSON.stringify(config(providerPort)), FAKE_OPENAI_KEY: "fake-key-openai" },
-  });
-  await gateway.start();
+  ({ gateway, providerBase, close: closeGateway } = await gatewayWithFakeProvider({ port, persist, token: TOKEN, config }));
   browser = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
     headless: true,
@@ -71,10 +47,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  await gateway?.stop();
-  providers.stopHangs();
-  providers.closeAllConnections();
-  await new Promise((resolve) => providers.close(resolve));
+  await closeGateway?.();
   rmSync(persist, { recursive: true, force: true });
   rmSync(profile, { recursive: true, force: true });
 });

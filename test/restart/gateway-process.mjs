@@ -2,6 +2,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { createFakeProviderServer } from "../support/fake-provider/server.mjs";
 
 /**
  * `wrangler`: the CLI's path (default `npx wrangler`, found from `cwd`); `vars`: more `--var`s (e.g. CODEMODE_CONFIG);
@@ -111,4 +112,51 @@ export function durableObjectFiles(persist, className) {
   };
   walk(persist);
   return out;
+}
+
+/**
+ * The scripted fake provider (test/support/fake-provider/server.mjs) on a free loopback port, and a
+ * gateway under `wrangler dev` whose CODEMODE_CONFIG is `config` with that provider as `fakeoai`
+ * (model `fakeoai/gpt-fake`, code mode preferred; its key set).
+ * `close` stops both, the provider's hanging answers included.
+ */
+export async function gatewayWithFakeProvider({ port, persist, token, config }) {
+  const providers = createFakeProviderServer();
+  await new Promise((resolve, reject) => {
+    providers.once("error", reject);
+    providers.listen(0, "127.0.0.1", resolve);
+  });
+  const providerPort = providers.address().port;
+  const gateway = gatewayProcess({
+    cwd: process.cwd(),
+    port,
+    persist,
+    token,
+    vars: {
+      CODEMODE_CONFIG: JSON.stringify({ ...config, models: { providers: { fakeoai: fakeoai(providerPort) } } }),
+      FAKE_OPENAI_KEY: "fake-key-openai",
+    },
+  });
+  const close = async () => {
+    await gateway.stop();
+    providers.stopHangs();
+    providers.closeAllConnections();
+    await new Promise((resolve) => providers.close(resolve));
+  };
+  try {
+    await gateway.start();
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { gateway, providerBase: `http://127.0.0.1:${providerPort}`, close };
+}
+
+function fakeoai(providerPort) {
+  return {
+    api: "openai-completions",
+    baseUrl: `http://127.0.0.1:${providerPort}/v1`,
+    apiKey: "env:FAKE_OPENAI_KEY",
+    models: [{ id: "gpt-fake", compat: { codeMode: "preferred", supportsTools: true } }],
+  };
 }
