@@ -106,7 +106,6 @@ export function parseMessages(body: unknown): ParsedMessages {
   const b = body as Record<string, unknown>;
   if (typeof b.model !== "string" || b.model === "") fail("model", 'model is required: a "provider/model" GET /v1/models lists');
   const sampling = samplingFields(b, ["max_tokens"]);
-
   return {
     turn: {
       format: "anthropic",

@@ -195,13 +195,13 @@ async function resume(
   const ids = results.map((r) => r.id);
   const known = new Set([...turn.pending, ...turn.delivered]);
   const others = ids.filter((id) => !known.has(id));
-  // Beside this turn's ids, ids no turn of the session handed out: those are the 404, not a stale request.
+  // Beside this turn's ids, ids no turn of the session handed out are the 404; another turn's are a stale request (409).
   if (others.length > 0) {
     const elsewhere = await stub.callTurn(ctx.tenant, others);
     if (!elsewhere.ok && elsewhere.reason === "not_found") throw unknownCalls(others, req);
   }
   const waitingOnOthers = turn.status === "waiting" && !turn.pending.some((id) => ids.includes(id));
-  if (turn.status === "completed" || turn.status === "running" || waitingOnOthers || ids.some((id) => !known.has(id)))
+  if (turn.status === "completed" || turn.status === "running" || waitingOnOthers || others.length > 0)
     throw new GatewayError(
       "conflict",
       `the tool results for ${ids.join(", ")} were already taken and the turn has moved on (a replayed or stale request); send the conversation with the latest assistant message`,

@@ -120,7 +120,6 @@ export function parseChatCompletion(body: unknown): ParsedCompletion {
   if (typeof b.model !== "string" || b.model === "") fail("model", 'model is required: a "provider/model" GET /v1/models lists');
   if (b.n !== undefined && b.n !== null && b.n !== 1) fail("n", "n must be 1 (one answer per turn)");
   const sampling = samplingFields(b, ["max_completion_tokens", "max_tokens"]);
-
   const options = b.stream_options;
   return {
     turn: {

@@ -1,3 +1,4 @@
+import { formatPath } from "../http";
 import type { McpServerSdk } from "./mcp-server-sdk";
 
 type ZodLike = {
@@ -52,6 +53,7 @@ function kindOf(value: unknown): string {
   return value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
 }
 
+/** The issue's field as the request body's own path (`params.task.ttl`), as /v1 names fields. */
 function fieldName(path: readonly PropertyKey[]): string {
-  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i > 0 ? "." : ""}${String(p)}`)).join("") || "request";
+  return formatPath(path.map((p) => (typeof p === "number" ? p : String(p)))) || "request";
 }
