@@ -5,7 +5,9 @@
  * across it. Prints percentiles of wall and CPU per kind, per-round p50/p90 ratios, and how much of
  * the slowest decile is workerd's own CPU. Linux only.
  *
- *   node --experimental-strip-types bench/experiments/exec-dist.ts [--rounds=30] [--per=30] [--cpu] [<root>]
+ *   node --experimental-strip-types bench/experiments/exec-dist.ts [--rounds=30] [--per=30] [--pause=0] [--cpu] [<root>]
+ *
+ * `--pause=10` waits that many ms before each request, as the bench's paced rows do.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -21,6 +23,7 @@ const arg = (name: string, dflt: string) => process.argv.find((a) => a.startsWit
 const ROUNDS = Number(arg("rounds", "30"));
 const PER = Number(arg("per", "30"));
 const BLOCK = 5;
+const PAUSE = Number(arg("pause", "0"));
 const root = process.argv.slice(2).find((a) => !a.startsWith("--")) ?? HERE;
 const TOKEN = "exec-dist-token";
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "execdist-"));
@@ -30,6 +33,7 @@ let turn = await openTurn(gw, "d");
 // Reading workerd's counters takes the client ~0.3 ms between requests: only with `--cpu`.
 const CPU = process.argv.includes("--cpu");
 const call = async (kind: Kind) => {
+  if (PAUSE > 0) await new Promise((resolve) => setTimeout(resolve, PAUSE));
   const c0 = CPU ? cpuMs(pid) : 0;
   const { ms } =
     kind === "exec"

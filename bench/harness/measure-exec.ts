@@ -5,7 +5,7 @@
  * (HTTP + Worker) and a refused `wait` (HTTP + Worker + Durable Object, no VM). All five take a
  * block of samples in every round (rounds.ts); each ratio is per round, summarized across rounds.
  */
-import { bareVmCell, nodeProcessCell } from "./baselines.ts";
+import { bareVmCell, collectGarbage, nodeProcessCell } from "./baselines.ts";
 import { expectCompleted, expectRefusedWait, getJson, getJsonViaFetch, openTurn, timedJson, timedTool, type Check, type Gateway } from "./http.ts";
 import type { Plan } from "./options.ts";
 import { runRounds, type Step } from "./rounds.ts";
@@ -68,7 +68,13 @@ export async function measureExec(gw: Gateway, plan: Plan["exec"], childTimeoutM
       run: post("exec", { code: plan.code }, expectCompleted("exec via fetch", plan.expected), getJsonViaFetch),
     },
     { name: "node", perRound: plan.nodePerRound, warmup: plan.nodeWarmup, run: nodeProcessCell(plan.code, plan.expected, childTimeoutMs) },
-    { name: "bareVm", perRound: plan.vmPerRound, warmup: plan.warmup, run: await bareVmCell(plan.code, plan.expected) },
+    {
+      name: "bareVm",
+      perRound: plan.vmPerRound,
+      warmup: plan.warmup,
+      run: await bareVmCell(plan.code, plan.expected),
+      after: collectGarbage,
+    },
     { name: "healthz", perRound: plan.floorPerRound, warmup: plan.warmup, run: healthz },
     // Both again, each request after a pause: what a model's calls, seconds apart, see. Back to back, each exec
     // also pays for the previous one's work deferred past its answer (its VM's reset for the pool, timers, GC).

@@ -13,6 +13,8 @@ declare module "node:net";
 declare module "node:os";
 declare module "node:path";
 declare module "node:url";
+declare module "node:v8";
+declare module "node:vm";
 declare module "node:zlib";
 
 // Node has these; workers-types leaves them out (workerd forbids compiling wasm at run time).

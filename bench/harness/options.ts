@@ -135,14 +135,17 @@ export function planFor(quick: boolean): Plan {
       // hiccup lands in, and those come every few dozen requests: a round's p90 has to see many of them on
       // both sides. With 30 a side, three samples made the p90 and it turned on whether a third collection
       // fell in the round (per-round p90 ratios spread 1.15–1.56 where 100 a side spread 1.33–1.47, one
-      // build, bench/experiments/exec-dist.ts). The other measures scale with exec, so the blocks keep
-      // taking turns to the end of each round.
+      // build, bench/experiments/exec-dist.ts). With 90 a side amid the other measures, one run's per-round
+      // p90 ratios still spread 0.83–1.83 (IQR 1.12–1.41) around a pooled 1.27: 180 a side. The other
+      // measures do not scale with exec: past their last block, exec and `wait` take turns alone.
       rounds: quick ? 3 : 15,
-      execPerRound: quick ? 8 : 90,
+      execPerRound: quick ? 8 : 180,
       // Within a round the measures take turns in blocks of at most this many samples (each back to back).
       block: 5,
       floorPerRound: quick ? 5 : 30,
-      pacedPerRound: quick ? 5 : 60,
+      // The paced pair is judged on its p90 as well: with 60 a side, a round's p90 was its sixth slowest
+      // sample, and the per-round p90 ratios of one run spread 0.92–1.72 around a pooled 1.28.
+      pacedPerRound: quick ? 5 : 120,
       pauseMs: 10,
       nodePerRound: quick ? 2 : 45,
       vmPerRound: quick ? 10 : 90,

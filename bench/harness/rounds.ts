@@ -19,6 +19,11 @@ export interface Step<Name extends string = string> {
    * deferred (a cell's VM reset, timers), and a first sample after another measure's block is not back to back.
    */
   lead?: number;
+  /**
+   * Untimed, after each of the step's blocks: work the step leaves behind in this process (a
+   * baseline's garbage) is done here, not inside the next block's samples.
+   */
+  after?: () => void;
   run: () => Promise<number>;
 }
 
@@ -40,7 +45,10 @@ export async function runRounds<Name extends string>(
    */
   opts: { alternate?: boolean; block?: number; beforeRound?: (round: number) => Promise<void> } = {},
 ): Promise<RoundsResult<Name>> {
-  for (const step of steps) for (let i = 0; i < step.warmup; i++) await step.run();
+  for (const step of steps) {
+    for (let i = 0; i < step.warmup; i++) await step.run();
+    step.after?.();
+  }
   const out = Object.fromEntries(steps.map((s) => [s.name, [] as number[][]])) as RoundsResult<Name>;
   for (let r = 0; r < rounds; r++) {
     await opts.beforeRound?.(r);
@@ -55,6 +63,7 @@ export async function runRounds<Name extends string>(
         if (take <= 0) continue;
         if (!opts.alternate) for (let i = 0; i < (step.lead ?? 0); i++) await step.run();
         for (let i = 0; i < take; i++) kept.push(await step.run());
+        step.after?.();
         if (kept.length < step.perRound) done = false;
       }
     }
