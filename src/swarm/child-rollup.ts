@@ -2,13 +2,13 @@ import type { SubAgents } from "../agent";
 import type { SubAgentTelemetry } from "../code-mode";
 import type { SessionStore } from "../tools";
 import type { ChildResult } from "./child-turn";
-import { childSessionId, COUNT_KEY, MAX_SUB_AGENTS_PER_TURN, RESULT_KEY } from "./swarm-plugin";
+import { childSessionId, COUNT_KEY, LABEL_KEY, MAX_SUB_AGENTS_PER_TURN, RESULT_KEY } from "./swarm-plugin";
 
 /**
  * A parent turn's sub-agents for its trajectory: each child in spawn order (label, session and
  * turn ids, status, duration, cost, a link to its own trajectory), and the totals of their
- * assistant turns, usage and cost. Read from what the parent stored (its spawn count and each
- * child's result, stored before the parent was told); a child without a result yet is `running`.
+ * assistant turns, usage and cost. Read from what the parent stored (its spawn count, each child's
+ * label and result, stored before the parent was told); a child without a result yet is `running`.
  */
 export async function rollUpChildren(store: SessionStore, sessionId: string, turnId: string): Promise<SubAgents | undefined> {
   const started = Math.min(Number((await store.get(COUNT_KEY(turnId))) ?? 0), MAX_SUB_AGENTS_PER_TURN);
@@ -24,7 +24,8 @@ export async function rollUpChildren(store: SessionStore, sessionId: string, tur
     const child = childSessionId(sessionId, turnId, index);
     const result = (await store.get(RESULT_KEY(child))) as ChildResult | undefined;
     if (!result) {
-      rollup.children.push({ sessionId: child, status: "running", assistantTurns: 0 });
+      const label = await store.get(LABEL_KEY(child));
+      rollup.children.push({ ...(typeof label === "string" ? { label } : {}), sessionId: child, status: "running", assistantTurns: 0 });
       continue;
     }
     const meta = result.meta;

@@ -18,6 +18,8 @@ export const COUNT_KEY = (turnId: string) => `swarm:n:${turnId}`;
 /** Model calls the turn's children hold (reserved at spawn, the unused part given back at their end). */
 const CALLS_KEY = (turnId: string) => `swarm:m:${turnId}`;
 export const RESULT_KEY = (childSessionId: string) => `swarm:r:${childSessionId}`;
+/** A child's label, stored at its spawn: the rollup names a child still running (its result holds it later). */
+export const LABEL_KEY = (childSessionId: string) => `swarm:l:${childSessionId}`;
 /** A spawn call's child session, stored before the child starts (the call re-attaches by it). */
 const CALL_KEY = (turnId: string, callId: string) => `swarm:c:${turnId}:${callId}`;
 /** The request id a child turn runs under in its own object: found again from the child's session id. */
@@ -121,6 +123,7 @@ async function spawn(input: SpawnInput, ctx: ToolContext): Promise<ChildResult |
     modelCalls = next.modelCalls;
     sessionId = childSessionId(ctx.sessionId, ctx.turnId, next.index);
     if (callKey !== undefined) await ctx.store.put(callKey, sessionId);
+    if (label !== undefined) await ctx.store.put(LABEL_KEY(sessionId), label);
     req = {
       model,
       messages: [{ role: "user", content: input.prompt }],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { api, exec, openTurn, sessionId, settleRun } from "./helpers";
-import { chat, script, trajectory, user } from "./chat-helpers";
+import { arrived, chat, script, trajectory, user } from "./chat-helpers";
 
 // Swarm (issue 27, "Accounting" and "Trajectory tree"): the parent turn's trajectory rolls up its
 // sub-agents (assistant turns, usage, cost) and lists each one: label, child session and turn
@@ -81,6 +81,19 @@ describe("Swarm: the parent's trajectory rolls up its sub-agents", () => {
       ["k0", "completed"],
       ["k1", "completed"],
     ]);
+  });
+
+  it("a child still running is listed with its label", async () => {
+    const session = sessionId();
+    const slow = await script([{ hangMs: 60_000, text: "never" }]);
+    const turnId = await openTurn(session, { agentId: "swarm", model: MODEL });
+    const r = await exec(session, turnId, `await agents.run({ prompt: "${slow.marker} s", label: "slow one" }); return 1;`);
+    expect(r.status).toBe("waiting");
+    for (let i = 0; i < 200 && (await arrived(slow.id)) === 0; i++) await new Promise((res) => setTimeout(res, 10));
+    const t = (await trajectory(session, turnId)).json;
+    expect(t.subAgents.children).toEqual([{ label: "slow one", sessionId: expect.stringMatching(/\.sub-/), status: "running", assistantTurns: 0 }]);
+    // Cancels the child's model call.
+    expect((await api("DELETE", `/v1/sessions/${session}/turns/${turnId}`)).status).toBe(200);
   });
 
   it("a turn that started no sub-agents has no subAgents entry", async () => {
