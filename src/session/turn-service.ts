@@ -67,7 +67,7 @@ export class TurnService {
   ) {
     this.plugins = plugins;
     this.children = new ChildRuns({
-      chat: (t, s, req, requestId) => this.chat(t, s, req, requestId),
+      chat: (t, s, req, requestId, stored) => this.chat(t, s, req, requestId, stored),
       store: p.kv,
       started: () => p.sessionStorage.ready,
       tellParent: async (tenantId, parentSessionId, childSessionId) => {
@@ -104,8 +104,17 @@ export class TurnService {
     if (childTurn !== undefined) cancelChildren(childTurn);
   }
 
-  /** `storedWith`: bytes the opener (a /chat call: its first messages) stores with the turn, admitted together. */
-  async openTurn(tenantId: string, sessionId: string, req: OpenTurnRequest, storedWith = 0): Promise<SessionReply<OpenTurnAnswer>> {
+  /**
+   * `storedWith`: bytes the opener (a /chat call: its first messages) stores with the turn, admitted together.
+   * `stored`: runs inside the transaction that stores the turn (a sub-agent's running record).
+   */
+  async openTurn(
+    tenantId: string,
+    sessionId: string,
+    req: OpenTurnRequest,
+    storedWith = 0,
+    stored?: (turnId: string) => void,
+  ): Promise<SessionReply<OpenTurnAnswer>> {
     const config = this.p.config();
     if (!config.ok) return { ok: false, reason: "invalid_config", message: config.error.message };
     const turnId = crypto.randomUUID();
@@ -146,7 +155,7 @@ export class TurnService {
     const admitted = this.p.quota.admitTurn(row.charged, storedWith);
     if (!admitted.ok) return { ok: false, reason: "quota_exceeded", message: admitted.message };
     try {
-      await this.storeTurn(spec, counters, row);
+      await this.storeTurn(spec, counters, row, stored);
     } catch (error) {
       // A refused write (SQLITE_TOOBIG, a full disk) is an answer, not a throw out of the RPC: nothing was stored.
       logRecord("host_error", { where: "turn.store", error, tenant: tenantId, sessionId });
@@ -359,7 +368,14 @@ export class TurnService {
     return notFound("unknown tool call id");
   }
 
-  async chat(tenantId: string, sessionId: string, req: ChatRequest, requestId: string): Promise<ReadableStream<Uint8Array>> {
+  /** `stored`: runs inside the transaction that stores the turn this /chat opens (openTurn). */
+  async chat(
+    tenantId: string,
+    sessionId: string,
+    req: ChatRequest,
+    requestId: string,
+    stored?: (turnId: string) => void,
+  ): Promise<ReadableStream<Uint8Array>> {
     const fetch = this.p.providerFetch();
     const port: ChatPort = {
       env: {
@@ -375,7 +391,7 @@ export class TurnService {
         ...(fetch ? { fetch } : {}),
       },
       turns: {
-        open: (t, s, r, storedWith) => this.openTurn(t, s, r, storedWith),
+        open: (t, s, r, storedWith) => this.openTurn(t, s, r, storedWith, stored),
         get: (t, id) => this.p.turns.get(t, id),
         surface: (spec) => turnSurface(spec),
         wasDelivered: (id, callId) => this.p.turns.wasDelivered(id, callId),
@@ -408,12 +424,13 @@ export class TurnService {
    * The turn's first write, all or nothing: a session that stored nothing before a failed write
    * stores nothing after it (its `DELETE` still answers 404), whatever the failure.
    */
-  private async storeTurn(spec: TurnSpec, counters: TurnCounters, row: EncodedTurn): Promise<void> {
+  private async storeTurn(spec: TurnSpec, counters: TurnCounters, row: EncodedTurn, stored?: (turnId: string) => void): Promise<void> {
     const fresh = !this.p.sessionStorage.ready;
     try {
       this.p.transaction(() => {
         this.p.sessionStorage.ensure();
         this.p.turns.insert(spec, counters, row);
+        stored?.(spec.turnId);
       });
       this.p.transcript.opened?.(spec.turnId);
       this.p.expiry.opened?.(spec.turnId, spec.createdAt);

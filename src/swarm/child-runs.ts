@@ -4,8 +4,17 @@ import { readChildStream, type ChildOutcome, type ChildResult } from "./child-tu
 
 /** What a session object lends the sub-agent turns it runs for a parent. */
 export type ChildRunsPort = {
-  /** The session's `/chat` agent loop (the turn service's). */
-  chat(tenantId: string, sessionId: string, req: ChatRequest, requestId: string): Promise<ReadableStream<Uint8Array>>;
+  /**
+   * The session's `/chat` agent loop (the turn service's). `stored` runs inside the transaction that
+   * stores the turn (synchronous, its writes committed with the turn's or not at all).
+   */
+  chat(
+    tenantId: string,
+    sessionId: string,
+    req: ChatRequest,
+    requestId: string,
+    stored: (turnId: string) => void,
+  ): Promise<ReadableStream<Uint8Array>>;
   /** The session's durable key/value store (written only once the session stores a turn). */
   store: SessionStore;
   /** The session stored a turn (a child session exists for one spawn: stored state means it was started). */
@@ -52,8 +61,9 @@ type Settled = Extract<Stored, { result: ChildResult }>;
  * nudge (the parent then reads the stored result), so one delivered twice changes nothing.
  *
  * A turn lost with its object (reset or evicted while it ran) stored no result, so the same
- * record first says it runs: written when its turn opens (under the key its result replaces, so
- * finishing costs no extra write), with a heartbeat alarm. An alarm that finds it while no
+ * record first says it runs: written in the transaction that stores its turn (no reset can fall
+ * between the two; under the key its result replaces, so finishing costs no extra write), with a
+ * heartbeat alarm. An alarm that finds it while no
  * promise of this incarnation runs it stores the loss as the result, with the wake-up it owes.
  */
 export class ChildRuns {
@@ -77,13 +87,8 @@ export class ChildRuns {
       return;
     }
     const run = this.port
-      .chat(tenantId, sessionId, req, requestId)
-      .then((stream) =>
-        readChildStream(stream, sessionId, (turnId) => {
-          this.turns.set(requestId, turnId);
-          this.mark(tenantId, requestId, { parentSessionId, childSessionId: sessionId });
-        }),
-      )
+      .chat(tenantId, sessionId, req, requestId, () => this.mark(tenantId, requestId, { parentSessionId, childSessionId: sessionId }))
+      .then((stream) => readChildStream(stream, sessionId, (turnId) => this.turns.set(requestId, turnId)))
       .catch((error: unknown): ChildResult => ({ status: "failed", text: "", sessionId, error: `the sub-agent failed: ${String(error)}` }))
       .then(async (result) => {
         // Stored here, with the wake-up it owes, before the parent is told.
@@ -162,9 +167,12 @@ export class ChildRuns {
     await this.keepTold(requestId);
   }
 
-  /** The turn opened here: stored as running (whom it answers) and watched by the heartbeat alarm. */
+  /**
+   * The turn is being stored here: stored as running too (whom it answers), watched by the heartbeat
+   * alarm. Synchronous: the store's put does its write before it returns its promise.
+   */
   private mark(tenantId: string, requestId: string, to: Omit<Running, "since">): void {
-    if (!this.port.started() || this.settled.has(requestId)) return;
+    if (this.settled.has(requestId)) return;
     const now = this.port.now();
     this.port.armAlarm(now + HEARTBEAT_MS);
     // Not written (a full session): the turn runs unwatched, as before the marker existed.
