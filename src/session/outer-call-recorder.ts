@@ -36,6 +36,20 @@ export function resumedRunId(toolName: string, input: unknown): string | undefin
 
 /** `exec`'s `code`/`command` as stored: redacted source (seed 002, "Source in session history"); other inputs as given. */
 
+/** Whose call an OuterCallRecorder writes, and where. */
+export type OuterCallRecorderOptions = {
+  store: TranscriptPort;
+  turnId: string;
+  call: OuterCallContext;
+  toolName: string;
+  now: () => number;
+  redaction: RedactionOptions;
+  /** Ids every `tool_call` log record carries. */
+  ids?: { tenant: string; sessionId: string };
+  /** The turn's client tools (by their own names): the pending calls that are the caller's to run. */
+  clientTools?: ReadonlySet<string>;
+};
+
 /**
  * Writes one outer call's trajectory events: its start and end, every completed nested call
  * under it (bounded, redacted previews), client calls it handed out, the snapshot lifecycle
@@ -53,18 +67,25 @@ export class OuterCallRecorder {
   /** The end's log record went out (a log line is not undone with a rolled-back step; the end's rows are written again). */
   private endLogged = false;
 
-  constructor(
-    private readonly store: TranscriptPort,
-    private readonly turnId: string,
-    private readonly call: OuterCallContext,
-    private readonly toolName: string,
-    private readonly now: () => number,
-    private readonly redaction: RedactionOptions,
-    /** Ids every `tool_call` log record carries. */
-    private readonly ids?: { tenant: string; sessionId: string },
-    /** The turn's client tools (by their own names): the pending calls that are the caller's to run. */
-    private readonly clientTools: ReadonlySet<string> = new Set(),
-  ) {}
+  private readonly store: TranscriptPort;
+  private readonly turnId: string;
+  private readonly call: OuterCallContext;
+  private readonly toolName: string;
+  private readonly now: () => number;
+  private readonly redaction: RedactionOptions;
+  private readonly ids: { tenant: string; sessionId: string } | undefined;
+  private readonly clientTools: ReadonlySet<string>;
+
+  constructor(o: OuterCallRecorderOptions) {
+    this.store = o.store;
+    this.turnId = o.turnId;
+    this.call = o.call;
+    this.toolName = o.toolName;
+    this.now = o.now;
+    this.redaction = o.redaction;
+    this.ids = o.ids;
+    this.clientTools = o.clientTools ?? new Set();
+  }
 
   private log(callId: string, tool: string, source: string, ok: boolean, decision: PolicyDecision | undefined, durationMs?: number): void {
     if (!this.ids) return;

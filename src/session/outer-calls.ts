@@ -139,16 +139,16 @@ export class OuterCalls {
 
   /** The trajectory and log writer of one outer call. */
   recorder(spec: TurnSpec, call: OuterCallContext, toolName: string): OuterCallRecorder {
-    return new OuterCallRecorder(
-      this.p.transcript,
-      spec.turnId,
+    return new OuterCallRecorder({
+      store: this.p.transcript,
+      turnId: spec.turnId,
       call,
       toolName,
-      () => this.p.clock().now(),
-      { secrets: this.secretsOf(spec), patterns: this.redactPatterns() },
-      { tenant: spec.tenantId, sessionId: spec.sessionId },
-      new Catalog(spec.catalog).clientToolNames(),
-    );
+      now: () => this.p.clock().now(),
+      redaction: { secrets: this.secretsOf(spec), patterns: this.redactPatterns() },
+      ids: { tenant: spec.tenantId, sessionId: spec.sessionId },
+      clientTools: new Catalog(spec.catalog).clientToolNames(),
+    });
   }
 
   private async dispatchTool(turn: StoredTurn, toolName: string, input: unknown, ctx: CallScope): Promise<SessionReply<unknown>> {

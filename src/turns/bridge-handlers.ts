@@ -22,21 +22,26 @@ export type NestedCallDeps = {
   onUpdate?: (callId: string | undefined, tool: string, partial: unknown) => void;
 };
 
+/** One call of a catalog tool: how errors name it, its signal, its output bound, and who it is. */
+export type EntryCall = {
+  /** The name errors use (`MCP.server.tool`, `Issues.list`, the callable name). */
+  name: string;
+  signal: AbortSignal;
+  /** maxOutputBytes of the turn. */
+  maxBytes: number;
+  /** A refusal by the definition (restartSafe cells call only replay-safe tools). */
+  guard?: (definition: ToolDefinition) => string | undefined;
+  callId?: string;
+  /** Issued again after an eviction (a `reattachable` tool). */
+  reissued?: true;
+};
+
 /**
  * One catalog tool through the executor: its definition (gone after a deploy → a clear error),
  * an optional refusal (`guard`), the run, then the result bounded by maxOutputBytes.
  */
-export async function executeEntry(
-  entry: CatalogEntry,
-  name: string,
-  input: unknown,
-  deps: NestedCallDeps,
-  signal: AbortSignal,
-  maxBytes: number,
-  guard?: (definition: ToolDefinition) => string | undefined,
-  callId?: string,
-  reissued?: true,
-): Promise<Settlement> {
+export async function executeEntry(entry: CatalogEntry, input: unknown, deps: NestedCallDeps, call: EntryCall): Promise<Settlement> {
+  const { name, signal, maxBytes, guard, callId, reissued } = call;
   const definition = deps.resolve(entry);
   if (!definition) return { ok: false, message: `${name} is no longer available` };
   const refusal = guard?.(definition);
@@ -87,16 +92,13 @@ export function turnHandlers(
       if (tool) {
         counters.call++;
         const name = `MCP.${tool.mcp!.serverIdent}.${tool.mcp!.toolIdent}`;
-        return executeEntry(
-          tool,
+        return executeEntry(tool, request.input, nested, {
           name,
-          request.input,
-          nested,
           signal,
           maxBytes,
-          () => (opts.restartSafe ? notReplaySafe(name) : undefined),
-          request.callId,
-        );
+          guard: () => (opts.restartSafe ? notReplaySafe(name) : undefined),
+          callId: request.callId,
+        });
       }
       // $api reads the turn's declarations (a describe); resources and prompts are server calls.
       if (request.tool.endsWith("/$api")) counters.describe++;
@@ -116,32 +118,26 @@ export function turnHandlers(
       counters.call++;
       const bound = catalog.lookupNamespace(request.tool);
       if (!bound) return { ok: false, message: `${request.tool.slice(3) || "namespace method"} is not an available namespace method` };
-      return executeEntry(
-        bound.entry,
-        bound.path,
-        request.input,
-        nested,
+      return executeEntry(bound.entry, request.input, nested, {
+        name: bound.path,
         signal,
         maxBytes,
-        (definition) => (opts.restartSafe && definition.replaySafe !== true ? notReplaySafe(bound.path) : undefined),
-        request.callId,
-      );
+        guard: (definition) => (opts.restartSafe && definition.replaySafe !== true ? notReplaySafe(bound.path) : undefined),
+        callId: request.callId,
+      });
     }
     counters.call++;
     const entry = catalog.lookup(request.tool);
     // Same message for denied, unknown and guessed names: existence is not revealed.
     if (!entry) return { ok: false, message: `${request.tool || "tool"} is not an available tool` };
-    return executeEntry(
-      entry,
-      entry.callableName,
-      request.input,
-      nested,
+    return executeEntry(entry, request.input, nested, {
+      name: entry.callableName,
       signal,
       maxBytes,
-      (definition) => (opts.restartSafe && definition.replaySafe !== true ? notReplaySafe(entry.callableName) : undefined),
-      request.callId,
-      request.reissued,
-    );
+      guard: (definition) => (opts.restartSafe && definition.replaySafe !== true ? notReplaySafe(entry.callableName) : undefined),
+      callId: request.callId,
+      ...(request.reissued ? { reissued: request.reissued } : {}),
+    });
   };
   const now = deps.now ?? Date.now;
   return {

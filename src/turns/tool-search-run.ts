@@ -86,13 +86,9 @@ class ToolSearchOps {
     const startedAt = this.deps.clock.now();
     const settlement = await executeEntry(
       entry,
-      entry.toolName,
       input,
       { ...this.deps, policy: this.policy },
-      signal,
-      this.maxBytes,
-      undefined,
-      callId,
+      { name: entry.toolName, signal, maxBytes: this.maxBytes, ...(callId !== undefined ? { callId } : {}) },
     );
     // The trajectory shows it under the Tool Search call; MCP and network-derived results make that call untrusted.
     this.deps.activity?.({
