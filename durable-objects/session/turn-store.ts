@@ -121,10 +121,10 @@ export class TurnStore implements TurnStorePort {
     this.sql.run("UPDATE turns SET counters = ? WHERE turn_id = ?", JSON.stringify(counters), turnId);
   }
 
-  /** Every stored turn id (for teardown of the whole session). */
+  /** Every stored turn id, newest first (a facade follow-up is most often for the latest turn). */
   ids(): string[] {
     if (!this.ready()) return [];
-    return this.sql.all<{ turn_id: string }>("SELECT turn_id FROM turns").map((r) => r.turn_id);
+    return this.sql.all<{ turn_id: string }>("SELECT turn_id FROM turns ORDER BY created_at DESC, rowid DESC").map((r) => r.turn_id);
   }
 
   /** Drop the parsed cache (the session's storage was wiped). */

@@ -43,6 +43,7 @@ export interface TurnStorePort {
   insert(spec: TurnSpec, counters: TurnCounters, row?: EncodedTurn): void;
   get(tenantId: string, turnId: string): StoredTurn | undefined;
   saveCounters(turnId: string, counters: TurnCounters): void;
+  /** Newest first. */
   ids(): string[];
   forget(): void;
   recordDelivered(turnId: string, callId: string): void;

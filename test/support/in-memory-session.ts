@@ -377,8 +377,9 @@ export class InMemoryTurnStore implements TurnStorePort {
     if (row) this.rows.set(turnId, { ...row, counters: JSON.stringify(counters) });
   }
 
+  /** Newest first: the insertion order reversed (turns are inserted as they open). */
   ids(): string[] {
-    return this.ready() ? this.rows.keys() : [];
+    return this.ready() ? [...this.rows.keys()].reverse() : [];
   }
 
   forget(): void {
