@@ -22,6 +22,7 @@
  * header value (4 characters or more) and the URL we sent (a server may echo a token back);
  * no stacks.
  */
+import { MASK } from "../observability";
 import { loadedMcpSdk, type McpSdk } from "./mcp-sdk";
 
 export type McpFailureCode = "mcp_invalid_config" | "mcp_unreachable" | "mcp_timeout" | "mcp_aborted" | "mcp_protocol_error" | "mcp_tool_error";
@@ -46,7 +47,7 @@ export type McpOperation = { server: string; what: string };
 /** Server-provided text made safe for a message: secrets redacted, control characters gone, bounded. */
 export function sanitizeServerText(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join("[redacted]");
+  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join(MASK);
   out = redactFragments(out, secrets);
   out = out
     .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g, " ")
@@ -82,7 +83,7 @@ function redactFragments(text: string, secrets: readonly string[]): string {
   let out = "";
   for (let i = 0; i < text.length; i++) {
     if (!masked[i]) out += text[i];
-    else if (i === 0 || !masked[i - 1]) out += "[redacted]";
+    else if (i === 0 || !masked[i - 1]) out += MASK;
   }
   return out;
 }
