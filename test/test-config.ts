@@ -77,6 +77,7 @@ export const TEST_CONFIG = {
       approvepark: { tools: { codeMode: { timeoutMs: 300 } }, approvals: { require: ["notes_write"], timeoutSeconds: 30 } },
       // Resuming a parked run (the outer wait) needs an operator's approval.
       approvewait: { approvals: { require: ["wait"], timeoutSeconds: 30 } },
+      approvedisguised: { approvals: { require: ["disguised__*"], timeoutSeconds: 30 } },
       // Large VMs waiting for a decision give their memory back (test/e2e/approval-wait-memory.test.ts).
       approvebig: {
         tools: { codeMode: { timeoutMs: 20_000, memoryLimitBytes: 48 * 1024 * 1024 } },

@@ -1,5 +1,5 @@
 import { NESTED_PREVIEW_BYTES } from "../../src/limits";
-import { maskSecrets, redactedPreview } from "../../src/observability";
+import { escapeDisguisingText, maskSecrets, redactedPreview } from "../../src/observability";
 import type { ApprovalAnswer, ApprovalRequester } from "../../src/policy";
 import { QuotaExceeded } from "../../src/quota";
 import type { Sql } from "../sql";
@@ -128,9 +128,18 @@ export class ApprovalBroker implements ApprovalsPort {
 
   list(tenantId: string): PendingApproval[] {
     if (!this.ready()) return [];
-    return this.sql
-      .all<Row>("SELECT * FROM approvals WHERE tenant_id = ? AND status = 'pending' ORDER BY requested_at, approval_id", tenantId)
-      .map((r) => ({ approvalId: r.approval_id, turnId: r.turn_id, tool: r.tool, inputPreview: r.input_preview, requestedAt: r.requested_at }));
+    return (
+      this.sql
+        .all<Row>("SELECT * FROM approvals WHERE tenant_id = ? AND status = 'pending' ORDER BY requested_at, approval_id", tenantId)
+        // The name as written (an MCP server's may hold a bidirectional override): shown escaped, like the preview.
+        .map((r) => ({
+          approvalId: r.approval_id,
+          turnId: r.turn_id,
+          tool: escapeDisguisingText(r.tool),
+          inputPreview: r.input_preview,
+          requestedAt: r.requested_at,
+        }))
+    );
   }
 
   /** `not_found` (unknown, another tenant's), `conflict` (decided, timed out, cancelled or lost already), or decided now. */

@@ -1,7 +1,7 @@
 import { readEvents, type ChatError, type ChatEvent, type ChatMeta, type PendingClientCall } from "../agent";
 import { findModel, resolveModelAlias } from "../config";
 import { GatewayError, sessionResetMessage, type ErrorCode } from "../errors";
-import { loadValidators, type FacadeRequestContext, type GatewayEnv } from "../http";
+import { loadValidators, SESSION_ID, SESSION_ID_RULE, type FacadeRequestContext, type GatewayEnv } from "../http";
 import { logRecord } from "../observability";
 import type { CallTurn, ChatRequest, SessionReply } from "../session";
 
@@ -45,8 +45,6 @@ export type FacadeEvent = { type: "text"; delta: string } | { type: "end"; outco
 /** A turn that started: its session and turn ids (response headers) and its events. */
 export type FacadeRun = { sessionId: string; turnId: string; events: AsyncGenerator<FacadeEvent> };
 
-const SESSION_ID = /^[A-Za-z0-9._\-]{1,128}$/;
-
 async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -71,8 +69,7 @@ export function openingOf(history: readonly HistoryItem[]): HistoryItem[] {
  */
 export async function facadeSessionId(header: string | undefined, req: FacadeTurnRequest): Promise<string> {
   if (header !== undefined) {
-    if (!SESSION_ID.test(header))
-      throw new GatewayError("invalid_request", "x-session-id must be 1-128 characters of [A-Za-z0-9._-]", "x-session-id");
+    if (!SESSION_ID.test(header)) throw new GatewayError("invalid_request", `x-session-id must be ${SESSION_ID_RULE}`, "x-session-id");
     return header;
   }
   const firstUser = req.history.find((m) => m.kind === "text" && m.role === "user");

@@ -285,6 +285,13 @@ const DOC_ROUTES: RouteConfig[] = [
     summary: "The API reference page (renders /openapi.json)",
     responses: { 200: { description: "HTML", content: { "text/html": { schema: z.string() } } } },
   }),
+  createRoute({
+    method: "get",
+    path: "/docs/init.js",
+    tags: ["operations"],
+    summary: "The API reference page's own script",
+    responses: { 200: { description: "JavaScript", content: { "text/javascript": { schema: z.string() } } } },
+  }),
 ];
 
 /**

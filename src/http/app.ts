@@ -21,7 +21,8 @@ import { loadValidators } from "./request-validators";
 import { chatResponse, wantsSse } from "./chat-response";
 import type { HealthAnswer } from "./health";
 import { VERSION } from "../version";
-import { APPROVAL_ID, SESSION_ID, TOOL_NAME, TURN_ID } from "./request-patterns";
+import { APPROVAL_ID, SESSION_ID, SESSION_ID_RULE, TOOL_NAME, TURN_ID } from "./request-patterns";
+import { DOCS_HEADERS, DOCS_HTML, DOCS_INIT_JS, DOCS_INIT_PATH } from "./docs-page";
 import { MAX_BODY_BYTES } from "../limits";
 import { logRecord, requestLog, type RequestLogVars } from "../observability";
 
@@ -72,7 +73,7 @@ function privateMcpAllowed(config: ConfigResult): boolean {
 
 function sessionStub(c: Context<{ Bindings: GatewayEnv } & Vars>) {
   const sessionId = c.req.param("sessionId") ?? "";
-  if (!SESSION_ID.test(sessionId)) throw new GatewayError("invalid_request", "sessionId must be 1-128 characters of [A-Za-z0-9._-]", "sessionId");
+  if (!SESSION_ID.test(sessionId)) throw new GatewayError("invalid_request", `sessionId must be ${SESSION_ID_RULE}`, "sessionId");
   // One object per tenant + session: another tenant's session is a different object.
   const id = c.env.SESSIONS.idFromName(`${c.get("tenant")}:${sessionId}`);
   return { stub: c.env.SESSIONS.get(id), sessionId };
@@ -164,11 +165,8 @@ export function createApp(
       throw error;
     }
   });
-  app.get("/docs", async (c, next) => {
-    const { Scalar } = await import("@scalar/hono-api-reference");
-    // Loaded on first use, like the document: the reference page's module is not startup's business.
-    return Scalar({ url: "/openapi.json", pageTitle: "codemode-edge API" })(c as unknown as Context, next);
-  });
+  app.get("/docs", (c) => c.body(DOCS_HTML, 200, { ...DOCS_HEADERS, "Content-Type": "text/html; charset=utf-8" }));
+  app.get(DOCS_INIT_PATH, (c) => c.body(DOCS_INIT_JS, 200, { ...DOCS_HEADERS, "Content-Type": "text/javascript; charset=utf-8" }));
 
   // /v1 and /mcp: the same bearer tokens and per-tenant rate limit.
   for (const path of ["/v1/*", "/mcp"]) {

@@ -7,3 +7,4 @@ export { formatPath, parseJsonBody, jsonValueProblem, readBodyText } from "./jso
 export { rateLimitedMessage, type TenantCharge } from "./rate-limit";
 export { callSessionTool, type SessionStub } from "./session-call";
 export { loadValidators, type Validators } from "./request-validators";
+export { SESSION_ID, SESSION_ID_RULE } from "./request-patterns";

@@ -5,7 +5,9 @@
  */
 
 // Their checks and statuses are the router's: a bad session id is 400, a bad turn id 404.
-export const SESSION_ID = /^[A-Za-z0-9._\-]{1,128}$/;
+// "." and ".." are not session ids: a URL's path resolves them away, so no route could reach that session.
+export const SESSION_ID = /^(?!\.\.?$)[A-Za-z0-9._\-]{1,128}$/;
+export const SESSION_ID_RULE = "1-128 characters of [A-Za-z0-9._-], not . or ..";
 export const TURN_ID = /^[A-Za-z0-9\-]{1,64}$/;
 export const APPROVAL_ID = /^appr_[A-Za-z0-9\-]{1,64}$/;
 // Tool names are plugin-defined (spaces and dots included); only control characters are refused.

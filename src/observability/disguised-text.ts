@@ -28,6 +28,15 @@ export function escapeDisguisingJson(json: string): string {
   return json.replace(disguisingClass(), escapeUnits);
 }
 
+/**
+ * Plain text (a tool name an MCP server wrote) as an operator reads it: every disguising character
+ * escaped as in JSON text, and the C0 controls too (JSON text escapes those already; plain text
+ * would carry NUL or a terminal's ESC as they are).
+ */
+export function escapeDisguisingText(text: string): string {
+  return escapeDisguisingJson(text).replace(/[\u0000-\u001F]/g, escapeUnits);
+}
+
 function escapeUnits(ch: string): string {
   let out = "";
   for (let i = 0; i < ch.length; i++) out += "\\u" + ch.charCodeAt(i).toString(16).toUpperCase().padStart(4, "0");

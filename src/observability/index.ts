@@ -21,7 +21,7 @@ export { DEBUG_OFF, MAX_DEBUG_SNAPSHOT_CHARS, parseDebugFlags, type DebugFlags }
 export { redactSecrets } from "./redact-secrets";
 export { redactSource } from "./redact-source";
 export { redactedPreview } from "./redacted-preview";
-export { escapeDisguisingJson } from "./disguised-text";
+export { escapeDisguisingJson, escapeDisguisingText } from "./disguised-text";
 export { isCredentialName, isCredentialParam } from "./credential-names";
 export { MASK, SECRET_SHAPES, maskSecrets, type RedactOptions } from "./secret-shapes";
 export { debugFlags, logTurnSurface, transportObserver, type TurnDebugFacts } from "./debug-output";

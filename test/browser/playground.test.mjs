@@ -1,7 +1,9 @@
 // The playground (public/, docs/playground.md) in headless Chromium against the gateway under
 // `wrangler dev`: one gateway and one browser for every case. Runs under node's test runner
 // (npm test). Each case saves a screenshot under .wrangler/test-screenshots/.
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -203,6 +205,19 @@ test("hostile tool names, descriptions, output and results are shown as text and
   await page.close();
 });
 
+test("a tool name of the longest length allowed wraps inside the page: nothing scrolls sideways", { timeout: 90_000 }, async () => {
+  const name = "W".repeat(128);
+  const page = await openPlayground();
+  await openTurn(page, { session: "pg-long-name", tools: [{ name, description: "long" }] });
+  await runCell(page, "const h = (await catalog.all()).find((t) => t.callableName.startsWith('W'));\nreturn await globalThis[h.callableName]({});");
+  const call = page.locator(".pending-call");
+  await call.waitFor();
+  assert.equal(await call.locator(".label").textContent(), name);
+  const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
+  assert.ok(scroll <= width, `the page is ${scroll} px wide in a ${width} px window`);
+  await page.close();
+});
+
 /** Registers a script on the fake provider server; its marker goes into the user message. */
 async function providerScript(steps) {
   const r = await fetch(`${providerBase}/__scripts`, {
@@ -342,5 +357,84 @@ test("a model's text shows while its answer is still streaming, and Stop ends th
   await page.locator("#chat-status", { hasText: "Stopped" }).waitFor();
   assert.equal(await page.getByRole("button", { name: "Send" }).isEnabled(), true);
   assert.equal(await page.locator('#chat-events > li[data-type="done"]').count(), 0);
+  await page.close();
+});
+
+/**
+ * The file /docs pins, from its npm package (jsDelivr serves the package's files unchanged): fetched
+ * once with `npm pack` into .wrangler/cache.
+ */
+function scalarPackageFile(version) {
+  const dir = join(process.cwd(), ".wrangler", "cache", `scalar-api-reference-${version}`);
+  const file = join(dir, "package", "dist", "browser", "standalone.js");
+  if (!existsSync(file)) {
+    mkdirSync(dir, { recursive: true });
+    const packed = execFileSync("npm", ["pack", `@scalar/api-reference@${version}`, "--silent", "--pack-destination", dir], {
+      encoding: "utf8",
+    }).trim();
+    execFileSync("tar", ["-xzf", join(dir, packed.split("\n").pop()), "-C", dir, "package/dist/browser/standalone.js"]);
+  }
+  return readFileSync(file);
+}
+
+/** /docs's pinned script, from the page the gateway serves. */
+async function docsScript() {
+  const html = await (await fetch(base + "/docs")).text();
+  const [, src, integrity] = /<script src="([^"]+)" integrity="([^"]+)" crossorigin="anonymous"><\/script>/.exec(html) ?? [];
+  const version = /^https:\/\/cdn\.jsdelivr\.net\/npm\/@scalar\/api-reference@(\d+\.\d+\.\d+)\/dist\/browser\/standalone\.js$/.exec(src ?? "")?.[1];
+  assert.ok(version, `a pinned script in ${html}`);
+  return { src, integrity, version };
+}
+
+/** A tab that has the token set, then follows the page's "API reference" link, the CDN answered by `serve`. */
+async function openDocs(serve) {
+  const page = await openPlayground();
+  const offOrigin = [];
+  await page.route(
+    (url) => !url.href.startsWith(base),
+    (route) => {
+      offOrigin.push(route.request().url());
+      return serve(route);
+    },
+  );
+  await page.getByRole("link", { name: "API reference" }).click();
+  await page.waitForURL(base + "/docs");
+  return { page, offOrigin };
+}
+
+test("/docs renders the API reference from its pinned script, whose hash is the npm package's file", { timeout: 120_000 }, async () => {
+  const { src, integrity, version } = await docsScript();
+  const file = scalarPackageFile(version);
+  assert.equal(integrity, "sha384-" + createHash("sha384").update(file).digest("base64"));
+  const { page, offOrigin } = await openDocs((route) =>
+    route.request().url() === src
+      ? route.fulfill({ status: 200, body: file, headers: { "content-type": "application/javascript", "access-control-allow-origin": "*" } })
+      : route.abort(),
+  );
+  // An operation of /openapi.json, rendered by Scalar.
+  await page.getByText("This OpenAPI 3.1 document").first().waitFor({ timeout: 60_000 });
+  await page.screenshot({ path: join(SHOTS, "docs.png") });
+  // Nothing but the pinned script left this origin (no fonts, telemetry or proxy).
+  assert.deepEqual([...new Set(offOrigin)], [src]);
+  const blocked = page.marks.filter((m) => /Content Security Policy/.test(m) && /script/i.test(m));
+  assert.deepEqual(blocked, []);
+  await page.close();
+});
+
+test("/docs refuses a changed script from the CDN: it never runs, and the playground's token stays unread", { timeout: 90_000 }, async () => {
+  const { src } = await docsScript();
+  const hostile = `window.__read = sessionStorage.getItem("codemode-edge.token"); window.Scalar = { createApiReference() { window.__ran = true; } };`;
+  const { page } = await openDocs((route) =>
+    route.request().url() === src
+      ? route.fulfill({ status: 200, body: hostile, headers: { "content-type": "application/javascript", "access-control-allow-origin": "*" } })
+      : route.abort(),
+  );
+  await page.waitForLoadState("load");
+  assert.equal(await page.evaluate(() => window.__read), undefined);
+  assert.equal(await page.evaluate(() => window.__ran), undefined);
+  assert.ok(
+    page.marks.some((m) => /integrity/i.test(m)),
+    `the browser reports the integrity failure: ${page.marks.join(" | ")}`,
+  );
   await page.close();
 });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { api, openTurn, sessionId } from "./helpers";
 import { linesSince, mark, recordsSince } from "../support/log-capture";
 import { decide, pendingApprovals, startExec } from "./approval-helpers";
@@ -7,7 +7,26 @@ import { decide, pendingApprovals, startExec } from "./approval-helpers";
 // session object → VM. The `approvepreview` agent (test/test-config.ts) gates `echo`, whose
 // `value` takes anything: the cell is the hostile caller shaping the input.
 
+const HOSTILE = inject("mcpHostileUrl");
+
 describe("operators see what they approve", () => {
+  it("tool names an MCP server wrote with a bidirectional override, a zero-width space, NUL and ESC are listed escaped", async () => {
+    const session = sessionId();
+    const turnId = await openTurn(session, { agentId: "approvedisguised", mcpServers: { disguised: { url: `${HOSTILE}/disguised/mcp` } } });
+    // Both tools at once: two calls wait for a decision side by side.
+    const running = startExec(
+      session,
+      turnId,
+      "const names = Object.keys(MCP.disguised).filter((n) => typeof MCP.disguised[n] === 'function' && !n.startsWith('$'));\n" +
+        "return (await Promise.all(names.map((n) => MCP.disguised[n]({})))).length;",
+    );
+    const pending = await pendingApprovals(session, 2);
+    expect(pending.map((p) => p.tool).sort()).toEqual(["disguised__safe_read\\u202Eetirw_lla_eteled", "disguised__t\\u200Bx\\u0000y\\u001B[31mred"]);
+    for (const p of pending) expect(p.tool).not.toMatch(/[\u0000-\u001F\u200B\u202E]/);
+    for (const p of pending) await decide(session, p.approvalId, "allow");
+    expect((await running).json).toMatchObject({ status: "completed", value: 2 });
+  });
+
   it("an input that fits the bound is shown whole: no string, list or key is cut", async () => {
     const session = sessionId();
     const turnId = await openTurn(session, { agentId: "approvepreview" });

@@ -132,6 +132,20 @@ describe("facade tenants and call ids", () => {
 });
 
 describe("facade requests no SDK would send", () => {
+  it("x-session-id . or .. is refused (no /v1 path could reach that session: a URL resolves them away); ... is a session", async () => {
+    for (const session of [".", ".."]) {
+      for (const path of ["/v1/chat/completions", "/v1/messages"]) {
+        const r = await post(path, { model: MODEL, max_tokens: 5, messages: [{ role: "user", content: "x" }] }, { session });
+        expect(r.status).toBe(400);
+        expect(r.text).toContain("x-session-id must be 1-128 characters of [A-Za-z0-9._-], not . or ..");
+      }
+    }
+    const s = await script([{ text: "fine" }]);
+    const ok = await post("/v1/chat/completions", { model: MODEL, messages: [{ role: "user", content: `${s.marker} x` }] }, { session: "..." });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("x-session-id")).toBe("...");
+  });
+
   it("client tools named like control tools are refused; named like guest globals they leave catalog, API, MCP and namespaces intact", async () => {
     for (const name of ["exec", "wait"]) {
       const r = await post("/v1/chat/completions", {

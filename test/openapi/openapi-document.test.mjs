@@ -165,12 +165,27 @@ test("the request schemas carry the limits the routes enforce", () => {
   assert.equal(document.components.schemas.ChatRequest.properties.messages.maxItems, 256);
 });
 
-test("/docs is the reference page for /openapi.json, with no token in it", async () => {
+test("/docs is the reference page for /openapi.json, with no token in it, under a policy that runs only its pinned script and its own", async () => {
   const res = await request("/docs");
   assert.equal(res.status, 200);
   assert.match(res.headers.get("content-type") ?? "", /text\/html/);
   const html = await res.text();
-  assert.match(html, /\/openapi\.json/);
+  const scripts = [...html.matchAll(/<script\b[^>]*>/g)].map((m) => m[0]);
+  assert.equal(scripts.length, 2);
+  assert.match(
+    scripts[0],
+    /^<script src="https:\/\/cdn\.jsdelivr\.net\/npm\/@scalar\/api-reference@\d+\.\d+\.\d+\/dist\/browser\/standalone\.js" integrity="sha384-[A-Za-z0-9+/]{64}" crossorigin="anonymous">$/,
+  );
+  assert.equal(scripts[1], '<script src="/docs/init.js">');
+  const csp = res.headers.get("content-security-policy") ?? "";
+  const pinned = /src="([^"]+)"/.exec(scripts[0])[1];
+  assert.match(csp, new RegExp(`(^|; )script-src 'self' ${pinned.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}(;|$)`));
+  assert.match(csp, /(^|; )connect-src 'self'(;|$)/);
+  assert.match(csp, /(^|; )default-src 'none'(;|$)/);
+  const init = await request("/docs/init.js");
+  assert.equal(init.status, 200);
+  assert.match(init.headers.get("content-type") ?? "", /javascript/);
+  assert.match(await init.text(), /url: "\/openapi\.json"/);
   assert.doesNotMatch(html, /test-token|Bearer [A-Za-z0-9]|GATEWAY_TOKENS\s*[:=]/);
   // Neither is there one in the document.
   assert.doesNotMatch(JSON.stringify(document), /test-token/);

@@ -24,6 +24,8 @@
 //                               "Tool vanish not found"), and "who_<letters of the Authorization header>";
 //                               `GET /counts/<tag>` answers its counts, `POST /forget/<tag>` ends every
 //                               session of <tag> (the next request on one gets a 404)
+//   /disguised/mcp              tools whose names carry a bidirectional override, a zero-width space,
+//                               NUL and an escape sequence (DISGUISED_TOOLS); each call answers "ok"
 //   anything else               tools "big" and "bigsse" only
 //
 // Whatever the path, `tools/call` "big" answers `{ mb }` MB of text as JSON, "bigsse" the same as one
@@ -63,6 +65,12 @@ const SMALL_TOOLS = [
   { name: "bigsse", inputSchema: { type: "object", properties: { mb: { type: "number" } } } },
   { name: "badjson", inputSchema: { type: "object" } },
 ];
+
+/** Names made to read as something else on an operator's screen (approvals of `disguised__*`). */
+const DISGUISED_TOOLS = ["safe_read\u202Eetirw_lla_eteled", "t\u200Bx\u0000y\u001b[31mred"].map((name) => ({
+  name,
+  inputSchema: { type: "object" },
+}));
 
 /** Names the guest runtime must never turn into a call (`await MCP.x`, `JSON.stringify(MCP.x)`, `String(MCP.x)`). */
 const PROTOCOL_TOOLS = [
@@ -233,6 +241,7 @@ function listTools(path, id, cursor, reply) {
   if (parts[0] === "wide") return reply(JSON.stringify({ tools: sizedTools(Number(parts[1]), "wide") }));
   if (parts[0] === "hugeschema") return reply(JSON.stringify({ tools: hugeSchemaTools(Number(parts[1])) }));
   if (parts[0] === "names") return reply(JSON.stringify({ tools: PROTOCOL_TOOLS }));
+  if (parts[0] === "disguised") return reply(JSON.stringify({ tools: DISGUISED_TOOLS }));
   if (parts[0] === "paged") {
     const page = Number(cursor ?? 0);
     const next = page + 1 < Number(parts[1]) ? { nextCursor: String(page + 1) } : {};
