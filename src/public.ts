@@ -83,7 +83,15 @@ export type {
 } from "./agent";
 
 // Routes' requests and answers (the typed client, codemode-edge/client, shares them).
-export type { ApprovalDecision, ChatRequest, ClientResultAnswer, ClientResultBody, OpenTurnAnswer, PendingApproval } from "./session";
+export type {
+  ApprovalDecision,
+  ChatRequest,
+  ClientResultAnswer,
+  ClientResultBody,
+  OpenTurnAnswer,
+  PendingApproval,
+  TurnDescription,
+} from "./session";
 export type { ModelTool, OpenTurnRequest } from "./turns";
 export type { ClientToolSpec } from "./catalog";
 export type { Sampling } from "./providers";

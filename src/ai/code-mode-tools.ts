@@ -1,5 +1,13 @@
 import { asSchema, jsonSchema, tool, type Tool, type ToolExecutionOptions, type ToolSet } from "ai";
-import { CodemodeClient, type ClientCallOutcome, type CodemodeError, type FetchLike, type OpenTurnAnswer, type OpenTurnBody } from "../client";
+import {
+  CodemodeClient,
+  type ClientCallOutcome,
+  type CodemodeError,
+  type FetchLike,
+  type OpenTurnAnswer,
+  type OpenTurnBody,
+  type TurnDescription,
+} from "../client";
 import type { ClientToolSpec, CodeModePendingToolCall } from "../public";
 
 export type CodeModeToolsOptions = {
@@ -8,6 +16,12 @@ export type CodeModeToolsOptions = {
   sessionId: string;
   /** The turn to open: agent, model (for activation), allow/deny, MCP servers, sender. Client tools come from `clientTools`. */
   turn?: Omit<OpenTurnBody, "clientTools">;
+  /**
+   * Take up a turn opened earlier (by an earlier request of the same chat) instead of opening one:
+   * its tools are read back as it opened. Not with `turn`; `clientTools` then only run the calls,
+   * under the names the turn declared.
+   */
+  turnId?: string;
   /**
    * The app's own tools (AI SDK `tool()`s with `execute`), declared to the turn as client tools:
    * the model's cells call them, the adapter runs their `execute` and delivers the result.
@@ -18,8 +32,11 @@ export type CodeModeToolsOptions = {
   maxWaits?: number;
 };
 
-/** The opened turn and its tools (for the trajectory, or to delete the turn when the chat ends). */
-export type CodeModeTools = { tools: ToolSet; turnId: string; turn: OpenTurnAnswer; client: CodemodeClient };
+/**
+ * The turn and its tools (for the trajectory, or to delete the turn when the chat ends); `turn` as
+ * opened, or as read back when `turnId` took one up.
+ */
+export type CodeModeTools<Turn extends TurnDescription = OpenTurnAnswer> = { tools: ToolSet; turnId: string; turn: Turn; client: CodemodeClient };
 
 /** A gateway error, thrown inside a tool's `execute` (the AI SDK hands it to the model as the tool's error). */
 export class CodemodeToolError extends Error {
@@ -43,11 +60,16 @@ export async function codeModeTools(options: CodeModeToolsOptions): Promise<Tool
  * descriptions and JSON schemas. Each `execute` calls the gateway; a cell that waits on the app's
  * client tools has them run here and delivered, then is resumed, so the model sees one finished result.
  */
-export async function openCodeModeTools(options: CodeModeToolsOptions): Promise<CodeModeTools> {
+export async function openCodeModeTools(options: CodeModeToolsOptions & { turnId: string }): Promise<CodeModeTools<TurnDescription>>;
+export async function openCodeModeTools(options: CodeModeToolsOptions & { turnId?: undefined }): Promise<CodeModeTools>;
+export async function openCodeModeTools(options: CodeModeToolsOptions): Promise<CodeModeTools<TurnDescription>>;
+export async function openCodeModeTools(options: CodeModeToolsOptions): Promise<CodeModeTools<TurnDescription>> {
   const client = new CodemodeClient({ baseUrl: options.baseUrl, token: options.token, ...(options.fetch ? { fetch: options.fetch } : {}) });
   const appTools = options.clientTools ?? {};
-  const clientTools = await Promise.all(Object.entries(appTools).map(([name, t]) => declaredTool(name, t)));
-  const opened = await client.openTurn(options.sessionId, { ...options.turn, ...(clientTools.length > 0 ? { clientTools } : {}) });
+  if (options.turnId !== undefined && options.turn !== undefined)
+    throw new TypeError("openCodeModeTools: pass turnId (take up a turn) or turn (open one), not both");
+  const opened =
+    options.turnId !== undefined ? await client.describeTurn(options.sessionId, options.turnId) : await openTurn(client, options, appTools);
   if (!opened.ok) throw new CodemodeToolError(opened.error);
   const { turnId } = opened.value;
   const tools: ToolSet = {};
@@ -69,6 +91,11 @@ export async function openCodeModeTools(options: CodeModeToolsOptions): Promise<
     });
   }
   return { tools, turnId, turn: opened.value, client };
+}
+
+async function openTurn(client: CodemodeClient, options: CodeModeToolsOptions, appTools: ToolSet) {
+  const clientTools = await Promise.all(Object.entries(appTools).map(([name, t]) => declaredTool(name, t)));
+  return client.openTurn(options.sessionId, { ...options.turn, ...(clientTools.length > 0 ? { clientTools } : {}) });
 }
 
 /** An app tool as the turn declares it: its name, description and input schema as JSON Schema. */

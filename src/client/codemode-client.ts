@@ -15,6 +15,7 @@ import type {
   DeleteTurnAnswer,
   HealthAnswer,
   OpenTurnAnswer,
+  TurnDescription,
   OpenTurnBody,
   PendingApproval,
   Trajectory,
@@ -81,6 +82,11 @@ export class CodemodeClient {
   /** `POST …/turns`: the turn's id and exactly what a model would be sent (`tools`). */
   openTurn(sessionId: string, body: OpenTurnBody = {}, opts?: CallOptions): Promise<Result<OpenTurnAnswer>> {
     return this.#json("POST", `${session(sessionId)}/turns`, body, opts);
+  }
+
+  /** `GET …/turns/:turnId`: an open turn's model-visible tools, as it opened (to take it up again). */
+  describeTurn(sessionId: string, turnId: string, opts?: CallOptions): Promise<Result<TurnDescription>> {
+    return this.#json("GET", turn(sessionId, turnId), undefined, opts);
   }
 
   /** `DELETE …/turns/:turnId`: the turn's final telemetry. */

@@ -33,6 +33,7 @@ export type {
   OpenTurnBody,
   PendingApproval,
   Trajectory,
+  TurnDescription,
 } from "./wire-types";
 
 import { CodemodeClient, type ClientOptions } from "./codemode-client";

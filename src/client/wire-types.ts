@@ -21,6 +21,7 @@ import type {
   PendingApproval,
   Sampling,
   Trajectory,
+  TurnDescription,
 } from "../public";
 
 export type {
@@ -36,6 +37,7 @@ export type {
   OpenTurnAnswer,
   PendingApproval,
   Trajectory,
+  TurnDescription,
 };
 
 /** `POST …/turns` body. */

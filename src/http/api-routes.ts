@@ -29,6 +29,7 @@ import {
   PendingApproval,
   ToolResult,
   Trajectory,
+  TurnDescription,
   WaitInput,
 } from "./response-schemas";
 
@@ -118,6 +119,15 @@ export const API_ROUTES: RouteConfig[] = [
     security: BEARER,
     request: { params: turn },
     responses: { 200: json(DeleteTurnAnswer, "the turn is gone"), ...errors(...V1_ERRORS, "invalid_request", "not_found") },
+  }),
+  createRoute({
+    method: "get",
+    path: "/v1/sessions/{sessionId}/turns/{turnId}",
+    tags: ["turns"],
+    summary: "An open turn's model-visible tools (to take up a turn opened earlier)",
+    security: BEARER,
+    request: { params: turn },
+    responses: { 200: json(TurnDescription, "the turn's tools"), ...errors(...V1_ERRORS, "invalid_request", "not_found") },
   }),
   createRoute({
     method: "get",

@@ -159,6 +159,10 @@ export const OpenTurnAnswer = z
   })
   .openapi("OpenTurnAnswer");
 
+export const TurnDescription = z
+  .looseObject({ turnId: z.string(), codeModeEngaged: z.boolean(), tools: z.array(ModelTool) })
+  .openapi("TurnDescription", { description: "An open turn's model-visible tools, exactly as it opened (nothing is recorded)." });
+
 export const ClientResultAnswer = z
   .looseObject({
     accepted: z.literal(true),

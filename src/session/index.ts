@@ -13,6 +13,7 @@ export {
   type SessionReply,
   type SessionRpc,
   type TrustedResult,
+  type TurnDescription,
   type TurnSurface,
 } from "./session-rpc";
 export { TurnService } from "./turn-service";

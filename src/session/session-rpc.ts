@@ -54,6 +54,8 @@ export type CallTurn = { turnId: string; status: string; pending: string[]; deli
 
 /** An open turn's model-facing surface, as `openTurn` answered it. */
 export type TurnSurface = { codeModeEngaged: boolean; tools: ModelTool[] };
+/** `GET …/turns/:turnId`: an open turn's surface, with its id. */
+export type TurnDescription = TurnSurface & { turnId: string };
 
 export interface SessionRpc {
   openTurn(tenantId: string, sessionId: string, req: unknown): Promise<SessionReply<OpenTurnAnswer>>;

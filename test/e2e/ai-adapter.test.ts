@@ -94,6 +94,29 @@ describe("codeModeTools with the AI SDK's mock model", () => {
     expect(r.steps).toHaveLength(2);
   });
 
+  it("a later request of the same chat takes up the turn by its id: the same tools, its cells on that turn, no second turn", async () => {
+    const session = sessionId();
+    const first = await openCodeModeTools({ ...base, sessionId: session, clientTools: appTools([]) });
+    const calls: unknown[] = [];
+    const again = await openCodeModeTools({ ...base, sessionId: session, turnId: first.turnId, clientTools: appTools(calls) });
+    expect(again.turnId).toBe(first.turnId);
+    expect(again.turn).toEqual({ turnId: first.turnId, codeModeEngaged: true, tools: first.turn.tools });
+    const result = await again.tools.exec!.execute!({ code: CODE }, { toolCallId: "c2", messages: [] } as never);
+    expect(result).toMatchObject({ status: "completed", value: { id: "SH-1002", cost: 180 } });
+    expect(calls).toEqual([{ tons: 18 }]);
+    const trajectory = await SELF.fetch(`http://gateway/v1/sessions/${session}/turns/${first.turnId}/trajectory`, {
+      headers: { authorization: `Bearer ${TOKEN_A}` },
+    });
+    expect(((await trajectory.json()) as { calls: { tool: string }[] }).calls.map((c) => c.tool)).toEqual(["exec", "wait"]);
+    await expect(openCodeModeTools({ ...base, sessionId: session, turnId: "0f0e0d0c-0000-4000-8000-000000000000" })).rejects.toMatchObject({
+      name: "CodemodeToolError",
+      error: { code: "not_found" },
+    });
+    await expect(openCodeModeTools({ ...base, sessionId: session, turnId: first.turnId, turn: { agentId: "x" } } as never)).rejects.toThrow(
+      TypeError,
+    );
+  });
+
   it("streamText: the same loop streamed, ending with the value", async () => {
     const calls: unknown[] = [];
     const stream = (parts: LanguageModelV4StreamPart[]) => ({ stream: convertArrayToReadableStream(parts) });

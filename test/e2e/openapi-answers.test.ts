@@ -53,6 +53,9 @@ describe("real answers match the OpenAPI document", () => {
     expectDocumented(TURNS, "post", opened);
     const turnId = opened.json.turnId;
     const tool = `${TURN}/tools/{toolName}`;
+    const described = await api("GET", `/v1/sessions/${session}/turns/${turnId}`);
+    expect(described.json).toEqual({ turnId, codeModeEngaged: true, tools: opened.json.tools });
+    expectDocumented(TURN, "get", described);
 
     const completed = await exec(session, turnId, "return 1 + 2");
     expect(completed.status).toBe("completed");

@@ -1,7 +1,7 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CodemodeClient, createClient, type ChatEvent, type CodeModeResult, type Result } from "../../src/client";
-import { sessionId, TOKEN_A } from "./helpers";
+import { sessionId, TOKEN_A, TOKEN_B } from "./helpers";
 import { script } from "./chat-helpers";
 
 // codemode-edge/client against the gateway in workerd: its fetch is routed through SELF.fetch, so
@@ -37,6 +37,21 @@ describe("the typed client's turn routes", () => {
     expect(deleted.telemetry.counters.call).toBe(1);
     const gone = await c.exec(session, turn.turnId, { code: "return 1" });
     expect(gone).toMatchObject({ ok: false, error: { code: "not_found", status: 404 } });
+  });
+
+  it("describeTurn reads back an open turn's tools as it opened; another tenant's, a deleted or an unknown turn is not_found", async () => {
+    const c = client();
+    const session = sessionId();
+    const clientTools = [{ name: "ask_user", description: "asks", parameters: { type: "object", properties: { q: { type: "string" } } } }];
+    const opened = value(await c.openTurn(session, { clientTools }));
+    const described = value(await c.describeTurn(session, opened.turnId));
+    expect(described).toEqual({ turnId: opened.turnId, codeModeEngaged: true, tools: opened.tools });
+    // Reading it records nothing: the trajectory stays empty.
+    expect(value(await c.trajectory(session, opened.turnId)).calls).toEqual([]);
+    expect(await client(TOKEN_B).describeTurn(session, opened.turnId)).toMatchObject({ ok: false, error: { code: "not_found", status: 404 } });
+    expect(await c.describeTurn(session, crypto.randomUUID())).toMatchObject({ ok: false, error: { code: "not_found", status: 404 } });
+    value(await c.deleteTurn(session, opened.turnId));
+    expect(await c.describeTurn(session, opened.turnId)).toMatchObject({ ok: false, error: { code: "not_found", status: 404 } });
   });
 
   it("runToCompletion runs the cell's client tool calls through the app's handler, delivers them and waits to the end", async () => {
