@@ -20,6 +20,8 @@ const CATALOG_CACHE_LIMIT = 8;
  */
 export class TurnStore implements TurnStorePort {
   private readonly cache = new Map<string, StoredTurn>();
+  /** Calls running on a turn, by turn id: a held turn stays parsed past CACHE_LIMIT (see `hold`). */
+  private readonly holds = new Map<string, number>();
   /**
    * Catalogs read back, by digest: turns that share a stored catalog share its parsed form too (a
    * turn's spec is never changed after it opens), so a session's turns read after a restart parse it once.
@@ -75,8 +77,30 @@ export class TurnStore implements TurnStorePort {
   }
 
   private remember(turnId: string, turn: StoredTurn): void {
-    if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value!);
+    if (this.cache.size >= CACHE_LIMIT) {
+      // The least recently stored one no call holds (all held: over the limit until they end).
+      for (const id of this.cache.keys())
+        if (!this.holds.has(id)) {
+          this.cache.delete(id);
+          break;
+        }
+    }
     this.cache.set(turnId, turn);
+  }
+
+  hold(tenantId: string, turnId: string): { turn: StoredTurn; release: () => void } | undefined {
+    const turn = this.get(tenantId, turnId);
+    if (!turn) return undefined;
+    this.holds.set(turnId, (this.holds.get(turnId) ?? 0) + 1);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      const n = (this.holds.get(turnId) ?? 1) - 1;
+      if (n > 0) this.holds.set(turnId, n);
+      else this.holds.delete(turnId);
+    };
+    return { turn, release };
   }
 
   private load(tenantId: string, turnId: string): StoredTurn | undefined {

@@ -218,15 +218,19 @@ export class OuterCalls {
         );
       });
     }
+    const held = this.p.turns.hold(tenantId, turnId);
+    if (!held) return notFound("unknown turn");
+    const { counters } = held.turn;
     const abort = this.calls.track(turnId, requestId, ctx.parent);
-    const before = JSON.stringify(turn.counters);
+    const before = JSON.stringify(counters);
     try {
-      const routed = await callDirectTool(spec, toolName, input, this.deps(spec, abort.signal, ctx), turn.counters);
+      const routed = await callDirectTool(spec, toolName, input, this.deps(spec, abort.signal, ctx), counters);
       if (routed.kind === "not_found") return notFound(routed.message);
       return { ok: true, body: routed.result };
     } finally {
       abort.untrack();
-      this.saveCountersIfMoved(tenantId, turnId, turn.counters, before);
+      this.saveCountersIfMoved(tenantId, turnId, counters, before);
+      held.release();
     }
   }
 
@@ -340,8 +344,9 @@ export class OuterCalls {
     ctx: CallScope,
     fn: (turn: StoredTurn, signal: AbortSignal) => Promise<CodeModeResult | ClientCallWaiting>,
   ): Promise<SessionReply<unknown>> {
-    const turn = this.p.turns.get(tenantId, turnId);
-    if (!turn) return notFound("unknown turn");
+    const held = this.p.turns.hold(tenantId, turnId);
+    if (!held) return notFound("unknown turn");
+    const { turn } = held;
     const { requestId } = trace;
     const abort = this.calls.track(turnId, requestId, ctx.parent);
     const before = JSON.stringify(turn.counters);
@@ -356,6 +361,7 @@ export class OuterCalls {
     } finally {
       abort.untrack();
       this.saveCountersIfMoved(tenantId, turnId, turn.counters, before);
+      held.release();
     }
   }
 
@@ -481,23 +487,31 @@ export class OuterCalls {
     call: ModelToolCall,
     { callId, requestId, signal }: { callId: string; requestId: string; signal: AbortSignal },
   ): Promise<{ ok: true; input: unknown; admission?: DirectClientAdmission } | { ok: false; message: string }> {
-    const turn = this.p.turns.get(tenantId, turnId);
+    const held = this.p.turns.hold(tenantId, turnId);
+    const turn = held?.turn;
     const entry = turn ? new Catalog(turn.spec.catalog).clientTool(call.name) : undefined;
-    if (!turn || !entry) return { ok: true as const, input: call.input };
+    if (!held || !turn || !entry) {
+      held?.release();
+      return { ok: true as const, input: call.input };
+    }
     const recorder = this.recorder(turn.spec, { callId, via: "chat", requestId }, call.name);
     const deps = this.deps(turn.spec, signal, { callId, record: (c, tool, decision, reason) => recorder.policy(c, tool, decision, reason) });
-    return admitDirectClientCall(
-      {
-        entry,
-        counters: turn.counters,
-        saveCounters: () => this.p.turns.saveCounters(turnId, turn.counters),
-        recorder,
-        policy: deps.policy!({ nested: false }),
-        context: { ...deps.context, signal, callId },
-        now: () => this.p.clock().now(),
-      },
-      call.input,
-    );
+    try {
+      return await admitDirectClientCall(
+        {
+          entry,
+          counters: turn.counters,
+          saveCounters: () => this.p.turns.saveCounters(turnId, turn.counters),
+          recorder,
+          policy: deps.policy!({ nested: false }),
+          context: { ...deps.context, signal, callId },
+          now: () => this.p.clock().now(),
+        },
+        call.input,
+      );
+    } finally {
+      held.release();
+    }
   }
 
   /** Puts on record (the trajectory) an outer call answered without running it; `code` says why. */

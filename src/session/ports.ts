@@ -43,6 +43,11 @@ export interface TurnStorePort {
   insert(spec: TurnSpec, counters: TurnCounters, row?: EncodedTurn): void;
   get(tenantId: string, turnId: string): StoredTurn | undefined;
   saveCounters(turnId: string, counters: TurnCounters): void;
+  /**
+   * `get`, and keep that parsed form (so its counters object) while a call runs on it: every call of
+   * the turn meanwhile gets the same object, so their counter updates add up. `release` ends the hold.
+   */
+  hold(tenantId: string, turnId: string): { turn: StoredTurn; release: () => void } | undefined;
   /** Newest first. */
   ids(): string[];
   forget(): void;

@@ -342,13 +342,13 @@ const DELIVERED_ROW_BYTES = 64;
 /**
  * Turns, tenant-scoped, stored as their JSON text: every `get` parses a fresh copy, so a counter
  * changed and never saved (`saveCounters`) is not stored. (The SQLite store keeps recently used turns
- * parsed and hands out the same object; this one is stricter. One consequence: two calls of one turn
- * running at once each save their own copy of the counters, and the last save wins — see the report
- * of issue 21: the service's counter updates rely on that cache's shared object.)
+ * parsed and hands out the same object; this one is stricter.) A held turn (`hold`, while a call
+ * runs on it) is the exception, in both: its calls share one parsed copy, so their counters add up.
  */
 export class InMemoryTurnStore implements TurnStorePort {
   readonly rows: Table<string, TurnRow>;
   private readonly delivered: Table<string, readonly string[]>;
+  private readonly held = new Map<string, { n: number; turn: StoredTurn }>();
 
   constructor(
     db: MemoryDb,
@@ -369,7 +369,25 @@ export class InMemoryTurnStore implements TurnStorePort {
     if (!this.ready()) return undefined;
     const row = this.rows.get(turnId);
     if (!row || row.tenantId !== tenantId) return undefined;
+    const held = this.held.get(turnId);
+    if (held) return held.turn;
     return { spec: JSON.parse(row.spec) as TurnSpec, counters: JSON.parse(row.counters) as TurnCounters };
+  }
+
+  /** While held, every `get` of the turn answers one parsed copy (the SQLite store's cache does the same). */
+  hold(tenantId: string, turnId: string): { turn: StoredTurn; release: () => void } | undefined {
+    const turn = this.get(tenantId, turnId);
+    if (!turn) return undefined;
+    const held = this.held.get(turnId) ?? { n: 0, turn };
+    held.n++;
+    this.held.set(turnId, held);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      if (--held.n === 0) this.held.delete(turnId);
+    };
+    return { turn: held.turn, release };
   }
 
   saveCounters(turnId: string, counters: TurnCounters): void {
