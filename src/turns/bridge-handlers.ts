@@ -107,7 +107,7 @@ export function turnHandlers(
       if (!request.tool.includes("/")) return { ok: false, message: `${request.tool.slice(4) || "MCP tool"} is not an available tool` };
       // resources.* and prompts.* reach the server: the executor path, so hooks and approvals apply.
       const op = mcpOpDefinition(spec, mcp, deps.mcp, request.tool, maxBytes);
-      if (!op) return mcpServerOp(spec, mcp, deps.mcp, request.tool, request.input, signal, maxBytes);
+      if (!op) return mcpServerOp({ spec, runtime: mcp, servers: deps.mcp, maxBytes }, request.tool, request.input, signal);
       const ctx: ToolContext = { ...deps.context, signal, ...(request.callId !== undefined ? { callId: request.callId } : {}) };
       const outcome = await executeTool(op, request.input ?? {}, ctx, nested.policy);
       if (!outcome.ok) return { ok: false, message: outcome.message };

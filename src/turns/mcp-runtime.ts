@@ -74,16 +74,12 @@ export function mcpToolDefinition(entry: CatalogEntry, servers: McpServers): Too
 
 const OPS = ["$api", "resources/list", "resources/read", "prompts/list", "prompts/get"] as const;
 
+/** The turn an MCP server operation runs for: its spec, its servers as the guest sees them, and its output bound. */
+export type McpOpTurn = { spec: TurnSpec; runtime: McpRuntime; servers: McpServers; maxBytes: number };
+
 /** `MCP.<server>.$api/resources/prompts`: `mcp:<ident>/<op>` keys from the guest. */
-export async function mcpServerOp(
-  spec: TurnSpec,
-  runtime: McpRuntime,
-  servers: McpServers,
-  key: string,
-  input: unknown,
-  signal: AbortSignal,
-  maxBytes: number,
-): Promise<Settlement> {
+export async function mcpServerOp(turn: McpOpTurn, key: string, input: unknown, signal: AbortSignal): Promise<Settlement> {
+  const { spec, runtime, servers, maxBytes } = turn;
   const slash = key.indexOf("/");
   const ident = key.slice(4, slash);
   const op = key.slice(slash + 1) as (typeof OPS)[number];
@@ -153,7 +149,7 @@ export function mcpOpDefinition(spec: TurnSpec, runtime: McpRuntime, servers: Mc
     description: `MCP ${dotted} of server ${record.name}`,
     parameters: { type: "object" },
     execute: async (input, ctx) => {
-      const r = await mcpServerOp(spec, runtime, servers, key, input, ctx.signal, maxBytes);
+      const r = await mcpServerOp({ spec, runtime, servers, maxBytes }, key, input, ctx.signal);
       if (!r.ok) throw new Error(r.message);
       return r.text === undefined ? null : (JSON.parse(r.text) as unknown);
     },
