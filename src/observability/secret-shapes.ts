@@ -68,7 +68,9 @@ export const SECRET_SHAPES: readonly Shape[] = [
   { name: "npm", pattern: /\bnpm_[A-Za-z0-9]{36}/g },
   { name: "huggingface", pattern: /\bhf_[A-Za-z0-9]{30,}/g },
   { name: "sendgrid", pattern: /\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/g },
-  { name: "jwt", pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g },
+  // Starts only where a run of its characters starts (not at every `eyJ` inside one, as `\b` would:
+  // `eyJ-eyJ-…` then cost a scan of the whole run per `eyJ`, quadratic).
+  { name: "jwt", pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g },
   // `Authorization: Bearer …`, `Basic …`, `Token …`: the scheme stays, a token-like value is masked.
   {
     name: "auth-scheme",
@@ -111,16 +113,19 @@ function isPemBodyChar(c: number): boolean {
 /**
  * PEM private key blocks become one mask: BEGIN line, body and END line. The body may be written
  * with `\n` escapes (inside a string literal). A block cut short (no END, or a character no key
- * has) is masked up to where it stops. One pass: the END search resumes where the last one ended.
+ * has) is masked up to where it stops. One pass: each END search starts past the last one found, and a
+ * search that found none is not repeated.
  */
 export function maskPemBlocks(text: string): string {
   if (!text.includes("PRIVATE KEY-----")) return text;
   let out = "";
   let pos = 0;
   PEM_BEGIN.lastIndex = 0;
+  // The END found last, reused while it lies ahead; none found once means none after any later BEGIN.
+  let end = -2;
   for (let m = PEM_BEGIN.exec(text); m; m = PEM_BEGIN.exec(text)) {
     let i = PEM_BEGIN.lastIndex;
-    const end = text.indexOf(PEM_END, i);
+    if (end !== -1 && end < i) end = text.indexOf(PEM_END, i);
     const limit = end === -1 ? text.length : end;
     while (i < limit) {
       const c = text.charCodeAt(i);
