@@ -20,6 +20,15 @@ export { isTypeScriptStripperLoaded, routesToCompiler, stripTypeScript } from ".
 
 export type TranspileResult = { ok: true; code: string } | { ok: false; message: string; unavailable?: boolean };
 
+/**
+ * The compiler's emit resolves every identifier by walking up its ancestors, so its cost grows with
+ * the sum of the identifiers' depths in the syntax tree: quadratic in a flat chain (`a + a + … + a`
+ * or `(a, a, …, a)` is a left-deep tree; no bracket nests, so MAX_NESTING never sees it). A hostile
+ * tester's 100,000-term chain took 135 s of host time. Ordinary code stays far below this bound (a
+ * megabyte of it sums to a few million); a cell over it is refused before the transform runs.
+ */
+export const MAX_IDENTIFIER_DEPTH_SUM = 20_000_000;
+
 const WRAPPER_NAME = "__cm_cell__";
 const WRAPPER_HEAD = `async function ${WRAPPER_NAME}() {\n`;
 const WRAPPER_TAIL = "\n}";
@@ -41,6 +50,7 @@ export async function transpileTypeScript(source: string): Promise<TranspileResu
   };
   let structureOk = false;
   let wrapperSourceFile: TS.SourceFile | undefined;
+  let tooDeep: { line: number } | undefined;
 
   // A `before` transformer sees the parsed TypeScript AST (before types are erased). It checks
   // that the wrapper is still the only top-level statement (code like `} function f() {` would
@@ -54,6 +64,8 @@ export async function transpileTypeScript(source: string): Promise<TranspileResu
   const inspect: TS.TransformerFactory<TS.SourceFile> = () => (sourceFile) => {
     const parseErrors = (sourceFile as { parseDiagnostics?: readonly TS.Diagnostic[] }).parseDiagnostics;
     if (parseErrors?.some((d) => d.category === ts.DiagnosticCategory.Error)) return ts.factory.updateSourceFile(sourceFile, []);
+    tooDeep = overDeep(ts, sourceFile);
+    if (tooDeep) return ts.factory.updateSourceFile(sourceFile, []);
     wrapperSourceFile = sourceFile;
     const [only] = sourceFile.statements;
     structureOk =
@@ -90,6 +102,15 @@ export async function transpileTypeScript(source: string): Promise<TranspileResu
     return { ok: false, message: `TypeScript transform failed: ${error instanceof Error ? error.message : String(error)}` };
   }
 
+  if (tooDeep) {
+    return {
+      ok: false,
+      message:
+        `This TypeScript cell chains too many operators or commas in one expression (around line ${Math.max(1, tooDeep.line - 1)}) ` +
+        "for the TypeScript transform to handle in time. Split long chains into several statements, or build the value in a loop.",
+    };
+  }
+
   const positions = new UserPositions(source, WRAPPER_HEAD.length);
   const errors = (output.diagnostics ?? []).filter((d) => d.category === ts.DiagnosticCategory.Error);
   if (errors.length > 0) return { ok: false, message: formatDiagnostics(ts, errors, positions) };
@@ -109,6 +130,29 @@ export async function transpileTypeScript(source: string): Promise<TranspileResu
     return { ok: false, message: "TypeScript transform failed: unexpected compiler output shape." };
   }
   return { ok: true, code: unwrapped };
+}
+
+/**
+ * Whether the sum of the identifiers' depths passes MAX_IDENTIFIER_DEPTH_SUM, and the line of the
+ * identifier that passed it. Iterative (a left-deep chain is as deep as it is long), one visit per node.
+ */
+function overDeep(ts: TypeScriptApi, sourceFile: TS.SourceFile): { line: number } | undefined {
+  const nodes: TS.Node[] = [sourceFile];
+  const depths: number[] = [0];
+  let sum = 0;
+  while (nodes.length > 0) {
+    const node = nodes.pop()!;
+    const depth = depths.pop()!;
+    if (node.kind === ts.SyntaxKind.Identifier) {
+      sum += depth;
+      if (sum > MAX_IDENTIFIER_DEPTH_SUM) return { line: sourceFile.getLineAndCharacterOfPosition(node.pos).line + 1 };
+    }
+    ts.forEachChild(node, (child) => {
+      nodes.push(child);
+      depths.push(depth + 1);
+    });
+  }
+  return undefined;
 }
 
 /**

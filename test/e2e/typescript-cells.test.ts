@@ -50,6 +50,17 @@ describe("TypeScript cells", () => {
     expect(r.error).toMatch(/^TypeScript transform failed:\s+line 2:\d+ - error TS1109/);
   });
 
+  it("a chain of operators too long for the compiler's transform is refused before it runs; a long but ordinary one runs", async () => {
+    const { session, turnId } = await freshTurn();
+    // `enum` takes the compiler path; a left-deep chain of 10,000 identifiers sums ~50 million depths.
+    const chain = (n: number) => `enum E { A }\nconst a = 1;\nreturn ${Array.from({ length: n }, () => "a").join(" + ")};`;
+    const refused = await exec(session, turnId, chain(10_000), { language: "typescript" });
+    expect(refused).toMatchObject({ status: "failed", code: "invalid_input" });
+    expect(refused.error).toContain("This TypeScript cell chains too many operators or commas in one expression (around line 3)");
+    const fine = await exec(session, turnId, chain(1_000), { language: "typescript" });
+    expect(fine).toMatchObject({ status: "completed", value: 1_000 });
+  });
+
   it("error lines are editor lines: U+2028/U+2029 do not count, \\r\\n and \\r do", async () => {
     const { session, turnId } = await freshTurn();
     const ts = await exec(session, turnId, "const s = 'a\u2028b\u2029c';\r\nlet t = 1;\rconst x = ;", { language: "typescript" });
