@@ -1,6 +1,6 @@
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { SessionReply, SessionRpc, TurnSurface } from "../session";
+import type { SessionReply, SessionRpc } from "../session";
 import {
   CORS_DEFAULTS,
   loadGatewayConfig,
@@ -226,9 +226,7 @@ export function createApp(
 
   app.get("/v1/sessions/:sessionId/turns/:turnId", async (c) => {
     const { stub } = sessionStub(c);
-    const turnId = param(c, "turnId", TURN_ID);
-    const r = (await stub.describeTurn(c.get("tenant"), turnId)) as SessionReply<TurnSurface>;
-    return reply(c, r.ok ? { ok: true, body: { turnId, ...r.body } } : r);
+    return reply(c, await stub.describeTurn(c.get("tenant"), param(c, "turnId", TURN_ID)));
   });
 
   app.get("/v1/sessions/:sessionId/turns/:turnId/trajectory", async (c) => {

@@ -60,7 +60,7 @@ export type TurnDescription = TurnSurface & { turnId: string };
 export interface SessionRpc {
   openTurn(tenantId: string, sessionId: string, req: unknown): Promise<SessionReply<OpenTurnAnswer>>;
   /** The surface of an open turn (unknown, or another tenant's: not_found). Read-only: no activity is recorded. */
-  describeTurn(tenantId: string, turnId: string): Promise<SessionReply<TurnSurface>>;
+  describeTurn(tenantId: string, turnId: string): Promise<SessionReply<TurnDescription>>;
   /**
    * A model-visible tool of the turn: `exec`/`wait` and Tool Search's controls answer a
    * CodeModeResult-shaped value, direct tools their result.

@@ -35,7 +35,7 @@ import {
   type OpenTurnAnswer,
   type PendingApproval,
   type TrustedResult,
-  type TurnSurface,
+  type TurnDescription,
 } from "./session-rpc";
 import { settleToolCallClient } from "./tool-call-client";
 import { catalogDigest, encodeTurn } from "./turn-row";
@@ -214,12 +214,12 @@ export class TurnService {
     }
   }
 
-  async describeTurn(tenantId: string, turnId: string): Promise<SessionReply<TurnSurface>> {
+  async describeTurn(tenantId: string, turnId: string): Promise<SessionReply<TurnDescription>> {
     const turn = this.p.turns.get(tenantId, turnId);
     if (!turn) return notFound("unknown turn");
     const surface = turnSurface(turn.spec);
     if (!surface.ok) return { ok: false, reason: "surface_rejected", message: surface.message };
-    return { ok: true, body: { codeModeEngaged: turn.spec.codeModeEngaged, tools: surface.tools } };
+    return { ok: true, body: { turnId, codeModeEngaged: turn.spec.codeModeEngaged, tools: surface.tools } };
   }
 
   /**
